@@ -1,0 +1,30 @@
+//! c960-common: the pure core shared by the coordinator and the worker.
+//!
+//! Rules, bitboards, legal move generation, perft, Scharnagl numbering, FEN, and (later) the wire
+//! types and result digests. No async runtime and no I/O live here, so both programs agree on
+//! rules and protocol by construction.
+//!
+//! The path from text to a position always goes through [`Setup`] → [`Position::from_setup`],
+//! which checks every rule; a [`Position`] is legal by construction.
+
+#![warn(missing_docs)]
+
+pub mod attacks;
+pub mod chess_move;
+pub mod epd;
+pub mod fen;
+pub mod movegen;
+pub mod perft;
+pub mod position;
+pub mod startpos;
+pub mod types;
+pub mod uci;
+pub mod zobrist;
+
+pub use chess_move::{Move, MoveKind};
+pub use fen::{CastlingNotation, FenError};
+pub use movegen::{MoveBatch, MoveList};
+pub use perft::{divide, perft};
+pub use position::{Position, PositionError, Setup};
+pub use startpos::{StartPosition, StartPositionError};
+pub use types::{Bitboard, Color, Piece, Role, Square};

@@ -1,0 +1,267 @@
+//! Legal move generation: check and pin masks, moves delivered in bulk per piece.
+//!
+//! The generator hands out one [`MoveBatch`] per moving piece — its origin and the set of legal
+//! targets — through a callback. Perft counts a batch with a popcount instead of materialising
+//! moves, and everything else expands batches into [`Move`]s.
+
+use crate::attacks::{between, bishop_attacks, king_attacks, knight_attacks, line, pawn_attacks, rook_attacks};
+use crate::chess_move::{Move, MoveKind};
+use crate::position::{NO_SQUARE, Position};
+use crate::types::{Bitboard, Color, Role, bb};
+
+/// All legal moves of one piece: its origin and its legal target squares.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MoveBatch {
+    /// The moving piece's role.
+    pub role: Role,
+    /// The origin square index.
+    pub from: u8,
+    /// Legal targets. For the king, a square holding its own rook means castling with that rook.
+    pub to: Bitboard,
+    /// The subset of `to` reached by a special move: en passant (pawns) or castling (king).
+    pub special: Bitboard,
+}
+
+const PROMOTION_RANKS: Bitboard = bb::RANK_1 | bb::RANK_8;
+const PROMOTION_ROLES: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
+
+impl MoveBatch {
+    /// The number of moves in the batch (a promotion counts as four).
+    #[inline(always)]
+    pub fn len(&self) -> u32 {
+        let base = self.to.count_ones();
+        if self.role == Role::Pawn { base + 3 * (self.to & PROMOTION_RANKS).count_ones() } else { base }
+    }
+    /// True when the batch holds no move.
+    pub fn is_empty(&self) -> bool {
+        self.to == 0
+    }
+    /// Calls `f` with each move of the batch.
+    #[inline(always)]
+    pub fn for_each(&self, mut f: impl FnMut(Move)) {
+        for to in bb::squares(self.to) {
+            let bit = 1u64 << to;
+            if self.special & bit != 0 {
+                let kind = if self.role == Role::Pawn { MoveKind::EnPassant } else { MoveKind::Castle };
+                f(Move::new(self.from, to, kind));
+            } else if self.role == Role::Pawn && bit & PROMOTION_RANKS != 0 {
+                for role in PROMOTION_ROLES {
+                    f(Move::new(self.from, to, MoveKind::Promotion(role)));
+                }
+            } else {
+                f(Move::new(self.from, to, MoveKind::Normal));
+            }
+        }
+    }
+}
+
+/// A fixed-capacity list of moves (no heap allocation).
+#[derive(Clone)]
+pub struct MoveList {
+    moves: [Move; 256],
+    len: usize,
+}
+
+impl MoveList {
+    /// An empty list.
+    pub fn new() -> MoveList {
+        MoveList { moves: [Move::new(0, 0, MoveKind::Normal); 256], len: 0 }
+    }
+    /// Appends a move (no legal position has more than 218).
+    #[inline(always)]
+    pub fn push(&mut self, m: Move) {
+        self.moves[self.len] = m;
+        self.len += 1;
+    }
+    /// The moves as a slice.
+    pub fn as_slice(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+    /// The moves as a mutable slice (for ordering).
+    pub fn as_mut_slice(&mut self) -> &mut [Move] {
+        &mut self.moves[..self.len]
+    }
+    /// Number of moves.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Default for MoveList {
+    fn default() -> Self {
+        MoveList::new()
+    }
+}
+
+impl std::ops::Deref for MoveList {
+    type Target = [Move];
+    fn deref(&self) -> &[Move] {
+        self.as_slice()
+    }
+}
+
+impl Position {
+    /// Calls `sink` once for each piece that has legal moves.
+    #[inline(always)]
+    pub fn generate(&self, sink: &mut impl FnMut(MoveBatch)) {
+        match self.checkers.count_ones() {
+            0 => self.generate_for::<false>(sink),
+            1 => self.generate_for::<true>(sink),
+            _ => self.generate_king(sink, false),
+        }
+    }
+
+    /// The number of legal moves (perft at depth 1).
+    #[inline(always)]
+    pub fn count_moves(&self) -> u64 {
+        let mut n = 0u64;
+        self.generate(&mut |b| n += b.len() as u64);
+        n
+    }
+
+    /// All legal moves.
+    pub fn legal_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        self.generate(&mut |b| b.for_each(|m| list.push(m)));
+        list
+    }
+
+    /// True when `m` is a legal move here.
+    pub fn is_legal(&self, m: Move) -> bool {
+        self.legal_moves().contains(&m)
+    }
+
+    #[inline(always)]
+    fn generate_king(&self, sink: &mut impl FnMut(MoveBatch), may_castle: bool) {
+        let us = self.side;
+        let them = us.other();
+        let king = self.king_square(us);
+        let ours = self.by_color[us.index()];
+        let occ_without_king = self.occupied() ^ (1u64 << king);
+        let mut to = 0;
+        for t in bb::squares(king_attacks(king) & !ours) {
+            if self.attackers_to(t, occ_without_king, them) == 0 {
+                to |= 1u64 << t;
+            }
+        }
+        let mut special = 0;
+        if may_castle {
+            special = self.castling_targets(king);
+            to |= special;
+        }
+        if to != 0 {
+            sink(MoveBatch { role: Role::King, from: king, to, special });
+        }
+    }
+
+    /// Rook squares the king may legally castle with (the side to move is not in check).
+    #[inline(always)]
+    fn castling_targets(&self, king: u8) -> Bitboard {
+        let us = self.side;
+        let rank_base = us.back_rank() * 8;
+        let rights = self.castling_rooks & (bb::RANK_1 << rank_base);
+        let mut out = 0;
+        for rook in bb::squares(rights) {
+            let (king_to, rook_to) =
+                if rook > king { (rank_base + 6, rank_base + 5) } else { (rank_base + 2, rank_base + 3) };
+            let king_path = between(king, king_to) | (1u64 << king_to);
+            let rook_path = between(rook, rook_to) | (1u64 << rook_to);
+            let movers = (1u64 << king) | (1u64 << rook);
+            if self.occupied() & (king_path | rook_path) & !movers != 0 {
+                continue;
+            }
+            // Attacks are judged with the castling rook lifted: an enemy rook on a1 attacks c1
+            // through our castling rook on b1.
+            let occ = self.occupied() ^ movers;
+            if bb::squares(king_path).all(|s| self.attackers_to(s, occ, us.other()) == 0) {
+                out |= 1u64 << rook;
+            }
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn generate_for<const IN_CHECK: bool>(&self, sink: &mut impl FnMut(MoveBatch)) {
+        let us = self.side;
+        let ours = self.by_color[us.index()];
+        let theirs = self.by_color[us.other().index()];
+        let occ = ours | theirs;
+        let king = self.king_square(us);
+        let target = if IN_CHECK {
+            let checker = self.checkers.trailing_zeros() as u8;
+            (between(king, checker) | self.checkers) & !ours
+        } else {
+            !ours
+        };
+        let pinned = self.pinned();
+
+        self.generate_king(sink, !IN_CHECK);
+
+        for from in bb::squares(self.by_role[Role::Knight.index()] & ours & !pinned) {
+            let to = knight_attacks(from) & target;
+            if to != 0 {
+                sink(MoveBatch { role: Role::Knight, from, to, special: 0 });
+            }
+        }
+        let queens = self.by_role[Role::Queen.index()];
+        for (role, pieces) in [
+            (Role::Bishop, self.by_role[Role::Bishop.index()]),
+            (Role::Rook, self.by_role[Role::Rook.index()]),
+            (Role::Queen, queens),
+        ] {
+            for from in bb::squares(pieces & ours) {
+                let attacks = match role {
+                    Role::Bishop => bishop_attacks(from, occ),
+                    Role::Rook => rook_attacks(from, occ),
+                    _ => bishop_attacks(from, occ) | rook_attacks(from, occ),
+                };
+                let mut to = attacks & target;
+                if pinned & (1u64 << from) != 0 {
+                    to &= line(king, from);
+                }
+                if to != 0 {
+                    sink(MoveBatch { role, from, to, special: 0 });
+                }
+            }
+        }
+
+        let (up, start_rank): (i8, Bitboard) = match us {
+            Color::White => (8, bb::RANK_2),
+            Color::Black => (-8, bb::RANK_7),
+        };
+        let ep = self.ep_square;
+        for from in bb::squares(self.by_role[Role::Pawn.index()] & ours) {
+            let from_bit = 1u64 << from;
+            let mut to = pawn_attacks(us.index(), from) & theirs;
+            let one = (from as i8 + up) as u8;
+            if occ & (1u64 << one) == 0 {
+                to |= 1u64 << one;
+                if from_bit & start_rank != 0 {
+                    let two = (one as i8 + up) as u8;
+                    if occ & (1u64 << two) == 0 {
+                        to |= 1u64 << two;
+                    }
+                }
+            }
+            to &= target;
+            if pinned & from_bit != 0 {
+                to &= line(king, from);
+            }
+            let mut special = 0;
+            if ep != NO_SQUARE
+                && pawn_attacks(us.index(), from) & (1u64 << ep) != 0
+                && self.ep_capture_is_legal(from, ep)
+            {
+                special = 1u64 << ep;
+                to |= special;
+            }
+            if to != 0 {
+                sink(MoveBatch { role: Role::Pawn, from, to, special });
+            }
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! The validated position and how moves change it (copy-make with incremental Zobrist hashing).
+
+use std::fmt;
+
+use crate::attacks::{bishop_attacks, between, king_attacks, knight_attacks, pawn_attacks, rook_attacks};
+use crate::chess_move::{Move, MoveKind};
+use crate::types::{Bitboard, Color, Piece, Role, Square, bb};
+use crate::zobrist::KEYS;
+
+/// Marks "no en-passant square".
+pub(crate) const NO_SQUARE: u8 = 64;
+
+/// An unvalidated position: what a FEN says, before the rules have looked at it.
+///
+/// [`Position::from_setup`] is the only way from a `Setup` to a [`Position`], so every
+/// `Position` in the program satisfies the invariants listed there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setup {
+    /// The piece on each square, a1 first.
+    pub board: [Option<Piece>; 64],
+    /// The side to move.
+    pub side_to_move: Color,
+    /// Squares of the rooks that still have a castling right.
+    pub castling_rooks: Bitboard,
+    /// The en-passant target square, if the FEN names one.
+    pub ep_square: Option<Square>,
+    /// Halfmoves since the last capture or pawn move.
+    pub halfmove_clock: u32,
+    /// Full-move number, starting at 1.
+    pub fullmove_number: u32,
+}
+
+/// Why a [`Setup`] is not a legal position.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PositionError {
+    /// Each side needs exactly one king.
+    #[error("{0:?} must have exactly one king")]
+    KingCount(Color),
+    /// Pawns never stand on the first or last rank.
+    #[error("pawn on the first or last rank ({0})")]
+    PawnOnBackRank(Square),
+    /// More pieces than a side can have.
+    #[error("{0:?} has too many pieces (at most 16, of which at most 8 pawns)")]
+    TooManyPieces(Color),
+    /// The side that just moved left its king in check.
+    #[error("the side not to move is in check")]
+    OppositeCheck,
+    /// A castling right that the board cannot support.
+    #[error("castling right for {0} is invalid: {1}")]
+    BadCastlingRight(Square, &'static str),
+    /// An en-passant square that no double pawn push could have produced.
+    #[error("en-passant square {0} is inconsistent: {1}")]
+    BadEnPassant(Square, &'static str),
+}
+
+/// A legal Chess960 position.
+///
+/// Invariants: one king per side; the side not to move is not in check; castling rooks stand on
+/// their side's back rank with an unmoved king there, at most one on each side of the king;
+/// `ep_square` is set only when an en-passant capture is legal; `hash` equals the Zobrist key
+/// computed from scratch; `checkers` are the pieces giving check to the side to move.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub(crate) by_role: [Bitboard; 6],
+    pub(crate) by_color: [Bitboard; 2],
+    pub(crate) castling_rooks: Bitboard,
+    pub(crate) checkers: Bitboard,
+    pub(crate) hash: u64,
+    pub(crate) side: Color,
+    pub(crate) ep_square: u8,
+    pub(crate) halfmove_clock: u16,
+    pub(crate) fullmove_number: u16,
+}
+
+impl Position {
+    /// Validates a setup into a position; see the type's invariants.
+    pub fn from_setup(setup: &Setup) -> Result<Position, PositionError> {
+        let mut pos = Position {
+            by_role: [0; 6],
+            by_color: [0; 2],
+            castling_rooks: 0,
+            checkers: 0,
+            hash: 0,
+            side: setup.side_to_move,
+            ep_square: NO_SQUARE,
+            halfmove_clock: setup.halfmove_clock.min(u16::MAX as u32) as u16,
+            fullmove_number: setup.fullmove_number.clamp(1, u16::MAX as u32) as u16,
+        };
+        for (i, piece) in setup.board.iter().enumerate() {
+            if let Some(p) = piece {
+                pos.by_role[p.role.index()] |= 1 << i;
+                pos.by_color[p.color.index()] |= 1 << i;
+            }
+        }
+        for color in [Color::White, Color::Black] {
+            if (pos.pieces(color, Role::King)).count_ones() != 1 {
+                return Err(PositionError::KingCount(color));
+            }
+            let ours = pos.by_color[color.index()];
+            if ours.count_ones() > 16 || (ours & pos.by_role[0]).count_ones() > 8 {
+                return Err(PositionError::TooManyPieces(color));
+            }
+        }
+        if let Some(sq) = bb::squares(pos.by_role[0] & (bb::RANK_1 | bb::RANK_8)).next() {
+            return Err(PositionError::PawnOnBackRank(Square::new(sq)));
+        }
+        pos.castling_rooks = setup.castling_rooks;
+        for sq in bb::squares(setup.castling_rooks) {
+            let square = Square::new(sq);
+            let color = match square.rank() {
+                0 => Color::White,
+                7 => Color::Black,
+                _ => return Err(PositionError::BadCastlingRight(square, "the rook is not on a back rank")),
+            };
+            if pos.piece_at(square) != Some(Piece { color, role: Role::Rook }) {
+                return Err(PositionError::BadCastlingRight(square, "no rook of that side on that square"));
+            }
+            let king = pos.king_square(color);
+            if king / 8 != color.back_rank() {
+                return Err(PositionError::BadCastlingRight(square, "the king is not on its back rank"));
+            }
+            let same_side = bb::squares(setup.castling_rooks & (bb::RANK_1 << (8 * color.back_rank())))
+                .filter(|&r| (r > king) == (sq > king))
+                .count();
+            if same_side > 1 {
+                return Err(PositionError::BadCastlingRight(square, "two castling rooks on one side of the king"));
+            }
+        }
+        let them = pos.side.other();
+        if pos.attackers_to(pos.king_square(them), pos.occupied(), pos.side) != 0 {
+            return Err(PositionError::OppositeCheck);
+        }
+        pos.checkers = pos.attackers_to(pos.king_square(pos.side), pos.occupied(), them);
+        if let Some(ep) = setup.ep_square {
+            let (ep_rank, step): (u8, i8) = if pos.side == Color::White { (5, -8) } else { (2, 8) };
+            if ep.rank() != ep_rank {
+                return Err(PositionError::BadEnPassant(ep, "not on the rank a double push passes"));
+            }
+            let pawn_sq = (ep.index() as i8 + step) as u8;
+            let origin = (ep.index() as i8 - step) as u8;
+            if pos.piece_at(Square::new(pawn_sq)) != Some(Piece { color: them, role: Role::Pawn }) {
+                return Err(PositionError::BadEnPassant(ep, "no pawn that just made a double push"));
+            }
+            if pos.occupied() & (ep.bitboard() | (1u64 << origin)) != 0 {
+                return Err(PositionError::BadEnPassant(ep, "the passed squares are not empty"));
+            }
+            pos.set_ep_if_capturable(ep.index());
+        }
+        pos.hash = pos.compute_hash();
+        Ok(pos)
+    }
+
+    /// Turns the position back into a setup (the inverse of [`Position::from_setup`]).
+    pub fn to_setup(&self) -> Setup {
+        let mut board = [None; 64];
+        for (i, slot) in board.iter_mut().enumerate() {
+            *slot = self.piece_at(Square::new(i as u8));
+        }
+        Setup {
+            board,
+            side_to_move: self.side,
+            castling_rooks: self.castling_rooks,
+            ep_square: self.ep_square(),
+            halfmove_clock: self.halfmove_clock as u32,
+            fullmove_number: self.fullmove_number as u32,
+        }
+    }
+
+    /// The side to move.
+    #[inline(always)]
+    pub fn side_to_move(&self) -> Color {
+        self.side
+    }
+    /// The Zobrist key of the position (pieces, side, castling rooks, legal en-passant file).
+    #[inline(always)]
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+    /// Squares of the rooks that still carry a castling right.
+    #[inline(always)]
+    pub fn castling_rooks(&self) -> Bitboard {
+        self.castling_rooks
+    }
+    /// The en-passant square, present only when an en-passant capture is legal.
+    pub fn ep_square(&self) -> Option<Square> {
+        (self.ep_square != NO_SQUARE).then(|| Square::new(self.ep_square))
+    }
+    /// Halfmoves since the last capture or pawn move.
+    pub fn halfmove_clock(&self) -> u32 {
+        self.halfmove_clock as u32
+    }
+    /// Full-move number.
+    pub fn fullmove_number(&self) -> u32 {
+        self.fullmove_number as u32
+    }
+    /// Pieces giving check to the side to move.
+    #[inline(always)]
+    pub fn checkers(&self) -> Bitboard {
+        self.checkers
+    }
+    /// True when the side to move is in check.
+    #[inline(always)]
+    pub fn is_check(&self) -> bool {
+        self.checkers != 0
+    }
+    /// All occupied squares.
+    #[inline(always)]
+    pub fn occupied(&self) -> Bitboard {
+        self.by_color[0] | self.by_color[1]
+    }
+    /// Squares occupied by `color`.
+    #[inline(always)]
+    pub fn by_color(&self, color: Color) -> Bitboard {
+        self.by_color[color.index()]
+    }
+    /// Squares occupied by pieces of `role`, either colour.
+    #[inline(always)]
+    pub fn by_role(&self, role: Role) -> Bitboard {
+        self.by_role[role.index()]
+    }
+    /// Squares occupied by `color`'s pieces of `role`.
+    #[inline(always)]
+    pub fn pieces(&self, color: Color, role: Role) -> Bitboard {
+        self.by_color[color.index()] & self.by_role[role.index()]
+    }
+    /// The square index of `color`'s king.
+    #[inline(always)]
+    pub fn king_square(&self, color: Color) -> u8 {
+        self.pieces(color, Role::King).trailing_zeros() as u8
+    }
+    /// The role of the piece on `sq`, if any.
+    #[inline(always)]
+    pub fn role_at(&self, sq: u8) -> Option<Role> {
+        let bit = 1u64 << sq;
+        if self.occupied() & bit == 0 {
+            return None;
+        }
+        Role::ALL.into_iter().find(|r| self.by_role[r.index()] & bit != 0)
+    }
+    /// The piece on `sq`, if any.
+    pub fn piece_at(&self, sq: Square) -> Option<Piece> {
+        let role = self.role_at(sq.index())?;
+        let color = if self.by_color[0] & sq.bitboard() != 0 { Color::White } else { Color::Black };
+        Some(Piece { color, role })
+    }
+
+    /// Pieces of `by` that attack `sq`, with sliders seeing through `occ`.
+    #[inline(always)]
+    pub fn attackers_to(&self, sq: u8, occ: Bitboard, by: Color) -> Bitboard {
+        let theirs = self.by_color[by.index()];
+        let diag = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
+        let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
+        theirs
+            & ((pawn_attacks(by.other().index(), sq) & self.by_role[0])
+                | (knight_attacks(sq) & self.by_role[1])
+                | (king_attacks(sq) & self.by_role[5])
+                | (bishop_attacks(sq, occ) & diag)
+                | (rook_attacks(sq, occ) & ortho))
+    }
+
+    /// The Zobrist key computed from scratch with the given key set.
+    pub fn hash_with(&self, keys: &crate::zobrist::ZobristKeys) -> u64 {
+        let mut h = 0u64;
+        for color in [Color::White, Color::Black] {
+            for role in Role::ALL {
+                for sq in bb::squares(self.pieces(color, role)) {
+                    h ^= keys.pieces[color.index()][role.index()][sq as usize];
+                }
+            }
+        }
+        if self.side == Color::Black {
+            h ^= keys.black_to_move;
+        }
+        for sq in bb::squares(self.castling_rooks) {
+            h ^= keys.castling[sq as usize];
+        }
+        if self.ep_square != NO_SQUARE {
+            h ^= keys.ep_file[(self.ep_square & 7) as usize];
+        }
+        h
+    }
+
+    fn compute_hash(&self) -> u64 {
+        self.hash_with(&KEYS)
+    }
+
+    /// True when the side to move's pawn on `from` may legally capture en passant onto `ep`:
+    /// the king must not be attacked once both pawns have left their squares, which covers
+    /// checks, pins, and the two pawns leaving one rank together (the horizontal pin).
+    #[inline]
+    pub(crate) fn ep_capture_is_legal(&self, from: u8, ep: u8) -> bool {
+        let us = self.side;
+        let them_bb = self.by_color[us.other().index()];
+        let king = self.king_square(us);
+        let captured = 1u64 << (ep ^ 8);
+        let occ = (self.occupied() ^ (1u64 << from) ^ captured) | (1u64 << ep);
+        let theirs = them_bb & !captured;
+        let diag = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
+        let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
+        theirs
+            & ((bishop_attacks(king, occ) & diag)
+                | (rook_attacks(king, occ) & ortho)
+                | (knight_attacks(king) & self.by_role[1])
+                | (pawn_attacks(us.index(), king) & self.by_role[0]))
+            == 0
+    }
+
+    /// Sets the en-passant square when some pawn of the side to move can legally capture there.
+    fn set_ep_if_capturable(&mut self, ep: u8) {
+        let capturers = pawn_attacks(self.side.other().index(), ep) & self.pieces(self.side, Role::Pawn);
+        if bb::squares(capturers).any(|from| self.ep_capture_is_legal(from, ep)) {
+            self.ep_square = ep;
+        }
+    }
+
+    #[inline(always)]
+    fn toggle(&mut self, color: Color, role: Role, sq: u8) {
+        let bit = 1u64 << sq;
+        self.by_role[role.index()] ^= bit;
+        self.by_color[color.index()] ^= bit;
+        self.hash ^= KEYS.pieces[color.index()][role.index()][sq as usize];
+    }
+
+    /// The position after `m`, which must be legal here (as produced by the move generator).
+    #[inline(always)]
+    pub fn play(&self, m: Move) -> Position {
+        let mut next = *self;
+        next.play_mut(m);
+        next
+    }
+
+    /// Plays the legal move `m` in place.
+    pub fn play_mut(&mut self, m: Move) {
+        let us = self.side;
+        let them = us.other();
+        let from = m.from_index();
+        let to = m.to_index();
+        let role = self.role_at(from).expect("a legal move starts on an occupied square");
+        let old_castling = self.castling_rooks;
+        if self.ep_square != NO_SQUARE {
+            self.hash ^= KEYS.ep_file[(self.ep_square & 7) as usize];
+            self.ep_square = NO_SQUARE;
+        }
+        self.halfmove_clock = self.halfmove_clock.saturating_add(1);
+        let mut double_push = false;
+        match m.kind() {
+            MoveKind::Castle => {
+                let rank_base = us.back_rank() * 8;
+                let (king_to, rook_to) = if to > from { (rank_base + 6, rank_base + 5) } else { (rank_base + 2, rank_base + 3) };
+                self.toggle(us, Role::King, from);
+                self.toggle(us, Role::Rook, to);
+                self.toggle(us, Role::King, king_to);
+                self.toggle(us, Role::Rook, rook_to);
+                self.castling_rooks &= !(bb::RANK_1 << rank_base);
+            }
+            kind => {
+                if kind == MoveKind::EnPassant {
+                    self.toggle(them, Role::Pawn, to ^ 8);
+                    self.halfmove_clock = 0;
+                } else if let Some(captured) = self.role_at(to) {
+                    self.toggle(them, captured, to);
+                    self.halfmove_clock = 0;
+                }
+                self.toggle(us, role, from);
+                let placed = if let MoveKind::Promotion(p) = kind { p } else { role };
+                self.toggle(us, placed, to);
+                match role {
+                    Role::Pawn => {
+                        self.halfmove_clock = 0;
+                        double_push = from.abs_diff(to) == 16;
+                    }
+                    Role::King => self.castling_rooks &= !(bb::RANK_1 << (us.back_rank() * 8)),
+                    _ => {}
+                }
+                self.castling_rooks &= !((1u64 << from) | (1u64 << to));
+            }
+        }
+        for sq in bb::squares(old_castling ^ self.castling_rooks) {
+            self.hash ^= KEYS.castling[sq as usize];
+        }
+        self.side = them;
+        self.hash ^= KEYS.black_to_move;
+        if us == Color::Black {
+            self.fullmove_number = self.fullmove_number.saturating_add(1);
+        }
+        self.checkers = self.attackers_to(self.king_square(them), self.occupied(), us);
+        if double_push {
+            let ep = (from + to) / 2;
+            self.set_ep_if_capturable(ep);
+            if self.ep_square != NO_SQUARE {
+                self.hash ^= KEYS.ep_file[(ep & 7) as usize];
+            }
+        }
+    }
+
+    /// Squares of the side to move's pieces pinned to their king.
+    #[inline(always)]
+    pub(crate) fn pinned(&self) -> Bitboard {
+        let us = self.side;
+        let king = self.king_square(us);
+        let ours = self.by_color[us.index()];
+        let theirs = self.by_color[us.other().index()];
+        let diag = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
+        let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
+        let snipers = theirs & ((rook_attacks(king, 0) & ortho) | (bishop_attacks(king, 0) & diag));
+        let occ = self.occupied();
+        let mut pinned = 0;
+        for s in bb::squares(snipers) {
+            let blockers = between(king, s) & occ;
+            if blockers != 0 && !bb::more_than_one(blockers) {
+                pinned |= blockers & ours;
+            }
+        }
+        pinned
+    }
+
+    /// An ASCII diagram, rank 8 first, `.` for empty squares.
+    pub fn board_ascii(&self) -> String {
+        let mut out = String::new();
+        for rank in (0..8).rev() {
+            out.push((b'1' + rank) as char);
+            out.push(' ');
+            for file in 0..8 {
+                out.push(' ');
+                out.push(self.piece_at(Square::from_coords(file, rank)).map_or('.', Piece::char));
+            }
+            out.push('\n');
+        }
+        out.push_str("   a b c d e f g h\n");
+        out
+    }
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({})", self.to_fen(crate::fen::CastlingNotation::Shredder))
+    }
+}
