@@ -1,1 +1,45 @@
-fn main() {}
+//! `c960-worker`: the volunteer worker and the one-off perft / position tool.
+
+mod cli_perft;
+mod cli_position;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// c960 worker: donate compute to Chess960, or run one-off perft and position queries.
+#[derive(Parser)]
+#[command(name = "c960-worker", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the leaves of the legal move tree (perft).
+    Perft(cli_perft::PerftArgs),
+    /// Show a start position by number, or find the number of an arrangement or FEN.
+    Position(cli_position::PositionArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with success; usage errors exit 2 via clap.
+            e.exit();
+        }
+    };
+    let result = match cli.command {
+        Command::Perft(args) => cli_perft::run(args),
+        Command::Position(args) => cli_position::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
