@@ -1,0 +1,35 @@
+//! Helpers shared by the core's integration tests: positions reached by random play.
+
+use c960_common::{MoveKind, Position, StartPosition};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Positions reached by random play from random start positions. Castling is played whenever
+/// it is available with probability 3/4, so castling rules get exercised far more often than
+/// uniform random play would manage.
+pub fn random_play_positions(seed: u64, count: usize, max_plies: usize) -> Vec<Position> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let mut pos = StartPosition::new(rng.random_range(0..960)).unwrap().position();
+        let plies = rng.random_range(1..=max_plies);
+        for _ in 0..plies {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let castles: Vec<_> = moves.iter().filter(|m| m.kind() == MoveKind::Castle).collect();
+            let m = if !castles.is_empty() && rng.random_bool(0.75) {
+                *castles[rng.random_range(0..castles.len())]
+            } else {
+                moves[rng.random_range(0..moves.len())]
+            };
+            pos = pos.play(m);
+            out.push(pos);
+            if out.len() == count {
+                break;
+            }
+        }
+    }
+    out
+}
