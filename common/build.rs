@@ -55,7 +55,10 @@ impl XorShift {
 }
 
 /// Returns (magic, mask, shift, offset) for every square and the shared attack table.
-fn find_magics(dirs: &[(i32, i32); 4], rng: &mut XorShift) -> (Vec<(u64, u64, u32, usize)>, Vec<u64>) {
+fn find_magics(
+    dirs: &[(i32, i32); 4],
+    rng: &mut XorShift,
+) -> (Vec<(u64, u64, u32, usize)>, Vec<u64>) {
     let mut entries = Vec::new();
     let mut table = Vec::new();
     for sq in 0..64 {
@@ -116,7 +119,12 @@ fn emit(out: &mut String, name: &str, entries: &[(u64, u64, u32, usize)], table:
         .unwrap();
     }
     writeln!(out, "];").unwrap();
-    writeln!(out, "pub(crate) static {name}_TABLE: [u64; {}] = [", table.len()).unwrap();
+    writeln!(
+        out,
+        "pub(crate) static {name}_TABLE: [u64; {}] = [",
+        table.len()
+    )
+    .unwrap();
     for chunk in table.chunks(8) {
         let line: Vec<String> = chunk.iter().map(|v| format!("{v:#x}")).collect();
         writeln!(out, "    {},", line.join(", ")).unwrap();

@@ -26,9 +26,14 @@ pub fn parse_perft_line(line: &str) -> Result<Option<PerftLine>, String> {
         if let Some(rest) = part.strip_prefix("id") {
             id = Some(rest.trim().trim_matches('"').to_string());
         } else if let Some(rest) = part.strip_prefix('D') {
-            let (d, n) = rest.split_once(char::is_whitespace).ok_or_else(|| format!("bad count {part:?}"))?;
+            let (d, n) = rest
+                .split_once(char::is_whitespace)
+                .ok_or_else(|| format!("bad count {part:?}"))?;
             let depth = d.parse().map_err(|_| format!("bad depth in {part:?}"))?;
-            let nodes = n.trim().parse().map_err(|_| format!("bad node count in {part:?}"))?;
+            let nodes = n
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad node count in {part:?}"))?;
             counts.push((depth, nodes));
         } else if !part.is_empty() {
             return Err(format!("unknown EPD operation {part:?}"));

@@ -31,18 +31,26 @@ pub enum FenError {
 }
 
 fn field_err(field: &'static str, reason: impl Into<String>) -> FenError {
-    FenError::Field { field, reason: reason.into() }
+    FenError::Field {
+        field,
+        reason: reason.into(),
+    }
 }
 
 impl Setup {
     /// Parses a FEN (or the first four or six fields of an EPD line) without judging legality.
     pub fn from_fen(fen: &str) -> Result<Setup, FenError> {
         let mut fields = fen.split_ascii_whitespace();
-        let placement = fields.next().ok_or_else(|| field_err("placement", "empty FEN"))?;
+        let placement = fields
+            .next()
+            .ok_or_else(|| field_err("placement", "empty FEN"))?;
         let mut board = [None; 64];
         let ranks: Vec<&str> = placement.split('/').collect();
         if ranks.len() != 8 {
-            return Err(field_err("placement", format!("expected 8 ranks, found {}", ranks.len())));
+            return Err(field_err(
+                "placement",
+                format!("expected 8 ranks, found {}", ranks.len()),
+            ));
         }
         for (i, rank_text) in ranks.iter().enumerate() {
             let rank = 7 - i as u8;
@@ -52,47 +60,89 @@ impl Setup {
                     file += d as u8;
                 } else if let Some(role) = Role::from_char(c) {
                     if file >= 8 {
-                        return Err(field_err("placement", format!("rank {} has more than 8 squares", rank + 1)));
+                        return Err(field_err(
+                            "placement",
+                            format!("rank {} has more than 8 squares", rank + 1),
+                        ));
                     }
-                    let color = if c.is_ascii_uppercase() { Color::White } else { Color::Black };
-                    board[Square::from_coords(file, rank).index() as usize] = Some(Piece { color, role });
+                    let color = if c.is_ascii_uppercase() {
+                        Color::White
+                    } else {
+                        Color::Black
+                    };
+                    board[Square::from_coords(file, rank).index() as usize] =
+                        Some(Piece { color, role });
                     file += 1;
                 } else {
-                    return Err(field_err("placement", format!("unexpected character {c:?}")));
+                    return Err(field_err(
+                        "placement",
+                        format!("unexpected character {c:?}"),
+                    ));
                 }
                 if file > 8 {
-                    return Err(field_err("placement", format!("rank {} has more than 8 squares", rank + 1)));
+                    return Err(field_err(
+                        "placement",
+                        format!("rank {} has more than 8 squares", rank + 1),
+                    ));
                 }
             }
             if file != 8 {
-                return Err(field_err("placement", format!("rank {} has {file} squares, not 8", rank + 1)));
+                return Err(field_err(
+                    "placement",
+                    format!("rank {} has {file} squares, not 8", rank + 1),
+                ));
             }
         }
         let side_to_move = match fields.next() {
             None | Some("w") => Color::White,
             Some("b") => Color::Black,
-            Some(other) => return Err(field_err("side to move", format!("expected w or b, found {other:?}"))),
+            Some(other) => {
+                return Err(field_err(
+                    "side to move",
+                    format!("expected w or b, found {other:?}"),
+                ));
+            }
         };
         let castling_rooks = parse_castling(&board, fields.next().unwrap_or("-"))?;
         let ep_square = match fields.next() {
             None | Some("-") => None,
-            Some(s) => Some(Square::parse(s).ok_or_else(|| field_err("en passant", format!("{s:?} is not a square")))?),
+            Some(s) => Some(
+                Square::parse(s)
+                    .ok_or_else(|| field_err("en passant", format!("{s:?} is not a square")))?,
+            ),
         };
         let halfmove_clock = match fields.next() {
             None => 0,
-            Some(s) => s.parse::<u32>().map_err(|_| field_err("halfmove clock", format!("{s:?} is not a count")))?,
+            Some(s) => s
+                .parse::<u32>()
+                .map_err(|_| field_err("halfmove clock", format!("{s:?} is not a count")))?,
         };
         let fullmove_number = match fields.next() {
             None => 1,
             Some(s) => match s.parse::<u32>() {
                 Ok(n) if n >= 1 => n,
-                _ => return Err(field_err("fullmove number", format!("{s:?} is not a positive number"))),
+                _ => {
+                    return Err(field_err(
+                        "fullmove number",
+                        format!("{s:?} is not a positive number"),
+                    ));
+                }
             },
         };
         if let Some(extra) = fields.next() {
-            return Err(field_err("fullmove number", format!("unexpected text after the last field: {extra:?}")));
+            return Err(field_err(
+                "fullmove number",
+                format!("unexpected text after the last field: {extra:?}"),
+            ));
         }
-        Ok(Setup { board, side_to_move, castling_rooks, ep_square, halfmove_clock, fullmove_number })
+        Ok(Setup {
+            board,
+            side_to_move,
+            castling_rooks,
+            ep_square,
+            halfmove_clock,
+            fullmove_number,
+        })
     }
 }
 
@@ -102,12 +152,33 @@ fn parse_castling(board: &[Option<Piece>; 64], text: &str) -> Result<u64, FenErr
     }
     let mut rooks = 0u64;
     for c in text.chars() {
-        let color = if c.is_ascii_uppercase() { Color::White } else { Color::Black };
+        let color = if c.is_ascii_uppercase() {
+            Color::White
+        } else {
+            Color::Black
+        };
         let rank = color.back_rank();
-        let is_rook = |file: u8| board[(rank * 8 + file) as usize] == Some(Piece { color, role: Role::Rook });
+        let is_rook = |file: u8| {
+            board[(rank * 8 + file) as usize]
+                == Some(Piece {
+                    color,
+                    role: Role::Rook,
+                })
+        };
         let king_file = (0..8u8)
-            .find(|&f| board[(rank * 8 + f) as usize] == Some(Piece { color, role: Role::King }))
-            .ok_or_else(|| field_err("castling", format!("{c:?} needs the {color:?} king on its back rank")))?;
+            .find(|&f| {
+                board[(rank * 8 + f) as usize]
+                    == Some(Piece {
+                        color,
+                        role: Role::King,
+                    })
+            })
+            .ok_or_else(|| {
+                field_err(
+                    "castling",
+                    format!("{c:?} needs the {color:?} king on its back rank"),
+                )
+            })?;
         let file = match c.to_ascii_lowercase() {
             // K and Q name the outermost rook on that side of the king (X-FEN).
             'k' => (king_file + 1..8).rev().find(|&f| is_rook(f)),
@@ -115,7 +186,12 @@ fn parse_castling(board: &[Option<Piece>; 64], text: &str) -> Result<u64, FenErr
             l @ 'a'..='h' => Some(l as u8 - b'a').filter(|&f| is_rook(f)),
             _ => return Err(field_err("castling", format!("unexpected character {c:?}"))),
         }
-        .ok_or_else(|| field_err("castling", format!("{c:?} has no {color:?} rook to castle with")))?;
+        .ok_or_else(|| {
+            field_err(
+                "castling",
+                format!("{c:?} has no {color:?} rook to castle with"),
+            )
+        })?;
         let bit = 1u64 << (rank * 8 + file);
         if rooks & bit != 0 {
             return Err(field_err("castling", format!("{c:?} repeats a right")));
@@ -155,7 +231,11 @@ impl Position {
                 out.push('/');
             }
         }
-        out.push_str(if self.side_to_move() == Color::White { " w " } else { " b " });
+        out.push_str(if self.side_to_move() == Color::White {
+            " w "
+        } else {
+            " b "
+        });
         let castling = self.castling_text(notation);
         out.push_str(if castling.is_empty() { "-" } else { &castling });
         out.push(' ');
@@ -163,7 +243,11 @@ impl Position {
             Some(sq) => out.push_str(&sq.to_string()),
             None => out.push('-'),
         }
-        out.push_str(&format!(" {} {}", self.halfmove_clock(), self.fullmove_number()));
+        out.push_str(&format!(
+            " {} {}",
+            self.halfmove_clock(),
+            self.fullmove_number()
+        ));
         out
     }
 
@@ -194,7 +278,11 @@ impl Position {
                         }
                     }
                 };
-                out.push(if color == Color::White { letter.to_ascii_uppercase() } else { letter });
+                out.push(if color == Color::White {
+                    letter.to_ascii_uppercase()
+                } else {
+                    letter
+                });
             }
         }
         out

@@ -4,7 +4,9 @@
 //! targets — through a callback. Perft counts a batch with a popcount instead of materialising
 //! moves, and everything else expands batches into [`Move`]s.
 
-use crate::attacks::{between, bishop_attacks, king_attacks, knight_attacks, line, pawn_attacks, rook_attacks};
+use crate::attacks::{
+    between, bishop_attacks, king_attacks, knight_attacks, line, pawn_attacks, rook_attacks,
+};
 use crate::chess_move::{Move, MoveKind};
 use crate::position::{NO_SQUARE, Position};
 use crate::types::{Bitboard, Color, Role, bb};
@@ -14,8 +16,11 @@ use crate::types::{Bitboard, Color, Role, bb};
 pub struct MoveBatch {
     /// The moving piece's role.
     pub role: Role,
-    /// The origin square index.
+    /// The origin square index, when `pawn_step` is 0.
     pub from: u8,
+    /// 0 for a batch of one piece. Otherwise a batch of pawns moving alike (pushes, double
+    /// pushes or captures to one side): each target's origin is the target minus this step.
+    pub pawn_step: i8,
     /// Legal targets. For the king, a square holding its own rook means castling with that rook.
     pub to: Bitboard,
     /// The subset of `to` reached by a special move: en passant (pawns) or castling (king).
@@ -30,7 +35,11 @@ impl MoveBatch {
     #[inline(always)]
     pub fn len(&self) -> u32 {
         let base = self.to.count_ones();
-        if self.role == Role::Pawn { base + 3 * (self.to & PROMOTION_RANKS).count_ones() } else { base }
+        if self.role == Role::Pawn {
+            base + 3 * (self.to & PROMOTION_RANKS).count_ones()
+        } else {
+            base
+        }
     }
     /// True when the batch holds no move.
     pub fn is_empty(&self) -> bool {
@@ -40,16 +49,25 @@ impl MoveBatch {
     #[inline(always)]
     pub fn for_each(&self, mut f: impl FnMut(Move)) {
         for to in bb::squares(self.to) {
+            let from = if self.pawn_step == 0 {
+                self.from
+            } else {
+                (to as i8 - self.pawn_step) as u8
+            };
             let bit = 1u64 << to;
             if self.special & bit != 0 {
-                let kind = if self.role == Role::Pawn { MoveKind::EnPassant } else { MoveKind::Castle };
-                f(Move::new(self.from, to, kind));
+                let kind = if self.role == Role::Pawn {
+                    MoveKind::EnPassant
+                } else {
+                    MoveKind::Castle
+                };
+                f(Move::new(from, to, kind));
             } else if self.role == Role::Pawn && bit & PROMOTION_RANKS != 0 {
                 for role in PROMOTION_ROLES {
-                    f(Move::new(self.from, to, MoveKind::Promotion(role)));
+                    f(Move::new(from, to, MoveKind::Promotion(role)));
                 }
             } else {
-                f(Move::new(self.from, to, MoveKind::Normal));
+                f(Move::new(from, to, MoveKind::Normal));
             }
         }
     }
@@ -65,7 +83,10 @@ pub struct MoveList {
 impl MoveList {
     /// An empty list.
     pub fn new() -> MoveList {
-        MoveList { moves: [Move::new(0, 0, MoveKind::Normal); 256], len: 0 }
+        MoveList {
+            moves: [Move::new(0, 0, MoveKind::Normal); 256],
+            len: 0,
+        }
     }
     /// Appends a move (no legal position has more than 218).
     #[inline(always)]
@@ -154,7 +175,13 @@ impl Position {
             to |= special;
         }
         if to != 0 {
-            sink(MoveBatch { role: Role::King, from: king, to, special });
+            sink(MoveBatch {
+                role: Role::King,
+                from: king,
+                pawn_step: 0,
+                to,
+                special,
+            });
         }
     }
 
@@ -166,8 +193,11 @@ impl Position {
         let rights = self.castling_rooks & (bb::RANK_1 << rank_base);
         let mut out = 0;
         for rook in bb::squares(rights) {
-            let (king_to, rook_to) =
-                if rook > king { (rank_base + 6, rank_base + 5) } else { (rank_base + 2, rank_base + 3) };
+            let (king_to, rook_to) = if rook > king {
+                (rank_base + 6, rank_base + 5)
+            } else {
+                (rank_base + 2, rank_base + 3)
+            };
             let king_path = between(king, king_to) | (1u64 << king_to);
             let rook_path = between(rook, rook_to) | (1u64 << rook_to);
             let movers = (1u64 << king) | (1u64 << rook);
@@ -204,63 +234,128 @@ impl Position {
         for from in bb::squares(self.by_role[Role::Knight.index()] & ours & !pinned) {
             let to = knight_attacks(from) & target;
             if to != 0 {
-                sink(MoveBatch { role: Role::Knight, from, to, special: 0 });
+                sink(MoveBatch {
+                    role: Role::Knight,
+                    from,
+                    pawn_step: 0,
+                    to,
+                    special: 0,
+                });
             }
         }
+        let diag = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
+        let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
         let queens = self.by_role[Role::Queen.index()];
-        for (role, pieces) in [
-            (Role::Bishop, self.by_role[Role::Bishop.index()]),
-            (Role::Rook, self.by_role[Role::Rook.index()]),
-            (Role::Queen, queens),
-        ] {
-            for from in bb::squares(pieces & ours) {
-                let attacks = match role {
-                    Role::Bishop => bishop_attacks(from, occ),
-                    Role::Rook => rook_attacks(from, occ),
-                    _ => bishop_attacks(from, occ) | rook_attacks(from, occ),
+        // Sliders: diagonal and orthogonal moves computed separately so that a queen's two
+        // halves share the pin test, then emitted as one batch per piece.
+        for from in bb::squares((diag | ortho) & ours) {
+            let bit = 1u64 << from;
+            let mut to = 0;
+            if diag & bit != 0 {
+                to |= bishop_attacks(from, occ);
+            }
+            if ortho & bit != 0 {
+                to |= rook_attacks(from, occ);
+            }
+            to &= target;
+            if pinned & bit != 0 {
+                to &= line(king, from);
+            }
+            if to != 0 {
+                let role = if queens & bit != 0 {
+                    Role::Queen
+                } else if diag & bit != 0 {
+                    Role::Bishop
+                } else {
+                    Role::Rook
                 };
-                let mut to = attacks & target;
-                if pinned & (1u64 << from) != 0 {
-                    to &= line(king, from);
-                }
-                if to != 0 {
-                    sink(MoveBatch { role, from, to, special: 0 });
-                }
+                sink(MoveBatch {
+                    role,
+                    from,
+                    pawn_step: 0,
+                    to,
+                    special: 0,
+                });
             }
         }
 
-        let (up, start_rank): (i8, Bitboard) = match us {
-            Color::White => (8, bb::RANK_2),
-            Color::Black => (-8, bb::RANK_7),
+        self.generate_pawns(sink, target, pinned, king);
+    }
+
+    /// Pawn moves: unpinned pawns in bulk with shifts (one batch per direction), pinned pawns
+    /// one by one, en passant one capturer at a time with its full legality test.
+    #[inline(always)]
+    fn generate_pawns(
+        &self,
+        sink: &mut impl FnMut(MoveBatch),
+        target: Bitboard,
+        pinned: Bitboard,
+        king: u8,
+    ) {
+        const FILE_A: Bitboard = 0x0101_0101_0101_0101;
+        const FILE_H: Bitboard = FILE_A << 7;
+        let us = self.side;
+        let ours = self.by_color[us.index()];
+        let theirs = self.by_color[us.other().index()];
+        let empty = !(ours | theirs);
+        let pawns = self.by_role[Role::Pawn.index()] & ours;
+        let free = pawns & !pinned;
+        // Shifts toward the opponent: `up` squares forward, and the two diagonal captures.
+        let (up, third_rank, west, east) = match us {
+            Color::White => (8i8, bb::RANK_1 << 16, 7i8, 9i8),
+            Color::Black => (-8i8, bb::RANK_1 << 40, -9i8, -7i8),
         };
-        let ep = self.ep_square;
-        for from in bb::squares(self.by_role[Role::Pawn.index()] & ours) {
+        let shift = |b: Bitboard, by: i8| if by > 0 { b << by } else { b >> -by };
+        let single = shift(free, up) & empty;
+        let double = shift(single & third_rank, up) & empty;
+        let west_captures = shift(free & !FILE_A, west) & theirs;
+        let east_captures = shift(free & !FILE_H, east) & theirs;
+        for (to, step) in [
+            (single, up),
+            (double, 2 * up),
+            (west_captures, west),
+            (east_captures, east),
+        ] {
+            let to = to & target;
+            if to != 0 {
+                sink(MoveBatch {
+                    role: Role::Pawn,
+                    from: 0,
+                    pawn_step: step,
+                    to,
+                    special: 0,
+                });
+            }
+        }
+        for from in bb::squares(pawns & pinned) {
             let from_bit = 1u64 << from;
             let mut to = pawn_attacks(us.index(), from) & theirs;
-            let one = (from as i8 + up) as u8;
-            if occ & (1u64 << one) == 0 {
-                to |= 1u64 << one;
-                if from_bit & start_rank != 0 {
-                    let two = (one as i8 + up) as u8;
-                    if occ & (1u64 << two) == 0 {
-                        to |= 1u64 << two;
-                    }
-                }
-            }
-            to &= target;
-            if pinned & from_bit != 0 {
-                to &= line(king, from);
-            }
-            let mut special = 0;
-            if ep != NO_SQUARE
-                && pawn_attacks(us.index(), from) & (1u64 << ep) != 0
-                && self.ep_capture_is_legal(from, ep)
-            {
-                special = 1u64 << ep;
-                to |= special;
-            }
+            let one = shift(from_bit, up) & empty;
+            to |= one | (shift(one & third_rank, up) & empty);
+            to &= target & line(king, from);
             if to != 0 {
-                sink(MoveBatch { role: Role::Pawn, from, to, special });
+                sink(MoveBatch {
+                    role: Role::Pawn,
+                    from,
+                    pawn_step: 0,
+                    to,
+                    special: 0,
+                });
+            }
+        }
+        let ep = self.ep_square;
+        if ep != NO_SQUARE {
+            for from in bb::squares(pawn_attacks(us.other().index(), ep) & pawns) {
+                if self.ep_capture_is_legal(from, ep) {
+                    let bit = 1u64 << ep;
+                    sink(MoveBatch {
+                        role: Role::Pawn,
+                        from,
+                        pawn_step: 0,
+                        to: bit,
+                        special: bit,
+                    });
+                }
             }
         }
     }

@@ -18,7 +18,7 @@ fn perft_bulk(pos: &Position, depth: u32) -> u64 {
     }
     let mut nodes = 0;
     pos.generate(&mut |batch| {
-        batch.for_each(|m| nodes += perft_bulk(&pos.play(m), depth - 1));
+        batch.for_each(|m| nodes += perft_bulk(&pos.play_unhashed(m, batch.role), depth - 1));
     });
     nodes
 }
@@ -28,6 +28,15 @@ pub fn divide(pos: &Position, depth: u32) -> Vec<(Move, u64)> {
     let moves = pos.legal_moves();
     moves
         .iter()
-        .map(|&m| (m, if depth == 0 { 0 } else { perft(&pos.play(m), depth - 1) }))
+        .map(|&m| {
+            (
+                m,
+                if depth == 0 {
+                    0
+                } else {
+                    perft(&pos.play(m), depth - 1)
+                },
+            )
+        })
         .collect()
 }

@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use crate::attacks::{bishop_attacks, between, king_attacks, knight_attacks, pawn_attacks, rook_attacks};
+use crate::attacks::{
+    between, bishop_attacks, king_attacks, knight_attacks, pawn_attacks, rook_attacks,
+};
 use crate::chess_move::{Move, MoveKind};
 use crate::types::{Bitboard, Color, Piece, Role, Square, bb};
 use crate::zobrist::KEYS;
@@ -110,20 +112,40 @@ impl Position {
             let color = match square.rank() {
                 0 => Color::White,
                 7 => Color::Black,
-                _ => return Err(PositionError::BadCastlingRight(square, "the rook is not on a back rank")),
+                _ => {
+                    return Err(PositionError::BadCastlingRight(
+                        square,
+                        "the rook is not on a back rank",
+                    ));
+                }
             };
-            if pos.piece_at(square) != Some(Piece { color, role: Role::Rook }) {
-                return Err(PositionError::BadCastlingRight(square, "no rook of that side on that square"));
+            if pos.piece_at(square)
+                != Some(Piece {
+                    color,
+                    role: Role::Rook,
+                })
+            {
+                return Err(PositionError::BadCastlingRight(
+                    square,
+                    "no rook of that side on that square",
+                ));
             }
             let king = pos.king_square(color);
             if king / 8 != color.back_rank() {
-                return Err(PositionError::BadCastlingRight(square, "the king is not on its back rank"));
+                return Err(PositionError::BadCastlingRight(
+                    square,
+                    "the king is not on its back rank",
+                ));
             }
-            let same_side = bb::squares(setup.castling_rooks & (bb::RANK_1 << (8 * color.back_rank())))
-                .filter(|&r| (r > king) == (sq > king))
-                .count();
+            let same_side =
+                bb::squares(setup.castling_rooks & (bb::RANK_1 << (8 * color.back_rank())))
+                    .filter(|&r| (r > king) == (sq > king))
+                    .count();
             if same_side > 1 {
-                return Err(PositionError::BadCastlingRight(square, "two castling rooks on one side of the king"));
+                return Err(PositionError::BadCastlingRight(
+                    square,
+                    "two castling rooks on one side of the king",
+                ));
             }
         }
         let them = pos.side.other();
@@ -132,17 +154,35 @@ impl Position {
         }
         pos.checkers = pos.attackers_to(pos.king_square(pos.side), pos.occupied(), them);
         if let Some(ep) = setup.ep_square {
-            let (ep_rank, step): (u8, i8) = if pos.side == Color::White { (5, -8) } else { (2, 8) };
+            let (ep_rank, step): (u8, i8) = if pos.side == Color::White {
+                (5, -8)
+            } else {
+                (2, 8)
+            };
             if ep.rank() != ep_rank {
-                return Err(PositionError::BadEnPassant(ep, "not on the rank a double push passes"));
+                return Err(PositionError::BadEnPassant(
+                    ep,
+                    "not on the rank a double push passes",
+                ));
             }
             let pawn_sq = (ep.index() as i8 + step) as u8;
             let origin = (ep.index() as i8 - step) as u8;
-            if pos.piece_at(Square::new(pawn_sq)) != Some(Piece { color: them, role: Role::Pawn }) {
-                return Err(PositionError::BadEnPassant(ep, "no pawn that just made a double push"));
+            if pos.piece_at(Square::new(pawn_sq))
+                != Some(Piece {
+                    color: them,
+                    role: Role::Pawn,
+                })
+            {
+                return Err(PositionError::BadEnPassant(
+                    ep,
+                    "no pawn that just made a double push",
+                ));
             }
             if pos.occupied() & (ep.bitboard() | (1u64 << origin)) != 0 {
-                return Err(PositionError::BadEnPassant(ep, "the passed squares are not empty"));
+                return Err(PositionError::BadEnPassant(
+                    ep,
+                    "the passed squares are not empty",
+                ));
             }
             pos.set_ep_if_capturable(ep.index());
         }
@@ -235,12 +275,18 @@ impl Position {
         if self.occupied() & bit == 0 {
             return None;
         }
-        Role::ALL.into_iter().find(|r| self.by_role[r.index()] & bit != 0)
+        Role::ALL
+            .into_iter()
+            .find(|r| self.by_role[r.index()] & bit != 0)
     }
     /// The piece on `sq`, if any.
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
         let role = self.role_at(sq.index())?;
-        let color = if self.by_color[0] & sq.bitboard() != 0 { Color::White } else { Color::Black };
+        let color = if self.by_color[0] & sq.bitboard() != 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
         Some(Piece { color, role })
     }
 
@@ -307,18 +353,21 @@ impl Position {
 
     /// Sets the en-passant square when some pawn of the side to move can legally capture there.
     fn set_ep_if_capturable(&mut self, ep: u8) {
-        let capturers = pawn_attacks(self.side.other().index(), ep) & self.pieces(self.side, Role::Pawn);
+        let capturers =
+            pawn_attacks(self.side.other().index(), ep) & self.pieces(self.side, Role::Pawn);
         if bb::squares(capturers).any(|from| self.ep_capture_is_legal(from, ep)) {
             self.ep_square = ep;
         }
     }
 
     #[inline(always)]
-    fn toggle(&mut self, color: Color, role: Role, sq: u8) {
+    fn toggle<const HASH: bool>(&mut self, color: Color, role: Role, sq: u8) {
         let bit = 1u64 << sq;
         self.by_role[role.index()] ^= bit;
         self.by_color[color.index()] ^= bit;
-        self.hash ^= KEYS.pieces[color.index()][role.index()][sq as usize];
+        if HASH {
+            self.hash ^= KEYS.pieces[color.index()][role.index()][sq as usize];
+        }
     }
 
     /// The position after `m`, which must be legal here (as produced by the move generator).
@@ -331,14 +380,42 @@ impl Position {
 
     /// Plays the legal move `m` in place.
     pub fn play_mut(&mut self, m: Move) {
+        let role = self
+            .role_at(m.from_index())
+            .expect("a legal move starts on an occupied square");
+        self.apply::<true>(m, role);
+    }
+
+    /// The position after `m` played by a piece of `role`, without maintaining the Zobrist key.
+    ///
+    /// Only for perft without a hash table: the key of the result is meaningless, so such a
+    /// position never leaves the crate.
+    #[inline(always)]
+    pub(crate) fn play_unhashed(&self, m: Move, role: Role) -> Position {
+        let mut next = *self;
+        next.apply::<false>(m, role);
+        next
+    }
+
+    /// The position after `m` played by a piece of `role` (known to the caller from its batch).
+    #[inline(always)]
+    pub(crate) fn play_with_role(&self, m: Move, role: Role) -> Position {
+        let mut next = *self;
+        next.apply::<true>(m, role);
+        next
+    }
+
+    #[inline(always)]
+    fn apply<const HASH: bool>(&mut self, m: Move, role: Role) {
         let us = self.side;
         let them = us.other();
         let from = m.from_index();
         let to = m.to_index();
-        let role = self.role_at(from).expect("a legal move starts on an occupied square");
         let old_castling = self.castling_rooks;
         if self.ep_square != NO_SQUARE {
-            self.hash ^= KEYS.ep_file[(self.ep_square & 7) as usize];
+            if HASH {
+                self.hash ^= KEYS.ep_file[(self.ep_square & 7) as usize];
+            }
             self.ep_square = NO_SQUARE;
         }
         self.halfmove_clock = self.halfmove_clock.saturating_add(1);
@@ -346,24 +423,32 @@ impl Position {
         match m.kind() {
             MoveKind::Castle => {
                 let rank_base = us.back_rank() * 8;
-                let (king_to, rook_to) = if to > from { (rank_base + 6, rank_base + 5) } else { (rank_base + 2, rank_base + 3) };
-                self.toggle(us, Role::King, from);
-                self.toggle(us, Role::Rook, to);
-                self.toggle(us, Role::King, king_to);
-                self.toggle(us, Role::Rook, rook_to);
+                let (king_to, rook_to) = if to > from {
+                    (rank_base + 6, rank_base + 5)
+                } else {
+                    (rank_base + 2, rank_base + 3)
+                };
+                self.toggle::<HASH>(us, Role::King, from);
+                self.toggle::<HASH>(us, Role::Rook, to);
+                self.toggle::<HASH>(us, Role::King, king_to);
+                self.toggle::<HASH>(us, Role::Rook, rook_to);
                 self.castling_rooks &= !(bb::RANK_1 << rank_base);
             }
             kind => {
                 if kind == MoveKind::EnPassant {
-                    self.toggle(them, Role::Pawn, to ^ 8);
+                    self.toggle::<HASH>(them, Role::Pawn, to ^ 8);
                     self.halfmove_clock = 0;
                 } else if let Some(captured) = self.role_at(to) {
-                    self.toggle(them, captured, to);
+                    self.toggle::<HASH>(them, captured, to);
                     self.halfmove_clock = 0;
                 }
-                self.toggle(us, role, from);
-                let placed = if let MoveKind::Promotion(p) = kind { p } else { role };
-                self.toggle(us, placed, to);
+                self.toggle::<HASH>(us, role, from);
+                let placed = if let MoveKind::Promotion(p) = kind {
+                    p
+                } else {
+                    role
+                };
+                self.toggle::<HASH>(us, placed, to);
                 match role {
                     Role::Pawn => {
                         self.halfmove_clock = 0;
@@ -375,11 +460,13 @@ impl Position {
                 self.castling_rooks &= !((1u64 << from) | (1u64 << to));
             }
         }
-        for sq in bb::squares(old_castling ^ self.castling_rooks) {
-            self.hash ^= KEYS.castling[sq as usize];
+        if HASH {
+            for sq in bb::squares(old_castling ^ self.castling_rooks) {
+                self.hash ^= KEYS.castling[sq as usize];
+            }
+            self.hash ^= KEYS.black_to_move;
         }
         self.side = them;
-        self.hash ^= KEYS.black_to_move;
         if us == Color::Black {
             self.fullmove_number = self.fullmove_number.saturating_add(1);
         }
@@ -387,7 +474,7 @@ impl Position {
         if double_push {
             let ep = (from + to) / 2;
             self.set_ep_if_capturable(ep);
-            if self.ep_square != NO_SQUARE {
+            if HASH && self.ep_square != NO_SQUARE {
                 self.hash ^= KEYS.ep_file[(ep & 7) as usize];
             }
         }
@@ -422,7 +509,10 @@ impl Position {
             out.push(' ');
             for file in 0..8 {
                 out.push(' ');
-                out.push(self.piece_at(Square::from_coords(file, rank)).map_or('.', Piece::char));
+                out.push(
+                    self.piece_at(Square::from_coords(file, rank))
+                        .map_or('.', Piece::char),
+                );
             }
             out.push('\n');
         }
@@ -433,6 +523,10 @@ impl Position {
 
 impl fmt::Debug for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Position({})", self.to_fen(crate::fen::CastlingNotation::Shredder))
+        write!(
+            f,
+            "Position({})",
+            self.to_fen(crate::fen::CastlingNotation::Shredder)
+        )
     }
 }

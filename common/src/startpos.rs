@@ -17,8 +17,18 @@ pub const COUNT: u16 = 960;
 /// The Scharnagl number of the classical start position (RNBQKBNR).
 pub const CLASSICAL: u16 = 518;
 
-const KNIGHT_PAIRS: [(usize, usize); 10] =
-    [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)];
+const KNIGHT_PAIRS: [(usize, usize); 10] = [
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (0, 4),
+    (1, 2),
+    (1, 3),
+    (1, 4),
+    (2, 3),
+    (2, 4),
+    (3, 4),
+];
 
 /// Why an arrangement of the back rank is not a Chess960 start position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -30,7 +40,9 @@ pub enum StartPositionError {
     #[error("arrangement {0:?} is not eight letters from K, Q, R, B, N")]
     Malformed(String),
     /// Wrong multiset of pieces.
-    #[error("arrangement must hold exactly one king, one queen, two rooks, two bishops and two knights")]
+    #[error(
+        "arrangement must hold exactly one king, one queen, two rooks, two bishops and two knights"
+    )]
     WrongPieces,
     /// Both bishops on squares of one colour.
     #[error("the bishops must stand on squares of opposite colours")]
@@ -53,7 +65,11 @@ pub type Arrangement = [Role; 8];
 impl StartPosition {
     /// The start position numbered `n` (0..960).
     pub fn new(n: u32) -> Result<StartPosition, StartPositionError> {
-        if n < COUNT as u32 { Ok(StartPosition(n as u16)) } else { Err(StartPositionError::OutOfRange(n)) }
+        if n < COUNT as u32 {
+            Ok(StartPosition(n as u16))
+        } else {
+            Err(StartPositionError::OutOfRange(n))
+        }
     }
 
     /// All 960 start positions in order.
@@ -74,7 +90,10 @@ impl StartPosition {
         rank[2 * a + 1] = Some(Role::Bishop);
         rank[2 * b] = Some(Role::Bishop);
         let place_nth_empty = |rank: &mut [Option<Role>; 8], index: usize, role: Role| {
-            let file = (0..8).filter(|&f| rank[f].is_none()).nth(index).expect("enough empty squares");
+            let file = (0..8)
+                .filter(|&f| rank[f].is_none())
+                .nth(index)
+                .expect("enough empty squares");
             rank[file] = Some(role);
         };
         place_nth_empty(&mut rank, c, Role::Queen);
@@ -109,21 +128,40 @@ impl StartPosition {
         if !(rooks[0] < king && king < rooks[1]) {
             return Err(StartPositionError::KingNotBetweenRooks);
         }
-        let light = bishops.iter().find(|&&f| f % 2 == 1).copied().expect("one light bishop");
-        let dark = bishops.iter().find(|&&f| f % 2 == 0).copied().expect("one dark bishop");
+        let light = bishops
+            .iter()
+            .find(|&&f| f % 2 == 1)
+            .copied()
+            .expect("one light bishop");
+        let dark = bishops
+            .iter()
+            .find(|&&f| f % 2 == 0)
+            .copied()
+            .expect("one dark bishop");
         let (a, b) = (light / 2, dark / 2);
         let without_bishops: Vec<usize> = (0..8).filter(|&f| arr[f] != Role::Bishop).collect();
-        let c = without_bishops.iter().position(|&f| arr[f] == Role::Queen).expect("one queen");
-        let rest: Vec<usize> = without_bishops.into_iter().filter(|&f| arr[f] != Role::Queen).collect();
+        let c = without_bishops
+            .iter()
+            .position(|&f| arr[f] == Role::Queen)
+            .expect("one queen");
+        let rest: Vec<usize> = without_bishops
+            .into_iter()
+            .filter(|&f| arr[f] != Role::Queen)
+            .collect();
         let knights: Vec<usize> = (0..5).filter(|&i| arr[rest[i]] == Role::Knight).collect();
-        let kn = KNIGHT_PAIRS.iter().position(|&p| p == (knights[0], knights[1])).expect("a knight pair");
+        let kn = KNIGHT_PAIRS
+            .iter()
+            .position(|&p| p == (knights[0], knights[1]))
+            .expect("a knight pair");
         Ok(StartPosition((a + 4 * b + 16 * c + 96 * kn) as u16))
     }
 
     /// Parses an arrangement such as `RNBQKBNR` (either case).
     pub fn parse_arrangement(text: &str) -> Result<Arrangement, StartPositionError> {
-        let roles: Option<Vec<Role>> =
-            text.chars().map(|c| Role::from_char(c).filter(|r| *r != Role::Pawn)).collect();
+        let roles: Option<Vec<Role>> = text
+            .chars()
+            .map(|c| Role::from_char(c).filter(|r| *r != Role::Pawn))
+            .collect();
         match roles {
             Some(v) if v.len() == 8 => Ok(v.try_into().expect("length checked")),
             _ => Err(StartPositionError::Malformed(text.to_string())),
@@ -132,7 +170,10 @@ impl StartPosition {
 
     /// The arrangement as upper-case letters, e.g. `RNBQKBNR`.
     pub fn arrangement_string(self) -> String {
-        self.arrangement().iter().map(|r| r.char().to_ascii_uppercase()).collect()
+        self.arrangement()
+            .iter()
+            .map(|r| r.char().to_ascii_uppercase())
+            .collect()
     }
 
     /// The position: White and Black mirrored, both sides with both castling rights.
@@ -143,9 +184,12 @@ impl StartPosition {
         for (file, &role) in arr.iter().enumerate() {
             let file = file as u8;
             for (color, back, pawn_rank) in [(Color::White, 0u8, 1u8), (Color::Black, 7, 6)] {
-                board[Square::from_coords(file, back).index() as usize] = Some(Piece { color, role });
-                board[Square::from_coords(file, pawn_rank).index() as usize] =
-                    Some(Piece { color, role: Role::Pawn });
+                board[Square::from_coords(file, back).index() as usize] =
+                    Some(Piece { color, role });
+                board[Square::from_coords(file, pawn_rank).index() as usize] = Some(Piece {
+                    color,
+                    role: Role::Pawn,
+                });
                 if role == Role::Rook {
                     castling_rooks |= Square::from_coords(file, back).bitboard();
                 }
@@ -167,17 +211,29 @@ impl StartPosition {
         let mut arr = [Role::Pawn; 8];
         for (file, slot) in arr.iter_mut().enumerate() {
             match pos.piece_at(Square::from_coords(file as u8, 0)) {
-                Some(Piece { color: Color::White, role }) if role != Role::Pawn => *slot = role,
-                _ => return Err(StartPositionError::NotAStartPosition("the first rank is not a full back rank")),
+                Some(Piece {
+                    color: Color::White,
+                    role,
+                }) if role != Role::Pawn => *slot = role,
+                _ => {
+                    return Err(StartPositionError::NotAStartPosition(
+                        "the first rank is not a full back rank",
+                    ));
+                }
             }
         }
         let sp = StartPosition::from_arrangement(&arr)?;
         let canonical = sp.position();
         if canonical.to_setup().board != pos.to_setup().board {
-            return Err(StartPositionError::NotAStartPosition("pieces are not in the start arrangement"));
+            return Err(StartPositionError::NotAStartPosition(
+                "pieces are not in the start arrangement",
+            ));
         }
-        if pos.side_to_move() != Color::White || pos.castling_rooks() != canonical.castling_rooks() {
-            return Err(StartPositionError::NotAStartPosition("White to move with all four castling rights needed"));
+        if pos.side_to_move() != Color::White || pos.castling_rooks() != canonical.castling_rooks()
+        {
+            return Err(StartPositionError::NotAStartPosition(
+                "White to move with all four castling rights needed",
+            ));
         }
         Ok(sp)
     }

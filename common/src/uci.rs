@@ -54,7 +54,9 @@ impl Position {
             .filter(|m| m.kind() == MoveKind::Castle && m.from() == from && promotion.is_none())
             .filter(|m| {
                 let king_to_file = if m.to_index() > m.from_index() { 6 } else { 2 };
-                to.file() == king_to_file && to.rank() == from.rank() && from.file().abs_diff(to.file()) == 2
+                to.file() == king_to_file
+                    && to.rank() == from.rank()
+                    && from.file().abs_diff(to.file()) == 2
             })
             .collect();
         match castles.as_slice() {

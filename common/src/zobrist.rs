@@ -55,7 +55,12 @@ impl ZobristKeys {
             ep_file[f] = splitmix64(&mut s);
             f += 1;
         }
-        ZobristKeys { pieces, black_to_move, castling, ep_file }
+        ZobristKeys {
+            pieces,
+            black_to_move,
+            castling,
+            ep_file,
+        }
     }
 }
 

@@ -49,15 +49,30 @@ fn random_play_agrees_with_cozy_chess() {
     let mut with_rights = 0;
     for pos in &positions {
         let fen = pos.to_fen(CastlingNotation::Shredder);
-        let board = cozy_chess::Board::from_fen(&fen, true).unwrap_or_else(|e| panic!("cozy refused {fen}: {e:?}"));
+        let board = cozy_chess::Board::from_fen(&fen, true)
+            .unwrap_or_else(|e| panic!("cozy refused {fen}: {e:?}"));
         let ours = our_moves(pos);
         assert_eq!(ours, cozy_moves(&board), "move sets differ in {fen}");
         with_rights += usize::from(pos.castling_rooks() != 0);
-        castling_seen += pos.legal_moves().iter().filter(|m| m.kind() == c960_common::MoveKind::Castle).count();
-        assert_eq!(perft(pos, 3), cozy_perft(&board, 3), "perft(3) differs in {fen}");
+        castling_seen += pos
+            .legal_moves()
+            .iter()
+            .filter(|m| m.kind() == c960_common::MoveKind::Castle)
+            .count();
+        assert_eq!(
+            perft(pos, 3),
+            cozy_perft(&board, 3),
+            "perft(3) differs in {fen}"
+        );
     }
     // The sample must actually exercise castling, or the test proves little about it.
     eprintln!("{with_rights} positions with castling rights, {castling_seen} legal castling moves");
-    assert!(with_rights > 3_000, "only {with_rights} positions with castling rights");
-    assert!(castling_seen > 250, "only {castling_seen} castling moves in the sample");
+    assert!(
+        with_rights > 3_000,
+        "only {with_rights} positions with castling rights"
+    );
+    assert!(
+        castling_seen > 250,
+        "only {castling_seen} castling moves in the sample"
+    );
 }

@@ -32,9 +32,16 @@ fn known_numbers() {
 
 #[test]
 fn broken_arrangements_name_the_rule() {
-    let check = |s: &str| StartPosition::from_arrangement(&StartPosition::parse_arrangement(s).unwrap());
-    assert_eq!(check("RNBQKNBR"), Err(StartPositionError::BishopsSameColour));
-    assert_eq!(check("KRNBBQNR"), Err(StartPositionError::KingNotBetweenRooks));
+    let check =
+        |s: &str| StartPosition::from_arrangement(&StartPosition::parse_arrangement(s).unwrap());
+    assert_eq!(
+        check("RNBQKNBR"),
+        Err(StartPositionError::BishopsSameColour)
+    );
+    assert_eq!(
+        check("KRNBBQNR"),
+        Err(StartPositionError::KingNotBetweenRooks)
+    );
     assert_eq!(check("RNBQKBNN"), Err(StartPositionError::WrongPieces));
     assert!(StartPosition::parse_arrangement("RNBQKBN").is_err());
     assert!(StartPosition::parse_arrangement("RNBQKBNP").is_err());
@@ -46,11 +53,17 @@ fn bad_fens_name_the_field() {
     assert!(err("").contains("placement"));
     assert!(err("8/8/8/8/8/8/8 w - - 0 1").contains("placement"));
     assert!(err("rnbqkbnr/pppppppp/9/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").contains("placement"));
-    assert!(err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1").contains("side to move"));
+    assert!(
+        err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1").contains("side to move")
+    );
     assert!(err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkx - 0 1").contains("castling"));
     assert!(err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w C - 0 1").contains("castling"));
-    assert!(err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq z9 0 1").contains("en passant"));
-    assert!(err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 1").contains("en-passant"));
+    assert!(
+        err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq z9 0 1").contains("en passant")
+    );
+    assert!(
+        err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 1").contains("en-passant")
+    );
     assert!(err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - x 1").contains("halfmove"));
     assert!(err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 0").contains("fullmove"));
     assert!(err("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQQBNR w KQkq - 0 1").contains("king"));

@@ -5,15 +5,23 @@ use c960_common::epd::{PerftLine, parse_perft_line};
 use c960_common::{CastlingNotation, Position, StartPosition, perft};
 
 fn lines(text: &str) -> Vec<PerftLine> {
-    text.lines().filter_map(|l| parse_perft_line(l).expect("reference line parses")).collect()
+    text.lines()
+        .filter_map(|l| parse_perft_line(l).expect("reference line parses"))
+        .collect()
 }
 
 fn check_lines(name: &str, lines: &[PerftLine], max_depth: u32) -> usize {
     let mut checked = 0;
     for line in lines {
-        let pos = Position::from_fen(&line.fen).unwrap_or_else(|e| panic!("{name}: {}: {e}", line.fen));
+        let pos =
+            Position::from_fen(&line.fen).unwrap_or_else(|e| panic!("{name}: {}: {e}", line.fen));
         for &(depth, nodes) in line.counts.iter().filter(|(d, _)| *d <= max_depth) {
-            assert_eq!(perft(&pos, depth), nodes, "{name}: {} depth {depth}", line.fen);
+            assert_eq!(
+                perft(&pos, depth),
+                nodes,
+                "{name}: {} depth {depth}",
+                line.fen
+            );
             checked += 1;
         }
     }
@@ -49,11 +57,31 @@ fn all_960_start_positions_to_depth_4() {
     assert_eq!(rows.len(), 960);
     for row in &rows {
         let pos = StartPosition::new(row.sp).unwrap().position();
-        assert_eq!(pos.to_fen(CastlingNotation::Shredder), row.shredder, "sp {}", row.sp);
-        assert_eq!(pos.to_fen(CastlingNotation::XFen), row.xfen, "sp {}", row.sp);
-        assert_eq!(Position::from_fen(&row.xfen).unwrap(), pos, "sp {} from X-FEN", row.sp);
+        assert_eq!(
+            pos.to_fen(CastlingNotation::Shredder),
+            row.shredder,
+            "sp {}",
+            row.sp
+        );
+        assert_eq!(
+            pos.to_fen(CastlingNotation::XFen),
+            row.xfen,
+            "sp {}",
+            row.sp
+        );
+        assert_eq!(
+            Position::from_fen(&row.xfen).unwrap(),
+            pos,
+            "sp {} from X-FEN",
+            row.sp
+        );
         for depth in 1..=4 {
-            assert_eq!(perft(&pos, depth), row.counts[depth as usize - 1], "sp {} depth {depth}", row.sp);
+            assert_eq!(
+                perft(&pos, depth),
+                row.counts[depth as usize - 1],
+                "sp {} depth {depth}",
+                row.sp
+            );
         }
     }
 }

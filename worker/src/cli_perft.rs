@@ -53,11 +53,13 @@ pub fn run(args: PerftArgs) -> Result<()> {
 }
 
 fn run_file(path: &PathBuf, depth: u32) -> Result<()> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     // Validate everything first so that a bad line fails before any long computation.
     let mut jobs = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let parsed = parse_perft_line(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
+        let parsed = parse_perft_line(line)
+            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
         if let Some(entry) = parsed {
             let fen = strip_epd_ops(line);
             let pos = Position::from_fen(&entry.fen)
@@ -76,5 +78,9 @@ fn run_file(path: &PathBuf, depth: u32) -> Result<()> {
 
 /// The FEN part of a line as given: everything before ` ;` (or `;`), trimmed.
 fn strip_epd_ops(line: &str) -> String {
-    line.split(';').next().unwrap_or_default().trim().to_string()
+    line.split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }

@@ -11,14 +11,19 @@ pub fn random_play_positions(seed: u64, count: usize, max_plies: usize) -> Vec<P
     let mut rng = StdRng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(count);
     while out.len() < count {
-        let mut pos = StartPosition::new(rng.random_range(0..960)).unwrap().position();
+        let mut pos = StartPosition::new(rng.random_range(0..960))
+            .unwrap()
+            .position();
         let plies = rng.random_range(1..=max_plies);
         for _ in 0..plies {
             let moves = pos.legal_moves();
             if moves.is_empty() {
                 break;
             }
-            let castles: Vec<_> = moves.iter().filter(|m| m.kind() == MoveKind::Castle).collect();
+            let castles: Vec<_> = moves
+                .iter()
+                .filter(|m| m.kind() == MoveKind::Castle)
+                .collect();
             let m = if !castles.is_empty() && rng.random_bool(0.75) {
                 *castles[rng.random_range(0..castles.len())]
             } else {

@@ -1,0 +1,133 @@
+//! Side-by-side perft benchmark: c960 against cozy-chess, single thread, bulk counting, no hash.
+//!
+//! `cargo bench -p c960-common --bench perft_vs_cozy` runs every case `C960_BENCH_RUNS` times
+//! (default 5), alternating the two engines run by run so that both see the same machine state,
+//! and prints the median nodes per second of each side and their ratio.
+
+use std::time::Instant;
+
+use c960_common::{Position, StartPosition, perft};
+
+fn cozy_perft(board: &cozy_chess::Board, depth: u32) -> u64 {
+    // cozy-chess's own bulk-counting perft (its examples/perft.rs).
+    let mut nodes = 0;
+    match depth {
+        0 => nodes = 1,
+        1 => {
+            board.generate_moves(|moves| {
+                nodes += moves.len() as u64;
+                false
+            });
+        }
+        _ => {
+            board.generate_moves(|moves| {
+                for mv in moves {
+                    let mut child = board.clone();
+                    child.play_unchecked(mv);
+                    nodes += cozy_perft(&child, depth - 1);
+                }
+                false
+            });
+        }
+    }
+    nodes
+}
+
+struct Case {
+    name: String,
+    fens: Vec<String>,
+    depth: u32,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let runs: usize = std::env::var("C960_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let fen_of = |n| {
+        StartPosition::new(n)
+            .unwrap()
+            .position()
+            .to_fen(c960_common::CastlingNotation::Shredder)
+    };
+    let cpw: Vec<String> = include_str!("../tests/data/chess960_cpw.epd")
+        .lines()
+        .take(20)
+        .map(|l| l.split(';').next().unwrap().trim().to_string())
+        .collect();
+    let cases = vec![
+        Case {
+            name: "sp 518 d6".into(),
+            fens: vec![fen_of(518)],
+            depth: 6,
+        },
+        Case {
+            name: "sp 0 d6".into(),
+            fens: vec![fen_of(0)],
+            depth: 6,
+        },
+        Case {
+            name: "sp 959 d6".into(),
+            fens: vec![fen_of(959)],
+            depth: 6,
+        },
+        Case {
+            name: "kiwipete960 d5".into(),
+            fens: vec![
+                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w HAha - 0 1".into(),
+            ],
+            depth: 5,
+        },
+        Case {
+            name: "cpw960 1-20 d5".into(),
+            fens: cpw,
+            depth: 5,
+        },
+    ];
+    println!("perft, single thread, bulk counting, no hash; {runs} alternating runs, medians");
+    println!(
+        "{:<16} {:>14} {:>12} {:>12} {:>7}",
+        "case", "nodes", "c960 Mn/s", "cozy Mn/s", "ratio"
+    );
+    let mut worst = f64::INFINITY;
+    for case in &cases {
+        let ours: Vec<Position> = case
+            .fens
+            .iter()
+            .map(|f| Position::from_fen(f).unwrap())
+            .collect();
+        let theirs: Vec<cozy_chess::Board> = case
+            .fens
+            .iter()
+            .map(|f| cozy_chess::Board::from_fen(f, true).unwrap())
+            .collect();
+        let (mut our_nps, mut their_nps) = (Vec::new(), Vec::new());
+        let mut nodes = 0;
+        for _ in 0..runs {
+            let t = Instant::now();
+            let n: u64 = ours.iter().map(|p| perft(p, case.depth)).sum();
+            our_nps.push(n as f64 / t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let m: u64 = theirs.iter().map(|b| cozy_perft(b, case.depth)).sum();
+            their_nps.push(m as f64 / t.elapsed().as_secs_f64());
+            assert_eq!(n, m, "{}: the engines disagree", case.name);
+            nodes = n;
+        }
+        let (a, b) = (median(&mut our_nps), median(&mut their_nps));
+        worst = worst.min(a / b);
+        println!(
+            "{:<16} {:>14} {:>12.1} {:>12.1} {:>6.2}x",
+            case.name,
+            nodes,
+            a / 1e6,
+            b / 1e6,
+            a / b
+        );
+    }
+    println!("lowest ratio: {worst:.2}x");
+}
