@@ -24,7 +24,7 @@ pub mod zobrist;
 pub use chess_move::{Move, MoveKind};
 pub use fen::{CastlingNotation, FenError};
 pub use movegen::{MoveBatch, MoveList};
-pub use perft::{divide, perft};
+pub use perft::{PerftEngine, PerftOptions, PerftTable, divide, perft};
 pub use position::{Position, PositionError, Setup};
 pub use startpos::{StartPosition, StartPositionError};
 pub use types::{Bitboard, Color, Piece, Role, Square};

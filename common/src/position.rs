@@ -7,7 +7,7 @@ use crate::attacks::{
 };
 use crate::chess_move::{Move, MoveKind};
 use crate::types::{Bitboard, Color, Piece, Role, Square, bb};
-use crate::zobrist::KEYS;
+use crate::zobrist::{KEYS, ZobristKey, ZobristKeys};
 
 /// Marks "no en-passant square".
 pub(crate) const NO_SQUARE: u8 = 64;
@@ -61,13 +61,15 @@ pub enum PositionError {
 /// their side's back rank with an unmoved king there, at most one on each side of the king;
 /// `ep_square` is set only when an en-passant capture is legal; `hash` equals the Zobrist key
 /// computed from scratch; `checkers` are the pieces giving check to the side to move.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct Position {
+    /// The key set `hash` is computed with (the default set unless a seed was chosen).
+    pub(crate) keys: &'static ZobristKeys,
     pub(crate) by_role: [Bitboard; 6],
     pub(crate) by_color: [Bitboard; 2],
     pub(crate) castling_rooks: Bitboard,
     pub(crate) checkers: Bitboard,
-    pub(crate) hash: u64,
+    pub(crate) hash: ZobristKey,
     pub(crate) side: Color,
     pub(crate) ep_square: u8,
     pub(crate) halfmove_clock: u16,
@@ -78,6 +80,7 @@ impl Position {
     /// Validates a setup into a position; see the type's invariants.
     pub fn from_setup(setup: &Setup) -> Result<Position, PositionError> {
         let mut pos = Position {
+            keys: &KEYS,
             by_role: [0; 6],
             by_color: [0; 2],
             castling_rooks: 0,
@@ -211,10 +214,27 @@ impl Position {
     pub fn side_to_move(&self) -> Color {
         self.side
     }
-    /// The Zobrist key of the position (pieces, side, castling rooks, legal en-passant file).
+    /// The Zobrist key of the position (pieces, side, castling rooks, legal en-passant file),
+    /// low 64 bits.
     #[inline(always)]
     pub fn hash(&self) -> u64 {
+        self.hash as u64
+    }
+    /// The full 128-bit Zobrist key.
+    #[inline(always)]
+    pub fn hash128(&self) -> ZobristKey {
         self.hash
+    }
+    /// The key set the position is hashed with.
+    pub fn zobrist_keys(&self) -> &'static ZobristKeys {
+        self.keys
+    }
+    /// The same position hashed with the key set of `seed` (see [`crate::zobrist`]).
+    pub fn with_zobrist_seed(&self, seed: u64) -> Position {
+        let mut pos = *self;
+        pos.keys = crate::zobrist::keys_for_seed(seed);
+        pos.hash = pos.hash_with(pos.keys);
+        pos
     }
     /// Squares of the rooks that still carry a castling right.
     #[inline(always)]
@@ -305,8 +325,8 @@ impl Position {
     }
 
     /// The Zobrist key computed from scratch with the given key set.
-    pub fn hash_with(&self, keys: &crate::zobrist::ZobristKeys) -> u64 {
-        let mut h = 0u64;
+    pub fn hash_with(&self, keys: &ZobristKeys) -> ZobristKey {
+        let mut h = 0;
         for color in [Color::White, Color::Black] {
             for role in Role::ALL {
                 for sq in bb::squares(self.pieces(color, role)) {
@@ -326,8 +346,8 @@ impl Position {
         h
     }
 
-    fn compute_hash(&self) -> u64 {
-        self.hash_with(&KEYS)
+    fn compute_hash(&self) -> ZobristKey {
+        self.hash_with(self.keys)
     }
 
     /// True when the side to move's pawn on `from` may legally capture en passant onto `ep`:
@@ -366,7 +386,7 @@ impl Position {
         self.by_role[role.index()] ^= bit;
         self.by_color[color.index()] ^= bit;
         if HASH {
-            self.hash ^= KEYS.pieces[color.index()][role.index()][sq as usize];
+            self.hash ^= self.keys.pieces[color.index()][role.index()][sq as usize];
         }
     }
 
@@ -414,7 +434,7 @@ impl Position {
         let old_castling = self.castling_rooks;
         if self.ep_square != NO_SQUARE {
             if HASH {
-                self.hash ^= KEYS.ep_file[(self.ep_square & 7) as usize];
+                self.hash ^= self.keys.ep_file[(self.ep_square & 7) as usize];
             }
             self.ep_square = NO_SQUARE;
         }
@@ -462,9 +482,9 @@ impl Position {
         }
         if HASH {
             for sq in bb::squares(old_castling ^ self.castling_rooks) {
-                self.hash ^= KEYS.castling[sq as usize];
+                self.hash ^= self.keys.castling[sq as usize];
             }
-            self.hash ^= KEYS.black_to_move;
+            self.hash ^= self.keys.black_to_move;
         }
         self.side = them;
         if us == Color::Black {
@@ -475,7 +495,7 @@ impl Position {
             let ep = (from + to) / 2;
             self.set_ep_if_capturable(ep);
             if HASH && self.ep_square != NO_SQUARE {
-                self.hash ^= KEYS.ep_file[(ep & 7) as usize];
+                self.hash ^= self.keys.ep_file[(ep & 7) as usize];
             }
         }
     }
@@ -520,6 +540,22 @@ impl Position {
         out
     }
 }
+
+impl PartialEq for Position {
+    /// Positions are equal when the board, side, castling rights, en-passant square and clocks
+    /// are; the key set used for hashing does not matter.
+    fn eq(&self, other: &Position) -> bool {
+        self.by_role == other.by_role
+            && self.by_color == other.by_color
+            && self.castling_rooks == other.castling_rooks
+            && self.side == other.side
+            && self.ep_square == other.ep_square
+            && self.halfmove_clock == other.halfmove_clock
+            && self.fullmove_number == other.fullmove_number
+    }
+}
+
+impl Eq for Position {}
 
 impl fmt::Debug for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use c960_common::epd::parse_perft_line;
-use c960_common::{Position, StartPosition, divide, perft};
+use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
 
 /// Arguments of `perft`.
 #[derive(clap::Args)]
@@ -25,11 +25,44 @@ pub struct PerftArgs {
     /// Print `move: count` for every root move before the total.
     #[arg(long)]
     divide: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+/// Engine settings shared by every command that runs perft.
+#[derive(clap::Args, Clone, Copy)]
+pub struct EngineArgs {
+    /// Threads (default: every core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    /// Hash table size in MiB; 0 turns the table off.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(0..=1 << 20))]
+    pub hash: u32,
+    /// Seed of the Zobrist keys used by the hash table (two seeds cross-check each other).
+    #[arg(long, default_value_t = c960_common::zobrist::DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+impl EngineArgs {
+    /// The perft engine these settings describe.
+    pub fn engine(self) -> PerftEngine {
+        let threads = self.threads.map(usize::from).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
+        PerftEngine::new(PerftOptions {
+            threads,
+            hash_mib: self.hash as usize,
+            seed: self.seed,
+        })
+    }
 }
 
 pub fn run(args: PerftArgs) -> Result<()> {
+    let engine = args.engine.engine();
     if let Some(path) = &args.file {
-        return run_file(path, args.depth);
+        return run_file(path, args.depth, &engine);
     }
     let pos = match (args.sp, &args.fen) {
         (Some(n), None) => StartPosition::new(n)?.position(),
@@ -40,19 +73,19 @@ pub fn run(args: PerftArgs) -> Result<()> {
     let mut out = BufWriter::new(out.lock());
     let total = if args.divide {
         let mut total = 0u64;
-        for (m, n) in divide(&pos, args.depth) {
+        for (m, n) in engine.divide(&pos, args.depth) {
             writeln!(out, "{m}: {n}")?;
             total += n;
         }
         total
     } else {
-        perft(&pos, args.depth)
+        engine.perft(&pos, args.depth)
     };
     writeln!(out, "{total}")?;
     Ok(())
 }
 
-fn run_file(path: &PathBuf, depth: u32) -> Result<()> {
+fn run_file(path: &PathBuf, depth: u32, engine: &PerftEngine) -> Result<()> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     // Validate everything first so that a bad line fails before any long computation.
@@ -70,7 +103,7 @@ fn run_file(path: &PathBuf, depth: u32) -> Result<()> {
     let out = std::io::stdout();
     let mut out = BufWriter::new(out.lock());
     for (fen, pos) in jobs {
-        writeln!(out, "{fen};{depth};{}", perft(&pos, depth))?;
+        writeln!(out, "{fen};{depth};{}", engine.perft(&pos, depth))?;
         out.flush()?;
     }
     Ok(())

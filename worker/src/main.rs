@@ -1,5 +1,6 @@
 //! `c960-worker`: the volunteer worker and the one-off perft / position tool.
 
+mod cli_bench;
 mod cli_perft;
 mod cli_position;
 
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Count the leaves of the legal move tree (perft).
     Perft(cli_perft::PerftArgs),
+    /// Measure perft speed on a fixed set of positions.
+    Bench(cli_bench::BenchArgs),
     /// Show a start position by number, or find the number of an arrangement or FEN.
     Position(cli_position::PositionArgs),
 }
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(args) => cli_perft::run(args),
         Command::Position(args) => cli_position::run(args),
+        Command::Bench(args) => cli_bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,103 @@
+//! The hash table and threads never change a count: hash on/off, 1 or 2 threads, two seeds.
+
+use c960_common::epd::parse_perft_line;
+use c960_common::{PerftEngine, PerftOptions, Position, StartPosition, perft};
+
+fn engines() -> Vec<PerftEngine> {
+    let configs = [
+        (1, 0, 1),
+        (2, 0, 1),
+        // A tiny table forces constant replacement and index sharing, the hard case.
+        (1, 1, 1),
+        (2, 1, 2),
+        (2, 16, 0xDEAD_BEEF),
+    ];
+    configs
+        .into_iter()
+        .map(|(threads, hash_mib, seed)| {
+            PerftEngine::new(PerftOptions {
+                threads,
+                hash_mib,
+                seed,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn every_engine_configuration_matches_the_reference() {
+    let engines = engines();
+    let text = include_str!("data/tricky.epd");
+    let lines: Vec<_> = text
+        .lines()
+        .filter_map(|l| parse_perft_line(l).unwrap())
+        .collect();
+    for line in &lines {
+        let pos = Position::from_fen(&line.fen).unwrap();
+        for &(depth, nodes) in line.counts.iter().filter(|(d, _)| *d <= 4) {
+            for (i, engine) in engines.iter().enumerate() {
+                assert_eq!(
+                    engine.perft(&pos, depth),
+                    nodes,
+                    "engine {i}: {} depth {depth}",
+                    line.fen
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn start_positions_agree_across_configurations_and_seeds() {
+    let engines = engines();
+    for n in (0..960).step_by(37) {
+        let pos = StartPosition::new(n).unwrap().position();
+        let expected = perft(&pos, 4);
+        for (i, engine) in engines.iter().enumerate() {
+            assert_eq!(engine.perft(&pos, 4), expected, "engine {i}: sp {n}");
+        }
+    }
+}
+
+#[test]
+fn divide_with_table_and_threads_sums_to_perft() {
+    let pos = StartPosition::new(518).unwrap().position();
+    let engine = PerftEngine::new(PerftOptions {
+        threads: 2,
+        hash_mib: 4,
+        seed: 9,
+    });
+    let split = engine.divide(&pos, 5);
+    assert_eq!(split.len(), 20);
+    assert_eq!(split.iter().map(|(_, n)| n).sum::<u64>(), 4_865_609);
+    let plain = c960_common::divide(&pos, 5);
+    assert_eq!(split, plain);
+}
+
+#[test]
+fn a_table_reused_across_positions_stays_exact() {
+    // Workers keep their table between workunits; entries from one start position must never
+    // leak into another.
+    let engine = PerftEngine::new(PerftOptions {
+        threads: 1,
+        hash_mib: 2,
+        seed: 5,
+    });
+    for n in [518, 519, 0, 959, 518] {
+        let pos = StartPosition::new(n).unwrap().position();
+        assert_eq!(engine.perft(&pos, 5), perft(&pos, 5), "sp {n}");
+    }
+}
+
+#[test]
+fn table_verifies_keys() {
+    let table = c960_common::PerftTable::new(1);
+    let key: u128 = 0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210;
+    assert_eq!(table.probe(key), None);
+    table.store(key, 42);
+    assert_eq!(table.probe(key), Some(42));
+    // Same low half (same slot), different high half: must miss.
+    assert_eq!(table.probe(key ^ (1u128 << 100)), None);
+    table.clear();
+    assert_eq!(table.probe(key), None);
+}
