@@ -1,14 +1,11 @@
 //! Perft against every published reference set (depth-limited in the default run; the release
 //! check `tests/reference_deep.rs` goes deeper).
 
-use c960_common::epd::{PerftLine, parse_perft_line};
-use c960_common::{CastlingNotation, Position, StartPosition, perft};
+mod common;
 
-fn lines(text: &str) -> Vec<PerftLine> {
-    text.lines()
-        .filter_map(|l| parse_perft_line(l).expect("reference line parses"))
-        .collect()
-}
+use c960_common::epd::PerftLine;
+use c960_common::{CastlingNotation, Position, StartPosition, perft};
+use common::{lines, start_rows};
 
 fn check_lines(name: &str, lines: &[PerftLine], max_depth: u32) -> usize {
     let mut checked = 0;
@@ -26,29 +23,6 @@ fn check_lines(name: &str, lines: &[PerftLine], max_depth: u32) -> usize {
         }
     }
     checked
-}
-
-pub struct StartRow {
-    pub sp: u32,
-    pub shredder: String,
-    pub xfen: String,
-    pub counts: Vec<u64>,
-}
-
-pub fn start_rows() -> Vec<StartRow> {
-    include_str!("data/chess960_startpos_perft.csv")
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            StartRow {
-                sp: f[0].parse().unwrap(),
-                shredder: f[1].to_string(),
-                xfen: f[2].to_string(),
-                counts: f[3..].iter().map(|n| n.parse().unwrap()).collect(),
-            }
-        })
-        .collect()
 }
 
 #[test]

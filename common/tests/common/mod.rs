@@ -1,4 +1,8 @@
-//! Helpers shared by the core's integration tests: positions reached by random play.
+//! Helpers shared by the core's integration tests: reference data and random play.
+
+#![allow(dead_code)]
+
+use c960_common::epd::{PerftLine, parse_perft_line};
 
 use c960_common::{MoveKind, Position, StartPosition};
 use rand::rngs::StdRng;
@@ -37,4 +41,37 @@ pub fn random_play_positions(seed: u64, count: usize, max_plies: usize) -> Vec<P
         }
     }
     out
+}
+
+/// The perft lines of an EPD reference file.
+pub fn lines(text: &str) -> Vec<PerftLine> {
+    text.lines()
+        .filter_map(|l| parse_perft_line(l).expect("reference line parses"))
+        .collect()
+}
+
+/// One row of `chess960_startpos_perft.csv`.
+pub struct StartRow {
+    pub sp: u32,
+    pub shredder: String,
+    pub xfen: String,
+    /// Perft at depths 1..=6.
+    pub counts: Vec<u64>,
+}
+
+/// The reference table of all 960 start positions.
+pub fn start_rows() -> Vec<StartRow> {
+    include_str!("../data/chess960_startpos_perft.csv")
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            StartRow {
+                sp: f[0].parse().unwrap(),
+                shredder: f[1].to_string(),
+                xfen: f[2].to_string(),
+                counts: f[3..].iter().map(|n| n.parse().unwrap()).collect(),
+            }
+        })
+        .collect()
 }

@@ -1,0 +1,147 @@
+//! The `c960-worker` command line, run as a real process.
+
+use std::process::Command;
+
+fn worker(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_c960-worker"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn last_line(s: &str) -> &str {
+    s.lines().last().unwrap_or_default()
+}
+
+#[test]
+fn perft_by_number_and_fen() {
+    let (code, out, _) = worker(&["perft", "--sp", "518", "--depth", "4"]);
+    assert_eq!(code, 0);
+    assert_eq!(last_line(&out), "197281");
+    let kiwi = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w HAha - 0 1";
+    let (code, out, _) = worker(&[
+        "perft",
+        "--fen",
+        kiwi,
+        "--depth",
+        "3",
+        "--threads",
+        "2",
+        "--hash",
+        "1",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(last_line(&out), "97862");
+}
+
+#[test]
+fn divide_lists_root_moves_in_uci_with_castling_as_king_takes_rook() {
+    // King b1 castles short with the c1 rook (king to g1, rook to f1): printed as b1c1. The
+    // long castle is blocked by the c1 rook standing on the king's path.
+    let fen = "rkr5/pppppppp/8/8/8/8/PPPPPPPP/RKR5 w CAca - 0 1";
+    let (code, out, _) = worker(&["perft", "--fen", fen, "--depth", "1", "--divide"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines.contains(&"b1c1: 1"),
+        "castling with the c1 rook: {out}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.starts_with("b1a1")),
+        "long castling is blocked: {out}"
+    );
+    let count: u64 = lines.last().unwrap().parse().unwrap();
+    assert_eq!(count as usize, lines.len() - 1);
+}
+
+#[test]
+fn perft_file_keeps_input_order_and_fens() {
+    let dir = std::env::temp_dir().join(format!("c960-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("in.epd");
+    std::fs::write(
+        &path,
+        "# comment\n\nrnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ;D1 20\n\
+         bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1\n",
+    )
+    .unwrap();
+    let (code, out, _) = worker(&["perft", "--depth", "3", "--file", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1;3;8902\n\
+         bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1;3;9006\n"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn position_lookups() {
+    let (code, out, _) = worker(&["position", "518"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("sp: 518\narrangement: RNBQKBNR\n"));
+    assert!(
+        out.contains("shredder-fen: rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1\n")
+    );
+    assert!(out.contains("x-fen: rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n"));
+    assert!(out.contains("1  R N B Q K B N R"));
+    let (_, out, _) = worker(&["position", "--arrangement", "BBQNNRKR"]);
+    assert_eq!(out, "sp: 0\n");
+    let (_, out, _) = worker(&[
+        "position",
+        "--fen",
+        "rkrnnqbb/pppppppp/8/8/8/8/PPPPPPPP/RKRNNQBB w KQkq - 0 1",
+    ]);
+    assert_eq!(out, "sp: 959\n");
+}
+
+#[test]
+fn bad_input_is_one_line_on_stderr_and_a_failure() {
+    let cases: &[&[&str]] = &[
+        &["perft", "--sp", "960", "--depth", "1"],
+        &[
+            "perft",
+            "--fen",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP w KQkq - 0 1",
+            "--depth",
+            "1",
+        ],
+        &[
+            "perft",
+            "--fen",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 1",
+            "--depth",
+            "1",
+        ],
+        &["perft", "--depth", "1", "--file", "/nonexistent/c960.epd"],
+        &["position", "--arrangement", "RNBQKNBR"],
+        &["position", "--arrangement", "KRNBBQNR"],
+        &["position", "--fen", "4k3/8/8/8/8/8/8/4K3 w - - 0 1"],
+        &["position", "1000"],
+    ];
+    for args in cases {
+        let (code, out, err) = worker(args);
+        assert_ne!(code, 0, "{args:?} should fail");
+        assert!(out.is_empty(), "{args:?} printed to stdout: {out}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+    }
+    let (_, _, err) = worker(&["position", "--arrangement", "RNBQKNBR"]);
+    assert!(err.contains("opposite colours"), "{err}");
+}
+
+#[test]
+fn bench_prints_nodes_per_second() {
+    let (code, out, _) = worker(&["bench"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("sp 518       depth 5      4865609 nodes"),
+        "{out}"
+    );
+    assert!(last_line(&out).ends_with(" nodes/s"));
+}
