@@ -27,6 +27,50 @@ pub struct MoveBatch {
     pub special: Bitboard,
 }
 
+/// The squares one castling touches, on the first rank (shifted up for Black).
+#[derive(Clone, Copy)]
+struct CastlingPath {
+    /// Every square the king or rook passes or lands on, except their own start squares.
+    must_be_empty: Bitboard,
+    /// The squares the king passes or lands on, its start square excluded (a king in check
+    /// never castles, so that square is known to be safe).
+    king_crosses: Bitboard,
+}
+
+/// Inclusive range of first-rank squares between files `a` and `b`.
+const fn rank_span(a: u8, b: u8) -> Bitboard {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    ((1u64 << (hi + 1)) - 1) & !((1u64 << lo) - 1)
+}
+
+/// `CASTLING_PATHS[king_file][rook_file]`: the king goes to g (c) and the rook to f (d) when the
+/// rook stands on the king's right (left).
+static CASTLING_PATHS: [[CastlingPath; 8]; 8] = {
+    const EMPTY: CastlingPath = CastlingPath {
+        must_be_empty: 0,
+        king_crosses: 0,
+    };
+    let mut table = [[EMPTY; 8]; 8];
+    let mut k = 0u8;
+    while k < 8 {
+        let mut r = 0u8;
+        while r < 8 {
+            if r != k {
+                let (king_to, rook_to) = if r > k { (6, 5) } else { (2, 3) };
+                let movers = (1u64 << k) | (1u64 << r);
+                let king_span = rank_span(k, king_to);
+                table[k as usize][r as usize] = CastlingPath {
+                    must_be_empty: (king_span | rank_span(r, rook_to)) & !movers,
+                    king_crosses: king_span & !(1u64 << k),
+                };
+            }
+            r += 1;
+        }
+        k += 1;
+    }
+    table
+};
+
 const PROMOTION_RANKS: Bitboard = bb::RANK_1 | bb::RANK_8;
 const PROMOTION_ROLES: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
 
@@ -193,21 +237,21 @@ impl Position {
         let rights = self.castling_rooks & (bb::RANK_1 << rank_base);
         let mut out = 0;
         for rook in bb::squares(rights) {
-            let (king_to, rook_to) = if rook > king {
-                (rank_base + 6, rank_base + 5)
-            } else {
-                (rank_base + 2, rank_base + 3)
-            };
-            let king_path = between(king, king_to) | (1u64 << king_to);
-            let rook_path = between(rook, rook_to) | (1u64 << rook_to);
-            let movers = (1u64 << king) | (1u64 << rook);
-            if self.occupied() & (king_path | rook_path) & !movers != 0 {
+            let path = &CASTLING_PATHS[(king & 7) as usize][(rook & 7) as usize];
+            if self.occupied() & (path.must_be_empty << rank_base) != 0 {
                 continue;
             }
             // Attacks are judged with the castling rook lifted: an enemy rook on a1 attacks c1
             // through our castling rook on b1.
-            let occ = self.occupied() ^ movers;
-            if bb::squares(king_path).all(|s| self.attackers_to(s, occ, us.other()) == 0) {
+            let occ = self.occupied() ^ (1u64 << king) ^ (1u64 << rook);
+            let mut safe = true;
+            for s in bb::squares(path.king_crosses << rank_base) {
+                if self.attackers_to(s, occ, us.other()) != 0 {
+                    safe = false;
+                    break;
+                }
+            }
+            if safe {
                 out |= 1u64 << rook;
             }
         }

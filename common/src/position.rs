@@ -295,9 +295,20 @@ impl Position {
         if self.occupied() & bit == 0 {
             return None;
         }
-        Role::ALL
-            .into_iter()
-            .find(|r| self.by_role[r.index()] & bit != 0)
+        // Unrolled, pawns first: the commonest pieces are found soonest.
+        Some(if self.by_role[0] & bit != 0 {
+            Role::Pawn
+        } else if self.by_role[1] & bit != 0 {
+            Role::Knight
+        } else if self.by_role[2] & bit != 0 {
+            Role::Bishop
+        } else if self.by_role[3] & bit != 0 {
+            Role::Rook
+        } else if self.by_role[4] & bit != 0 {
+            Role::Queen
+        } else {
+            Role::King
+        })
     }
     /// The piece on `sq`, if any.
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
