@@ -2,6 +2,7 @@
 
 mod cli_perft;
 mod cli_position;
+mod cli_work;
 
 use std::process::ExitCode;
 
@@ -21,6 +22,8 @@ enum Command {
     Perft(cli_perft::PerftArgs),
     /// Show a start position by number, or find the number of an arrangement or FEN.
     Position(cli_position::PositionArgs),
+    /// Donate compute: fetch workunits from a coordinator, compute them, submit the results.
+    Work(cli_work::WorkArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(args) => cli_perft::run(args),
         Command::Position(args) => cli_position::run(args),
+        Command::Work(args) => cli_work::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
