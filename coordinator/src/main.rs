@@ -1,7 +1,7 @@
 //! `c960-coordinator`: serve the coordinator, manage campaigns, export tables, or run a whole
 //! campaign on this machine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,7 +119,7 @@ enum CampaignCommand {
     },
 }
 
-fn open(db: &PathBuf) -> Result<SqliteStore> {
+fn open(db: &Path) -> Result<SqliteStore> {
     SqliteStore::open(db).with_context(|| format!("cannot open database {}", db.display()))
 }
 
@@ -130,6 +130,23 @@ fn init_tracing(default: &str) {
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
         .init();
+}
+
+/// Resolves on Ctrl-C or SIGTERM. Stopping abruptly is safe too (every change is one
+/// transaction); this only lets in-flight requests finish.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
@@ -146,9 +163,7 @@ fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
         println!("listening on http://{}", listener.local_addr()?);
         tracing::info!(db = %db.display(), "serving");
         axum::serve(listener, http::app(AppState { store, config }))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
+            .with_graceful_shutdown(stop_signal())
             .await?;
         Ok(())
     })

@@ -36,7 +36,7 @@ impl Backoff {
     }
 
     /// The next wait with random jitter; records a failure.
-    pub fn next(&mut self) -> Duration {
+    pub fn next_delay(&mut self) -> Duration {
         self.next_with(rand::random::<f64>())
     }
 
@@ -73,7 +73,7 @@ mod tests {
         let mut b = Backoff::new(Duration::from_millis(100), Duration::from_secs(60));
         for _ in 0..50 {
             let ceil = b.ceiling();
-            let d = b.next();
+            let d = b.next_delay();
             assert!(d <= ceil && d >= ceil / 2);
         }
     }

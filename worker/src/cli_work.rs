@@ -42,6 +42,7 @@ pub fn run(args: WorkArgs) -> Result<()> {
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -61,19 +62,26 @@ pub fn run(args: WorkArgs) -> Result<()> {
         .build()?;
     let out = rt.block_on(async move {
         let (tx, rx) = tokio::sync::watch::channel(false);
-        // The handler is installed before any work starts, so an early Ctrl-C is not fatal.
+        // The handlers are installed before any work starts, so an early Ctrl-C is not fatal.
+        // SIGTERM (service managers) is treated like Ctrl-C.
         #[cfg(unix)]
-        let mut interrupt =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let (mut interrupt, mut terminate) = {
+            use tokio::signal::unix::{SignalKind, signal};
+            (
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            )
+        };
         tokio::spawn(async move {
             #[cfg(unix)]
-            let got = interrupt.recv().await.is_some();
-            #[cfg(not(unix))]
-            let got = tokio::signal::ctrl_c().await.is_ok();
-            if got {
-                tracing::info!("interrupted; giving the lease back");
-                let _ = tx.send(true);
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
             }
+            #[cfg(not(unix))]
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("stopping");
+            let _ = tx.send(true);
         });
         let summary = runner::run(cfg, rx).await?;
         eprintln!(

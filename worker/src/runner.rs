@@ -148,7 +148,7 @@ impl Worker {
                     return Ok(Some(auth));
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next();
+                    let d = self.backoff.next_delay();
                     tracing::warn!("{e}; retrying in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         return Ok(None);
@@ -196,7 +196,7 @@ impl Worker {
                     }
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next();
+                    let d = self.backoff.next_delay();
                     tracing::warn!("{e}; retrying in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         self.summary.interrupted = true;
@@ -300,7 +300,7 @@ impl Worker {
                     return Ok(true);
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next();
+                    let d = self.backoff.next_delay();
                     tracing::warn!("{e}; retrying the submission in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         return Ok(false);
