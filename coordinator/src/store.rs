@@ -934,3 +934,121 @@ impl Store for SqliteStore {
             .collect::<Result<_, _>>()?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        (dir, s)
+    }
+
+    fn sub(nodes: u64, tag: u8) -> Submission {
+        Submission {
+            result: PerftResult {
+                nodes,
+                divide: vec![],
+            },
+            digest: [tag; 32],
+            elapsed_ms: 1,
+            engine: "test 0".into(),
+        }
+    }
+
+    #[test]
+    fn disagreement_up_to_the_cap_fails_the_workunit() {
+        let (_d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
+            .unwrap();
+        let w: Vec<u64> = (0..4)
+            .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+            .collect();
+        let l0 = s.assign(w[0], 1, 1000).unwrap().unwrap();
+        assert!(
+            s.assign(w[0], 1, 1000).unwrap().is_none(),
+            "second replica to the same worker"
+        );
+        let l1 = s.assign(w[1], 1, 1000).unwrap().unwrap();
+        assert!(
+            s.assign(w[2], 1, 1000).unwrap().is_none(),
+            "more replicas than the quorum"
+        );
+        s.submit(w[0], l0.lease_id, &sub(400, 1), 2).unwrap();
+        s.submit(w[1], l1.lease_id, &sub(401, 2), 2).unwrap();
+        let l2 = s
+            .assign(w[2], 3, 1000)
+            .unwrap()
+            .expect("disagreement sends one more");
+        s.submit(w[2], l2.lease_id, &sub(402, 3), 4).unwrap();
+        assert!(s.assign(w[3], 5, 1000).unwrap().is_none(), "cap reached");
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("failed", None));
+        assert!(matches!(
+            s.submit(w[0], l0.lease_id, &sub(400, 1), 6),
+            Err(StoreError::LeaseClosed(..))
+        ));
+    }
+
+    #[test]
+    fn expired_lease_is_reissued_and_late_result_refused() {
+        let (_d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 2, None, vec![0]).unwrap(), 0)
+            .unwrap();
+        let w: Vec<u64> = (0..3)
+            .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+            .collect();
+        let l0 = s.assign(w[0], 0, 100).unwrap().unwrap();
+        let l1 = s.assign(w[1], 0, 100).unwrap().unwrap();
+        assert!(s.assign(w[2], 50, 100).unwrap().is_none());
+        let l2 = s
+            .assign(w[2], 101, 100)
+            .unwrap()
+            .expect("expired replicas are reissued");
+        assert!(matches!(
+            s.submit(w[0], l0.lease_id, &sub(400, 1), 102),
+            Err(StoreError::LeaseExpired(_))
+        ));
+        // The expired holder may take it up again (it never returned a result).
+        let again = s.assign(w[0], 103, 100).unwrap().unwrap();
+        assert_eq!(again.workunit_id, l0.workunit_id);
+        s.submit(w[2], l2.lease_id, &sub(400, 1), 104).unwrap();
+        s.submit(w[0], again.lease_id, &sub(400, 1), 105).unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(
+            (
+                rows[0].status.as_str(),
+                rows[0].nodes,
+                rows[0].agreeing_results
+            ),
+            ("valid", Some(400), 2)
+        );
+        assert!(
+            s.results(l1.workunit_id)
+                .unwrap()
+                .iter()
+                .any(|r| r.id == l1.lease_id && r.state == "expired")
+        );
+        assert_eq!(s.worker(w[0]).unwrap().unwrap().valid, 1);
+    }
+
+    #[test]
+    fn reopening_keeps_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let s = SqliteStore::open(&path).unwrap();
+        let spec = NewCampaign::new(1, 1, None, vec![1, 2]).unwrap();
+        let c = s.create_campaign(&spec, 0).unwrap();
+        let w = s.register_worker("w", b"h", "e", 0).unwrap();
+        let l = s.assign(w, 0, 100).unwrap().unwrap();
+        s.submit(w, l.lease_id, &sub(20, 9), 1).unwrap();
+        drop(s);
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(s.find_campaign(&spec).unwrap(), Some(c.clone()));
+        let p = &s.progress().unwrap()[0];
+        assert_eq!((p.total, p.valid, p.nodes_valid), (2, 1, 20));
+    }
+}
