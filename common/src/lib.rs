@@ -11,6 +11,8 @@
 
 pub mod attacks;
 pub mod chess_move;
+pub mod codec;
+pub mod digest;
 pub mod epd;
 pub mod fen;
 pub mod movegen;
@@ -19,6 +21,7 @@ pub mod position;
 pub mod startpos;
 pub mod types;
 pub mod uci;
+pub mod wire;
 pub mod zobrist;
 
 pub use chess_move::{Move, MoveKind};

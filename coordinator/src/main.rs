@@ -1,1 +1,285 @@
-fn main() {}
+//! `c960-coordinator`: serve the coordinator, manage campaigns, export tables, or run a whole
+//! campaign on this machine.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::export::{self, Format};
+use c960_coordinator::http::{self, AppState, Config};
+use c960_coordinator::run::{self, RunOptions, RunOutcome};
+use c960_coordinator::store::{SqliteStore, Store};
+use clap::{Parser, Subcommand};
+
+/// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
+#[derive(Parser)]
+#[command(name = "c960-coordinator", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the HTTP API.
+    Serve {
+        /// Address to listen on, e.g. 0.0.0.0:8960 (port 0 picks a free port).
+        #[arg(long, default_value = "127.0.0.1:8960")]
+        listen: String,
+        /// SQLite database file (created if missing).
+        #[arg(long)]
+        db: PathBuf,
+        /// Lease duration in seconds.
+        #[arg(long, default_value_t = 3600)]
+        lease_secs: u64,
+        /// Lost votes + refused results after which a worker gets no work (0: never).
+        #[arg(long, default_value_t = 3)]
+        max_strikes: u64,
+        /// Seconds a worker is told to wait when there is no work.
+        #[arg(long, default_value_t = 10)]
+        retry_after_secs: u32,
+    },
+    /// Manage campaigns.
+    Campaign {
+        #[command(subcommand)]
+        command: CampaignCommand,
+    },
+    /// Export a campaign's table.
+    Export {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Campaign id.
+        #[arg(long)]
+        campaign: u64,
+        /// csv or json.
+        #[arg(long, default_value = "csv")]
+        format: String,
+        /// Output file (default stdout).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Run a whole perft campaign on this machine with in-process workers, then print the table.
+    Run {
+        /// Perft depth.
+        #[arg(long)]
+        depth: u32,
+        /// In-process workers (default: one per core, at least the quorum).
+        #[arg(long)]
+        local_workers: Option<usize>,
+        /// SQLite database file; run again with the same file to resume.
+        #[arg(long, default_value = "c960-run.db")]
+        db: PathBuf,
+        /// Write the CSV table here (default: stdout, before the total).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Start positions, e.g. 0-9,518.
+        #[arg(long, default_value = "0-959")]
+        positions: String,
+        /// Agreeing results from distinct workers needed per workunit.
+        #[arg(long, default_value_t = 2)]
+        quorum: u32,
+        /// Results per workunit after which it fails without quorum (default quorum + 2).
+        #[arg(long)]
+        max_results: Option<u32>,
+        /// Lease duration in seconds.
+        #[arg(long, default_value_t = 3600)]
+        lease_secs: u64,
+    },
+}
+
+#[derive(Subcommand)]
+enum CampaignCommand {
+    /// Add a perft campaign; prints its id.
+    Add {
+        /// SQLite database file (created if missing).
+        #[arg(long)]
+        db: PathBuf,
+        /// Perft depth.
+        #[arg(long)]
+        depth: u32,
+        /// Agreeing results from distinct workers needed per workunit.
+        #[arg(long, default_value_t = 2)]
+        quorum: u32,
+        /// Results per workunit after which it fails without quorum (default quorum + 2).
+        #[arg(long)]
+        max_results: Option<u32>,
+        /// Start positions, e.g. 0-9,518.
+        #[arg(long, default_value = "0-959")]
+        positions: String,
+    },
+    /// List campaigns with their progress.
+    List {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+}
+
+fn open(db: &Path) -> Result<SqliteStore> {
+    SqliteStore::open(db).with_context(|| format!("cannot open database {}", db.display()))
+}
+
+fn init_tracing(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .init();
+}
+
+/// Resolves on Ctrl-C or SIGTERM. Stopping abruptly is safe too (every change is one
+/// transaction); this only lets in-flight requests finish.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
+    init_tracing("info");
+    let store: Arc<dyn Store> = Arc::new(open(&db)?);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
+        // The first stdout line names the address, so scripts and tests can use port 0.
+        println!("listening on http://{}", listener.local_addr()?);
+        tracing::info!(db = %db.display(), "serving");
+        axum::serve(listener, http::app(AppState { store, config }))
+            .with_graceful_shutdown(stop_signal())
+            .await?;
+        Ok(())
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let result: Result<ExitCode> = (|| match cli.command {
+        Command::Serve {
+            listen,
+            db,
+            lease_secs,
+            max_strikes,
+            retry_after_secs,
+        } => {
+            let config = Config {
+                lease: Duration::from_secs(lease_secs.max(1)),
+                max_strikes,
+                retry_after_secs,
+            };
+            serve(listen, db, config).map(|_| ExitCode::SUCCESS)
+        }
+        Command::Campaign {
+            command:
+                CampaignCommand::Add {
+                    db,
+                    depth,
+                    quorum,
+                    max_results,
+                    positions,
+                },
+        } => {
+            let positions = parse_positions(&positions).map_err(|e| anyhow!("--positions: {e}"))?;
+            let spec =
+                NewCampaign::new(depth, quorum, max_results, positions).map_err(|e| anyhow!(e))?;
+            let c = open(&db)?.create_campaign(&spec, http::now_ms())?;
+            eprintln!(
+                "campaign {}: perft depth {} over {}, quorum {}",
+                c.id, c.depth, c.positions, c.quorum
+            );
+            println!("{}", c.id);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Campaign {
+            command: CampaignCommand::List { db },
+        } => {
+            for p in open(&db)?.progress()? {
+                println!(
+                    "{}\tperft depth {}\tpositions {}\tquorum {}\t{}/{} valid\t{} failed",
+                    p.campaign.id,
+                    p.campaign.depth,
+                    p.campaign.positions,
+                    p.campaign.quorum,
+                    p.valid,
+                    p.total,
+                    p.failed
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export {
+            db,
+            campaign,
+            format,
+            out,
+        } => {
+            let format = Format::parse(&format).map_err(|e| anyhow!("--format: {e}"))?;
+            let (c, rows) = open(&db)?.table(campaign)?;
+            let text = match format {
+                Format::Csv => export::csv(&rows),
+                Format::Json => export::json(&c, &rows) + "\n",
+            };
+            match out {
+                Some(path) => std::fs::write(&path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run {
+            depth,
+            local_workers,
+            db,
+            out,
+            positions,
+            quorum,
+            max_results,
+            lease_secs,
+        } => {
+            init_tracing("warn");
+            let opts = RunOptions {
+                depth,
+                local_workers,
+                db,
+                out,
+                positions,
+                quorum,
+                max_results,
+                lease: Duration::from_secs(lease_secs.max(1)),
+                progress: true,
+            };
+            Ok(match run::run(opts)? {
+                RunOutcome::Complete(_) => ExitCode::SUCCESS,
+                RunOutcome::Failed { .. } => ExitCode::FAILURE,
+                RunOutcome::Interrupted => ExitCode::from(130),
+            })
+        }
+    })();
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

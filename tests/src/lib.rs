@@ -1,1 +1,159 @@
-//! Shared helpers for the integration tests.
+//! Shared helpers for the integration tests: binary paths, reference data, in-process servers.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::http::{self, AppState, Config};
+use c960_coordinator::store::{Campaign, SqliteStore, Store};
+
+/// Paths of the `c960-coordinator` and `c960-worker` binaries, built once per test process.
+///
+/// Cargo gives `CARGO_BIN_EXE_*` only to a package's own tests, so this runs
+/// `$CARGO build --bins` for both packages (a no-op when up to date) in the profile of the test
+/// executable and finds them next to it (`target/<profile>/`).
+pub fn bins() -> &'static (PathBuf, PathBuf) {
+    static BINS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BINS.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>")
+            .to_path_buf();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "c960-coordinator",
+            "-p",
+            "c960-worker",
+            "--bins",
+        ]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        cmd.env(
+            "CARGO_TARGET_DIR",
+            profile_dir.parent().expect("target dir"),
+        );
+        let status = cmd.status().expect("run cargo build");
+        assert!(status.success(), "cargo build of the binaries failed");
+        let c = profile_dir.join("c960-coordinator");
+        let w = profile_dir.join("c960-worker");
+        assert!(
+            c.exists() && w.exists(),
+            "binaries not found in {}",
+            profile_dir.display()
+        );
+        (c, w)
+    })
+}
+
+/// The reference table: start position → perft(1..=6).
+pub fn reference() -> &'static BTreeMap<u16, [u64; 6]> {
+    static REF: OnceLock<BTreeMap<u16, [u64; 6]>> = OnceLock::new();
+    REF.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../common/tests/data/chess960_startpos_perft.csv");
+        let text = std::fs::read_to_string(&path).expect("reference table");
+        let mut map = BTreeMap::new();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let mut d = [0u64; 6];
+            for (i, v) in d.iter_mut().enumerate() {
+                *v = f[3 + i].parse().expect("count");
+            }
+            map.insert(f[0].parse().expect("sp"), d);
+        }
+        assert_eq!(map.len(), 960);
+        map
+    })
+}
+
+/// Parses a table CSV into start position → (depth, nodes, status); checks the fixed header.
+pub fn parse_table(csv: &str) -> BTreeMap<u16, (u32, Option<u64>, String)> {
+    let mut lines = csv.lines();
+    let header = lines.next().expect("header");
+    assert!(
+        header.starts_with("sp,fen,depth,nodes"),
+        "header {header:?}"
+    );
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[0].parse().unwrap(),
+                (f[2].parse().unwrap(), f[3].parse().ok(), f[4].to_string()),
+            )
+        })
+        .collect()
+}
+
+/// A coordinator served in this process on 127.0.0.1 with a real SQLite file.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The store (the same file the server uses).
+    pub store: Arc<SqliteStore>,
+    /// Keeps the directory alive.
+    pub dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    /// Starts a server with this configuration on a fresh database.
+    pub async fn start(config: Config) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteStore::open(&dir.path().join("c960.db")).unwrap());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let app = http::app(AppState {
+            store: store.clone(),
+            config,
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        TestServer { url, store, dir }
+    }
+
+    /// Adds a perft campaign.
+    pub fn campaign(&self, depth: u32, positions: &str) -> Campaign {
+        let spec = NewCampaign::new(depth, 2, None, parse_positions(positions).unwrap()).unwrap();
+        self.store.create_campaign(&spec, http::now_ms()).unwrap()
+    }
+
+    /// Waits until every workunit of the campaign is valid or failed (at most `limit`).
+    pub async fn wait_finished(&self, campaign: u64, limit: Duration) {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let p = self
+                .store
+                .progress()
+                .unwrap()
+                .into_iter()
+                .find(|p| p.campaign.id == campaign)
+                .unwrap();
+            if p.valid + p.failed == p.total {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "campaign {campaign} not finished: {p:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// A configuration with short leases and retries, for tests.
+pub fn quick_config() -> Config {
+    Config {
+        lease: Duration::from_secs(3600),
+        max_strikes: 3,
+        retry_after_secs: 1,
+    }
+}

@@ -3,6 +3,7 @@
 mod cli_bench;
 mod cli_perft;
 mod cli_position;
+mod cli_work;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,8 @@ enum Command {
     Bench(cli_bench::BenchArgs),
     /// Show a start position by number, or find the number of an arrangement or FEN.
     Position(cli_position::PositionArgs),
+    /// Donate compute: fetch workunits from a coordinator, compute them, submit the results.
+    Work(cli_work::WorkArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
         Command::Perft(args) => cli_perft::run(args),
         Command::Position(args) => cli_position::run(args),
         Command::Bench(args) => cli_bench::run(args),
+        Command::Work(args) => cli_work::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

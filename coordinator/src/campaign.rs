@@ -1,0 +1,140 @@
+//! Campaign definitions: position lists such as `0-9,518` and what a new campaign holds.
+
+use std::collections::BTreeSet;
+
+/// Parses a position list: comma-separated numbers and inclusive ranges in 0..=959.
+pub fn parse_positions(text: &str) -> Result<Vec<u16>, String> {
+    let mut set = BTreeSet::new();
+    for part in text.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(format!("empty item in position list {text:?}"));
+        }
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (parse_one(a)?, parse_one(b)?),
+            None => {
+                let n = parse_one(part)?;
+                (n, n)
+            }
+        };
+        if lo > hi {
+            return Err(format!("range {part} is backwards"));
+        }
+        set.extend(lo..=hi);
+    }
+    Ok(set.into_iter().collect())
+}
+
+fn parse_one(s: &str) -> Result<u16, String> {
+    let n: u16 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a start position number"))?;
+    if n > 959 {
+        return Err(format!("start position {n} is out of range 0..959"));
+    }
+    Ok(n)
+}
+
+/// The canonical text of a position list (`0-959`, `0-9,518`), used to recognise a campaign
+/// when `run` is started again with the same arguments.
+pub fn format_positions(positions: &[u16]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < positions.len() {
+        let start = positions[i];
+        let mut end = start;
+        while i + 1 < positions.len() && positions[i + 1] == end + 1 {
+            i += 1;
+            end = positions[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
+/// A perft campaign to create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewCampaign {
+    /// Depth in plies, ≥ 1.
+    pub depth: u32,
+    /// Agreeing results from distinct workers needed per workunit.
+    pub quorum: u32,
+    /// Results per workunit after which it fails without a quorum.
+    pub max_results: u32,
+    /// Start positions, sorted and distinct.
+    pub positions: Vec<u16>,
+}
+
+impl NewCampaign {
+    /// Checks the parameters; the cap defaults to quorum + 2 (room for two disagreements).
+    pub fn new(
+        depth: u32,
+        quorum: u32,
+        max_results: Option<u32>,
+        positions: Vec<u16>,
+    ) -> Result<NewCampaign, String> {
+        if depth == 0 || depth > 20 {
+            return Err(format!("depth {depth} is out of range 1..20"));
+        }
+        if quorum == 0 || quorum > 16 {
+            return Err(format!("quorum {quorum} is out of range 1..16"));
+        }
+        let max_results = max_results.unwrap_or(quorum + 2);
+        if max_results < quorum {
+            return Err(format!(
+                "max results {max_results} is below the quorum {quorum}"
+            ));
+        }
+        if positions.is_empty() {
+            return Err("no start positions".into());
+        }
+        Ok(NewCampaign {
+            depth,
+            quorum,
+            max_results,
+            positions,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lists() {
+        assert_eq!(parse_positions("0-3,518").unwrap(), vec![0, 1, 2, 3, 518]);
+        assert_eq!(parse_positions(" 5 , 1-2,2 ").unwrap(), vec![1, 2, 5]);
+        assert_eq!(parse_positions("0-959").unwrap().len(), 960);
+        for bad in ["", "1,", "960", "3-1", "a", "1-", "-1"] {
+            assert!(parse_positions(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn formats_lists() {
+        assert_eq!(format_positions(&[0, 1, 2, 3, 518]), "0-3,518");
+        assert_eq!(
+            format_positions(&parse_positions("0-959").unwrap()),
+            "0-959"
+        );
+        assert_eq!(format_positions(&[7]), "7");
+    }
+
+    #[test]
+    fn campaign_checks() {
+        assert!(NewCampaign::new(0, 2, None, vec![1]).is_err());
+        assert!(NewCampaign::new(3, 0, None, vec![1]).is_err());
+        assert!(NewCampaign::new(3, 2, Some(1), vec![1]).is_err());
+        assert!(NewCampaign::new(3, 2, None, vec![]).is_err());
+        assert_eq!(
+            NewCampaign::new(3, 2, None, vec![1]).unwrap().max_results,
+            4
+        );
+    }
+}

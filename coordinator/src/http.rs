@@ -1,0 +1,455 @@
+//! The HTTP API: thin axum handlers over the [`Store`] and the pure decision modules.
+//!
+//! Worker endpoints (`POST /api/v1/{register,fetch,submit,abandon}`) take and return bincode
+//! bodies ([`c960_common::codec`]); human endpoints (`GET /api/v1/status`, the table export)
+//! return JSON or CSV. Every refusal is an [`ApiError`]: HTTP status + machine-readable code +
+//! message, as a JSON [`ErrorBody`] on every endpoint. `docs/protocol.md` lists the codes.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use c960_common::codec;
+use c960_common::digest::result_digest;
+use c960_common::wire::{
+    AbandonRequest, AbandonResponse, Assignment, CONTENT_TYPE, ErrorBody, FetchRequest,
+    FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
+    SubmitRequest, SubmitResponse, WorkerAuth,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest as _, Sha256};
+
+use crate::export;
+use crate::scheduler::{self, ReplicaState};
+use crate::store::{CampaignProgress, Store, StoreError, Submission, WorkerSummary};
+use crate::validator;
+
+/// Tunables of a running coordinator.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// How long a lease lasts before its replica is reissued.
+    pub lease: Duration,
+    /// Lost votes + refused results after which a worker gets no more work (0: never).
+    pub max_strikes: u64,
+    /// The retry-after sent with "no work right now".
+    pub retry_after_secs: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            lease: Duration::from_secs(3600),
+            max_strikes: 3,
+            retry_after_secs: 10,
+        }
+    }
+}
+
+/// Shared state of the handlers.
+#[derive(Clone)]
+pub struct AppState {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// The tunables.
+    pub config: Config,
+}
+
+/// The one error type of the API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Machine-readable code.
+    pub code: &'static str,
+    /// Human-readable message.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error with this status, code and message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if self.status.is_server_error() {
+            tracing::error!(code = self.code, "{}", self.message);
+        } else {
+            tracing::debug!(code = self.code, status = %self.status, "{}", self.message);
+        }
+        let body = ErrorBody {
+            code: self.code.to_string(),
+            message: self.message,
+        };
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        let msg = e.to_string();
+        match e {
+            StoreError::UnknownWorker(_) => {
+                ApiError::new(StatusCode::UNAUTHORIZED, "unknown_worker", msg)
+            }
+            StoreError::UnknownWorkunit(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown_workunit", msg)
+            }
+            StoreError::UnknownLease(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown_lease", msg)
+            }
+            StoreError::LeaseNotYours(_) => {
+                ApiError::new(StatusCode::FORBIDDEN, "lease_not_yours", msg)
+            }
+            StoreError::LeaseClosed(..) => ApiError::new(StatusCode::CONFLICT, "lease_closed", msg),
+            StoreError::LeaseExpired(_) => {
+                ApiError::new(StatusCode::CONFLICT, "lease_expired", msg)
+            }
+            StoreError::UnknownCampaign(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown_campaign", msg)
+            }
+            StoreError::Db(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", msg),
+        }
+    }
+}
+
+/// A bincode request body: content type checked, size limited, protocol version checked from
+/// the prefix before the rest is decoded (so an old or new client gets `unsupported_protocol`,
+/// not `bad_body`), and the whole body consumed.
+pub struct Wire<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Wire<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let ct = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if !ct.starts_with(CONTENT_TYPE) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "wrong_content_type",
+                format!("content type must be {CONTENT_TYPE}, got {ct:?}"),
+            ));
+        }
+        let too_large = || {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("body exceeds {MAX_BODY_BYTES} bytes"),
+            )
+        };
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+            return Err(too_large());
+        }
+        let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
+            .await
+            .map_err(|_| too_large())?;
+        let version = codec::peek_protocol(&bytes).map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_body",
+                format!("no protocol version: {e}"),
+            )
+        })?;
+        if version != PROTOCOL_VERSION {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "unsupported_protocol",
+                format!(
+                    "protocol {version} is not supported; this coordinator speaks {PROTOCOL_VERSION}"
+                ),
+            ));
+        }
+        let value = codec::decode(&bytes)
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_body", e.to_string()))?;
+        Ok(Wire(value))
+    }
+}
+
+/// A bincode response body.
+fn wire_response<T: Serialize>(value: &T) -> Result<Response, ApiError> {
+    let bytes = codec::encode(value)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    Ok(([(header::CONTENT_TYPE, CONTENT_TYPE)], bytes).into_response())
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// SHA-256 of a worker key, the only form in which keys are stored.
+pub fn key_hash(key: &str) -> Vec<u8> {
+    Sha256::digest(key.as_bytes()).to_vec()
+}
+
+/// Compares without an early exit, so timing does not reveal how much of a hash matched.
+fn same_hash(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Runs blocking store work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+}
+
+/// Checks a worker's id and key; returns its record.
+fn authenticate(
+    store: &dyn Store,
+    auth: &WorkerAuth,
+) -> Result<crate::store::WorkerRecord, ApiError> {
+    let w = store
+        .worker(auth.worker_id)?
+        .ok_or(StoreError::UnknownWorker(auth.worker_id))?;
+    if !same_hash(&w.key_hash, &key_hash(&auth.key)) {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "bad_key",
+            "the worker key does not match",
+        ));
+    }
+    Ok(w)
+}
+
+/// The router of the whole API, without a socket (tests call it directly or serve it).
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/api/v1/register", post(register))
+        .route("/api/v1/fetch", post(fetch))
+        .route("/api/v1/submit", post(submit))
+        .route("/api/v1/abandon", post(abandon))
+        .route("/api/v1/status", get(status))
+        .route("/api/v1/campaigns/{id}/table", get(table))
+        .fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
+        .with_state(state)
+}
+
+async fn register(
+    State(st): State<AppState>,
+    Wire(req): Wire<RegisterRequest>,
+) -> Result<Response, ApiError> {
+    if req.name.len() > 100 || req.engine.name.len() > 100 || req.engine.version.len() > 100 {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            "name or engine longer than 100 bytes",
+        ));
+    }
+    let key: String = rand::random::<[u8; 16]>()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let hash = key_hash(&key);
+    let engine = format!("{} {}", req.engine.name, req.engine.version);
+    let id = blocking(move || {
+        Ok(st
+            .store
+            .register_worker(&req.name, &hash, &engine, now_ms())?)
+    })
+    .await?;
+    wire_response(&RegisterResponse {
+        auth: WorkerAuth { worker_id: id, key },
+    })
+}
+
+async fn fetch(
+    State(st): State<AppState>,
+    Wire(req): Wire<FetchRequest>,
+) -> Result<Response, ApiError> {
+    let lease_ms = st.config.lease.as_millis() as i64;
+    let max_strikes = st.config.max_strikes;
+    let store = st.store.clone();
+    let lease = blocking(move || {
+        let w = authenticate(&*store, &req.auth)?;
+        if scheduler::is_excluded(w.lost_votes, w.refused, max_strikes) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "worker_excluded",
+                format!(
+                    "worker {} lost {} votes and had {} results refused; it gets no more work",
+                    w.id, w.lost_votes, w.refused
+                ),
+            ));
+        }
+        Ok(store.assign(w.id, now_ms(), lease_ms)?)
+    })
+    .await?;
+    match lease {
+        Some(l) => wire_response(&FetchResponse::Assigned(Assignment {
+            lease_id: l.lease_id,
+            workunit_id: l.workunit_id,
+            kind: l.kind,
+            deadline_unix_ms: l.deadline_ms,
+        })),
+        None => {
+            let secs = st.config.retry_after_secs;
+            let mut resp = wire_response(&FetchResponse::NoWork {
+                retry_after_secs: secs,
+            })?;
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            Ok(resp)
+        }
+    }
+}
+
+async fn submit(
+    State(st): State<AppState>,
+    Wire(req): Wire<SubmitRequest>,
+) -> Result<Response, ApiError> {
+    let store = st.store.clone();
+    blocking(move || {
+        let w = authenticate(&*store, &req.auth)?;
+        if !store.workunit_exists(req.workunit_id)? {
+            return Err(StoreError::UnknownWorkunit(req.workunit_id).into());
+        }
+        let lease = store
+            .lease(req.lease_id)?
+            .filter(|l| l.workunit_id == req.workunit_id);
+        let lease = lease.ok_or(StoreError::UnknownLease(req.lease_id))?;
+        if lease.worker_id != w.id {
+            return Err(StoreError::LeaseNotYours(req.lease_id).into());
+        }
+        if lease.state != ReplicaState::InProgress {
+            let e = match lease.state {
+                ReplicaState::Expired => StoreError::LeaseExpired(lease.id),
+                s => StoreError::LeaseClosed(lease.id, s.name()),
+            };
+            return Err(e.into());
+        }
+        let now = now_ms();
+        // The digest is recomputed from the payload: a mismatch means a broken or lying client,
+        // and the replica is closed as an error so that it is reissued to someone else.
+        let digest = result_digest(req.workunit_id, &lease.kind, &req.result);
+        if digest != req.digest {
+            store.refuse(w.id, lease.id, "digest mismatch", now)?;
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "digest_mismatch",
+                "the digest does not match the payload",
+            ));
+        }
+        if let Err(e) = validator::check_perft_shape(&lease.kind, &req.result) {
+            store.refuse(w.id, lease.id, &e.to_string(), now)?;
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_result",
+                e.to_string(),
+            ));
+        }
+        let engine = format!("{} {}", req.engine.name, req.engine.version);
+        let sub = Submission {
+            result: req.result,
+            digest,
+            elapsed_ms: req.elapsed_ms,
+            engine,
+        };
+        store.submit(w.id, lease.id, &sub, now)?;
+        Ok(())
+    })
+    .await?;
+    wire_response(&SubmitResponse::Accepted)
+}
+
+async fn abandon(
+    State(st): State<AppState>,
+    Wire(req): Wire<AbandonRequest>,
+) -> Result<Response, ApiError> {
+    let store = st.store.clone();
+    blocking(move || {
+        let w = authenticate(&*store, &req.auth)?;
+        Ok(store.abandon(w.id, req.lease_id, now_ms())?)
+    })
+    .await?;
+    wire_response(&AbandonResponse::Released)
+}
+
+/// The JSON of `GET /api/v1/status`.
+#[derive(Serialize)]
+pub struct StatusBody {
+    /// Protocol version spoken.
+    pub protocol: u32,
+    /// Replicas waiting to be leased, over all campaigns.
+    pub queue_depth: u64,
+    /// Leases in progress, over all campaigns.
+    pub in_flight: u64,
+    /// Workers.
+    pub workers: WorkerSummary,
+    /// Per campaign.
+    pub campaigns: Vec<CampaignProgress>,
+}
+
+async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
+    let store = st.store.clone();
+    let body = blocking(move || {
+        let now = now_ms();
+        store.expire_leases(now)?;
+        let campaigns = store.progress()?;
+        Ok(StatusBody {
+            protocol: PROTOCOL_VERSION,
+            queue_depth: campaigns.iter().map(|c| c.queued_replicas).sum(),
+            in_flight: campaigns.iter().map(|c| c.in_flight).sum(),
+            workers: store.worker_summary(now)?,
+            campaigns,
+        })
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+/// Query of the table export.
+#[derive(serde::Deserialize)]
+struct TableQuery {
+    format: Option<String>,
+}
+
+async fn table(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<TableQuery>,
+) -> Result<Response, ApiError> {
+    let id: u64 = id.parse().map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            format!("campaign id {id:?} is not a number"),
+        )
+    })?;
+    let format = export::Format::parse(q.format.as_deref().unwrap_or("json"))
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
+    let store = st.store.clone();
+    let (campaign, rows) = blocking(move || Ok(store.table(id)?)).await?;
+    let (ct, text) = match format {
+        export::Format::Csv => ("text/csv; charset=utf-8", export::csv(&rows)),
+        export::Format::Json => ("application/json", export::json(&campaign, &rows)),
+    };
+    Ok(([(header::CONTENT_TYPE, ct)], Body::from(text)).into_response())
+}

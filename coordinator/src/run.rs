@@ -1,0 +1,261 @@
+//! `c960-coordinator run`: the main job on one machine. It serves the coordinator on 127.0.0.1
+//! with an embedded SQLite store and runs N workers in the same process. The workers are the
+//! library of `c960-worker`, speaking the same HTTP protocol as volunteers, so there is one code
+//! path for scheduling, validation and storage; each has its own identity, so quorum 2 still
+//! means two independent computations.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use c960_worker::runner::{self, RunnerConfig};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::sync::watch;
+
+use crate::campaign::{NewCampaign, parse_positions};
+use crate::export;
+use crate::http::{self, AppState, Config};
+use crate::store::{CampaignProgress, SqliteStore, Store};
+
+/// Options of `run`.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Perft depth.
+    pub depth: u32,
+    /// In-process workers (default: one per core, at least the quorum).
+    pub local_workers: Option<usize>,
+    /// The SQLite file; running again with the same file resumes.
+    pub db: PathBuf,
+    /// Where the CSV goes (stdout if `None`, followed by the total).
+    pub out: Option<PathBuf>,
+    /// Start positions, e.g. `0-959` or `0-9,518`.
+    pub positions: String,
+    /// Quorum.
+    pub quorum: u32,
+    /// Result cap per workunit (default quorum + 2).
+    pub max_results: Option<u32>,
+    /// Lease duration.
+    pub lease: Duration,
+    /// Show the progress bar (drawn only when stderr is a terminal).
+    pub progress: bool,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// Every workunit reached its quorum; the total node count.
+    Complete(u128),
+    /// Some workunits failed (no quorum within the result cap).
+    Failed {
+        /// Failed workunits.
+        failed: u64,
+    },
+    /// Ctrl-C; run again with the same database to resume.
+    Interrupted,
+}
+
+/// Runs the campaign to the end and writes the table. Errors are setup problems (bad
+/// arguments, unreadable database, no progress possible).
+pub fn run(opts: RunOptions) -> Result<RunOutcome> {
+    let positions = parse_positions(&opts.positions).map_err(|e| anyhow!("--positions: {e}"))?;
+    let spec = NewCampaign::new(opts.depth, opts.quorum, opts.max_results, positions)
+        .map_err(|e| anyhow!(e))?;
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let workers = opts
+        .local_workers
+        .unwrap_or(cores.max(spec.quorum as usize));
+    if workers < spec.quorum as usize {
+        bail!(
+            "--local-workers {workers} cannot reach quorum {}: each replica needs a distinct worker",
+            spec.quorum
+        );
+    }
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(&opts.db)
+            .with_context(|| format!("cannot open database {}", opts.db.display()))?,
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcome = rt.block_on(run_async(opts.clone(), spec, workers, store.clone()))?;
+    // In-process engines stop at their next root move once cancelled; do not wait for them.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    Ok(outcome)
+}
+
+async fn progress_of(store: &Arc<dyn Store>, id: u64) -> Result<CampaignProgress> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || store.progress())
+        .await??
+        .into_iter()
+        .find(|p| p.campaign.id == id)
+        .ok_or_else(|| anyhow!("campaign {id} vanished"))
+}
+
+async fn run_async(
+    opts: RunOptions,
+    spec: NewCampaign,
+    workers: usize,
+    store: Arc<dyn Store>,
+) -> Result<RunOutcome> {
+    let now = http::now_ms();
+    let campaign = match store.find_campaign(&spec)? {
+        Some(c) => c,
+        None => store.create_campaign(&spec, now)?,
+    };
+    // The leases of an earlier run belonged to in-process workers that are gone: hand them out
+    // again now instead of waiting for their deadlines.
+    let released = store.release_all_leases(now)?;
+    let start = progress_of(&store, campaign.id).await?;
+    eprintln!(
+        "campaign {}: perft depth {} over {} positions, quorum {}; {} of {} workunits already done{}",
+        campaign.id,
+        campaign.depth,
+        start.total,
+        campaign.quorum,
+        start.valid + start.failed,
+        start.total,
+        if released > 0 {
+            format!(", {released} stale leases released")
+        } else {
+            String::new()
+        }
+    );
+
+    let interrupted = if start.valid + start.failed < start.total {
+        serve_and_work(&opts, &store, campaign.id, workers, &start).await?
+    } else {
+        false
+    };
+    if interrupted {
+        eprintln!(
+            "interrupted; run again with --db {} to resume",
+            opts.db.display()
+        );
+        return Ok(RunOutcome::Interrupted);
+    }
+
+    let s2 = store.clone();
+    let (_, rows) = tokio::task::spawn_blocking(move || s2.table(campaign.id)).await??;
+    let csv = export::csv(&rows);
+    let total = export::total_nodes(&rows);
+    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    let mut stdout = std::io::stdout().lock();
+    match &opts.out {
+        Some(path) => std::fs::write(path, &csv)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => stdout.write_all(csv.as_bytes())?,
+    }
+    writeln!(stdout, "{total}")?;
+    stdout.flush()?;
+    if failed > 0 {
+        eprintln!("{failed} workunits failed: their replicas never agreed");
+        return Ok(RunOutcome::Failed { failed });
+    }
+    Ok(RunOutcome::Complete(total))
+}
+
+/// Serves on 127.0.0.1, runs the workers and shows progress until the campaign is finished.
+/// Returns true if interrupted.
+async fn serve_and_work(
+    opts: &RunOptions,
+    store: &Arc<dyn Store>,
+    campaign_id: u64,
+    workers: usize,
+    start: &CampaignProgress,
+) -> Result<bool> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let config = Config {
+        lease: opts.lease,
+        retry_after_secs: 1,
+        ..Config::default()
+    };
+    let app = http::app(AppState {
+        store: store.clone(),
+        config,
+    });
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let server = {
+        let mut rx = stop_rx.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.wait_for(|s| *s).await;
+                })
+                .await
+        })
+    };
+    let mut tasks = Vec::new();
+    for i in 0..workers {
+        let mut cfg = RunnerConfig::new(&url);
+        cfg.name = format!("local-{i}");
+        cfg.backoff_base = Duration::from_millis(50);
+        cfg.backoff_cap = Duration::from_secs(1);
+        cfg.progress = false;
+        tasks.push(tokio::spawn(runner::run(cfg, stop_rx.clone())));
+    }
+
+    let bar = ProgressBar::with_draw_target(
+        Some(start.total),
+        if opts.progress && std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template(
+            "[{elapsed_precise}] {bar:40} {pos}/{len} workunits, {msg}, ETA {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_position(start.valid + start.failed);
+    bar.reset_eta();
+    let began = Instant::now();
+    let mut idle_polls = 0;
+    let mut interrupted = false;
+    let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
+    let result: Result<()> = loop {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+            _ = &mut ctrl_c => { interrupted = true; break Ok(()); }
+        }
+        let p = progress_of(store, campaign_id).await?;
+        bar.set_position(p.valid + p.failed);
+        let rate = (p.nodes_computed.saturating_sub(start.nodes_computed)) as f64
+            / began.elapsed().as_secs_f64().max(1e-3);
+        bar.set_message(format!("{:.1} Mnodes/s", rate / 1e6));
+        if p.valid + p.failed >= p.total {
+            break Ok(());
+        }
+        if tasks.iter().all(|t| t.is_finished()) {
+            break Err(anyhow!("all local workers stopped"));
+        }
+        // Open workunits but no lease for three seconds: every worker is excluded from what is
+        // left (each already returned a replica), so more local workers are needed.
+        idle_polls = if p.in_flight == 0 { idle_polls + 1 } else { 0 };
+        if idle_polls >= 12 {
+            break Err(anyhow!(
+                "no progress possible: the remaining workunits need a replica from a worker that has not \
+                 computed them yet; run again with more --local-workers"
+            ));
+        }
+    };
+    bar.finish_and_clear();
+    let _ = stop_tx.send(true);
+    for t in tasks {
+        match t.await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!("local worker: {e:#}"),
+            Err(e) => tracing::warn!("local worker: {e}"),
+        }
+    }
+    server.await??;
+    result?;
+    Ok(interrupted)
+}

@@ -1,0 +1,1054 @@
+//! Persistence: the [`Store`] trait, and [`SqliteStore`], its embedded SQLite implementation.
+//!
+//! Every state change is one transaction that also runs the transitioner
+//! ([`crate::scheduler::transition`]) on the workunits it touches, so the stored state is always
+//! consistent: a coordinator killed at any moment restarts from the file alone. The trait is
+//! synchronous on purpose — SQLite is a blocking library and the HTTP layer calls the store from
+//! `spawn_blocking`; a Postgres backend can implement the same trait with a blocking pool.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use c960_common::wire::{PerftResult, PositionSpec, WorkUnitKind};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use serde::Serialize;
+
+use crate::campaign::{NewCampaign, format_positions};
+use crate::scheduler::{self, QuorumPolicy, ReplicaState, ReplicaView, Transition};
+use crate::validator::Digest;
+
+/// Why a store operation failed. The domain variants map to 4xx responses; `Db` is a 500.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No worker with this id.
+    #[error("unknown worker {0}")]
+    UnknownWorker(u64),
+    /// No workunit with this id.
+    #[error("unknown workunit {0}")]
+    UnknownWorkunit(u64),
+    /// No lease with this id (for this workunit).
+    #[error("unknown lease {0}")]
+    UnknownLease(u64),
+    /// The lease belongs to another worker.
+    #[error("lease {0} is held by another worker")]
+    LeaseNotYours(u64),
+    /// The lease was already answered, abandoned or refused.
+    #[error("lease {0} is closed ({1})")]
+    LeaseClosed(u64, &'static str),
+    /// The lease deadline passed; the replica went to another worker.
+    #[error("lease {0} expired")]
+    LeaseExpired(u64),
+    /// No campaign with this id.
+    #[error("unknown campaign {0}")]
+    UnknownCampaign(u64),
+    /// The database failed or holds something impossible.
+    #[error("database: {0}")]
+    Db(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Db(e.to_string())
+    }
+}
+
+/// Result alias of the store.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A campaign as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Campaign {
+    /// Id.
+    pub id: u64,
+    /// `perft` (later kinds: analysis).
+    pub kind: String,
+    /// Depth.
+    pub depth: u32,
+    /// Quorum.
+    pub quorum: u32,
+    /// Result cap per workunit.
+    pub max_results: u32,
+    /// Position list, canonical text.
+    pub positions: String,
+}
+
+/// A registered worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerRecord {
+    /// Id.
+    pub id: u64,
+    /// Self-chosen name.
+    pub name: String,
+    /// SHA-256 of the worker key.
+    #[serde(skip)]
+    pub key_hash: Vec<u8>,
+    /// Results that lost a vote.
+    pub lost_votes: u64,
+    /// Results refused on receipt (digest mismatch, impossible divide).
+    pub refused: u64,
+    /// Results that agreed with the canonical result.
+    pub valid: u64,
+}
+
+/// A lease as the HTTP layer needs it to check a submission.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseInfo {
+    /// Lease/result id.
+    pub id: u64,
+    /// Its workunit.
+    pub workunit_id: u64,
+    /// Holder.
+    pub worker_id: u64,
+    /// State.
+    pub state: ReplicaState,
+    /// Deadline.
+    pub deadline_ms: i64,
+    /// What the workunit asks.
+    pub kind: WorkUnitKind,
+}
+
+/// A newly issued lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// Lease/result id.
+    pub lease_id: u64,
+    /// Workunit.
+    pub workunit_id: u64,
+    /// What to compute.
+    pub kind: WorkUnitKind,
+    /// Deadline.
+    pub deadline_ms: i64,
+}
+
+/// An accepted result to store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    /// The counts.
+    pub result: PerftResult,
+    /// Digest (already verified against the payload).
+    pub digest: Digest,
+    /// Wall time.
+    pub elapsed_ms: u64,
+    /// `name version` of the engine.
+    pub engine: String,
+}
+
+/// One row of a campaign table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableRow {
+    /// Workunit id.
+    pub workunit_id: u64,
+    /// Start position number.
+    pub sp: Option<u16>,
+    /// Shredder-FEN.
+    pub fen: String,
+    /// Depth.
+    pub depth: u32,
+    /// Canonical node count once valid.
+    pub nodes: Option<u64>,
+    /// `open`, `valid` or `failed`.
+    pub status: String,
+    /// Results that agree with the canonical one.
+    pub agreeing_results: u32,
+    /// Canonical digest (hex) once valid.
+    pub digest: Option<String>,
+}
+
+/// One stored result (replica), for audits and tests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ResultRecord {
+    /// Id.
+    pub id: u64,
+    /// Workunit.
+    pub workunit_id: u64,
+    /// Worker.
+    pub worker_id: u64,
+    /// Replica state name.
+    pub state: String,
+    /// `pending`, `valid` or `invalid`.
+    pub outcome: String,
+    /// Node count when returned.
+    pub nodes: Option<u64>,
+    /// Digest (hex) when returned.
+    pub digest: Option<String>,
+}
+
+/// Progress of one campaign.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CampaignProgress {
+    /// The campaign.
+    pub campaign: Campaign,
+    /// Workunits in total.
+    pub total: u64,
+    /// Valid workunits.
+    pub valid: u64,
+    /// Failed workunits.
+    pub failed: u64,
+    /// Replicas waiting to be leased.
+    pub queued_replicas: u64,
+    /// Leases in progress.
+    pub in_flight: u64,
+    /// Sum of canonical node counts so far.
+    pub nodes_valid: u128,
+    /// Sum of node counts of all returned results (work done, including replicas).
+    pub nodes_computed: u128,
+}
+
+/// Worker counts for the status page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerSummary {
+    /// Registered workers.
+    pub registered: u64,
+    /// Seen in the last hour.
+    pub active_last_hour: u64,
+    /// Workers with lost votes or refused results, worst first (at most 20).
+    pub marked: Vec<WorkerRecord>,
+}
+
+/// The persistent state of the coordinator. See the module documentation.
+pub trait Store: Send + Sync {
+    /// Creates a campaign with one workunit per start position.
+    fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign>;
+    /// A perft campaign with exactly these parameters, if one exists (for `run`'s resume).
+    fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>>;
+    /// All campaigns.
+    fn campaigns(&self) -> StoreResult<Vec<Campaign>>;
+    /// Registers a worker; returns its id.
+    fn register_worker(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        now_ms: i64,
+    ) -> StoreResult<u64>;
+    /// A worker by id.
+    fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
+    /// Expires overdue leases, then leases one replica to this worker, if any is wanted.
+    fn assign(&self, worker_id: u64, now_ms: i64, lease_ms: i64) -> StoreResult<Option<Lease>>;
+    /// A lease, for checking a submission before storing it.
+    fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>>;
+    /// Whether a workunit exists.
+    fn workunit_exists(&self, workunit_id: u64) -> StoreResult<bool>;
+    /// Stores a verified result of a lease held by `worker_id` and runs the transitioner.
+    fn submit(&self, worker_id: u64, lease_id: u64, s: &Submission, now_ms: i64)
+    -> StoreResult<()>;
+    /// Closes a lease whose result was refused, and records the refusal against the worker.
+    fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()>;
+    /// Closes a lease its worker gave back.
+    fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()>;
+    /// Expires leases past their deadline; returns how many.
+    fn expire_leases(&self, now_ms: i64) -> StoreResult<u64>;
+    /// Abandons every open lease (used by `run` at start: its previous workers are gone).
+    fn release_all_leases(&self, now_ms: i64) -> StoreResult<u64>;
+    /// Progress of every campaign.
+    fn progress(&self) -> StoreResult<Vec<CampaignProgress>>;
+    /// Worker counts.
+    fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary>;
+    /// The table of a campaign, by start position.
+    fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)>;
+    /// All results of a workunit.
+    fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
+}
+
+/// Numbered migrations; `PRAGMA user_version` records how many have run.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE campaigns (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    quorum INTEGER NOT NULL,
+    max_results INTEGER NOT NULL,
+    positions TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+CREATE TABLE workunits (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    sp INTEGER,
+    fen TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    quorum INTEGER NOT NULL,
+    max_results INTEGER NOT NULL,
+    state INTEGER NOT NULL DEFAULT 0,      -- 0 open, 1 valid, 2 failed
+    needed INTEGER NOT NULL,               -- replicas to lease now (transitioner output)
+    canonical_result_id INTEGER,
+    canonical_digest BLOB,
+    nodes INTEGER,
+    completed_ms INTEGER
+);
+CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
+CREATE INDEX workunits_campaign ON workunits(campaign_id, state);
+CREATE TABLE workers (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash BLOB NOT NULL,
+    engine TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    last_seen_ms INTEGER NOT NULL,
+    lost_votes INTEGER NOT NULL DEFAULT 0,
+    refused INTEGER NOT NULL DEFAULT 0,
+    valid INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE results (
+    id INTEGER PRIMARY KEY,
+    workunit_id INTEGER NOT NULL REFERENCES workunits(id),
+    worker_id INTEGER NOT NULL REFERENCES workers(id),
+    state INTEGER NOT NULL,                -- scheduler::ReplicaState::to_db
+    outcome INTEGER NOT NULL DEFAULT 0,    -- 0 pending, 1 valid, 2 invalid
+    issued_ms INTEGER NOT NULL,
+    deadline_ms INTEGER NOT NULL,
+    returned_ms INTEGER,
+    digest BLOB,
+    nodes INTEGER,                         -- u64 stored bit-for-bit in an i64
+    divide TEXT,                           -- JSON [[uci, count], ...]
+    elapsed_ms INTEGER,
+    engine TEXT,
+    error TEXT
+);
+CREATE INDEX results_workunit ON results(workunit_id, worker_id);
+CREATE INDEX results_open ON results(deadline_ms) WHERE state = 0;
+CREATE INDEX results_worker ON results(worker_id);
+"#];
+
+/// The SQLite store: one file, WAL journal, one connection behind a mutex.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+}
+
+fn u64_to_db(v: u64) -> i64 {
+    v as i64
+}
+
+fn db_to_u64(v: i64) -> u64 {
+    v as u64
+}
+
+fn kind_of(sp: Option<i64>, fen: String, depth: i64) -> WorkUnitKind {
+    let position = match sp {
+        Some(n) => PositionSpec::StartPosition(n as u16),
+        None => PositionSpec::Fen(fen),
+    };
+    WorkUnitKind::Perft {
+        position,
+        depth: depth as u32,
+    }
+}
+
+fn digest_from(blob: Option<Vec<u8>>) -> Option<Digest> {
+    blob.and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database file and runs pending migrations.
+    pub fn open(path: &Path) -> StoreResult<SqliteStore> {
+        let conn = Connection::open(path)?;
+        // WAL: readers (status, export) do not block the writer; NORMAL sync is durable across
+        // process crashes, which is the failure the coordinator must survive.
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        let store = SqliteStore {
+            conn: Mutex::new(conn),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&self) -> StoreResult<()> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version as usize > MIGRATIONS.len() {
+            return Err(StoreError::Db(format!(
+                "database schema version {version} is newer than this program ({})",
+                MIGRATIONS.len()
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn lock(&self) -> StoreResult<std::sync::MutexGuard<'_, Connection>> {
+        // A panic while holding the lock cannot leave a half-written transaction (it rolls back
+        // on drop), so a poisoned mutex is safe to reuse.
+        Ok(self.conn.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn with_tx<T>(&self, f: impl FnOnce(&Transaction) -> StoreResult<T>) -> StoreResult<T> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+fn replicas(tx: &Connection, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> {
+    let mut st = tx.prepare_cached(
+        "SELECT id, worker_id, state, digest FROM results WHERE workunit_id = ?1",
+    )?;
+    let rows = st.query_map([u64_to_db(workunit_id)], |r| {
+        Ok(ReplicaView {
+            id: db_to_u64(r.get(0)?),
+            worker_id: db_to_u64(r.get(1)?),
+            state: ReplicaState::from_db(r.get(2)?),
+            digest: digest_from(r.get(3)?),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Runs the transitioner on one workunit and writes its verdict (and the verdict on each
+/// returned result, with the workers' vote counts) in the same transaction.
+fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
+    let (state, quorum, max_results, canonical): (i64, i64, i64, Option<Vec<u8>>) = tx
+        .query_row(
+            "SELECT state, quorum, max_results, canonical_digest FROM workunits WHERE id = ?1",
+            [u64_to_db(workunit_id)],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?
+        .ok_or(StoreError::UnknownWorkunit(workunit_id))?;
+    let reps = replicas(tx, workunit_id)?;
+    let canonical = match state {
+        0 => {
+            let policy = QuorumPolicy {
+                quorum: quorum as u32,
+                max_results: max_results as u32,
+            };
+            match scheduler::transition(policy, &reps) {
+                Transition::Pending { needed } => {
+                    tx.execute(
+                        "UPDATE workunits SET needed = ?2 WHERE id = ?1",
+                        params![u64_to_db(workunit_id), needed],
+                    )?;
+                    return Ok(());
+                }
+                Transition::Failed => {
+                    tx.execute(
+                        "UPDATE workunits SET state = 2, needed = 0, completed_ms = ?2 WHERE id = ?1",
+                        params![u64_to_db(workunit_id), now_ms],
+                    )?;
+                    return Ok(());
+                }
+                Transition::Valid { canonical } => {
+                    let winner = reps
+                        .iter()
+                        .find(|r| r.state == ReplicaState::Returned && r.digest == Some(canonical))
+                        .ok_or_else(|| StoreError::Db("quorum without a result".into()))?;
+                    tx.execute(
+                        "UPDATE workunits SET state = 1, needed = 0, completed_ms = ?2, canonical_result_id = ?3,
+                         canonical_digest = ?4, nodes = (SELECT nodes FROM results WHERE id = ?3) WHERE id = ?1",
+                        params![u64_to_db(workunit_id), now_ms, u64_to_db(winner.id), canonical.to_vec()],
+                    )?;
+                    canonical
+                }
+            }
+        }
+        1 => digest_from(canonical)
+            .ok_or_else(|| StoreError::Db("valid workunit without digest".into()))?,
+        _ => return Ok(()),
+    };
+    // Grade every returned result not graded yet (including late ones after validation).
+    for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
+        let Some(d) = r.digest else { continue };
+        let good = scheduler::agrees(&canonical, &d);
+        let changed = tx.execute(
+            "UPDATE results SET outcome = ?2 WHERE id = ?1 AND outcome = 0",
+            params![u64_to_db(r.id), if good { 1 } else { 2 }],
+        )?;
+        if changed == 1 {
+            let col = if good { "valid" } else { "lost_votes" };
+            tx.execute(
+                &format!("UPDATE workers SET {col} = {col} + 1 WHERE id = ?1"),
+                [u64_to_db(r.worker_id)],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn expire(tx: &Connection, now_ms: i64) -> StoreResult<u64> {
+    let ids: Vec<(i64, i64)> = {
+        let mut st = tx.prepare_cached(
+            "SELECT id, workunit_id FROM results WHERE state = 0 AND deadline_ms < ?1",
+        )?;
+        st.query_map([now_ms], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?
+    };
+    for (id, wu) in &ids {
+        tx.execute(
+            "UPDATE results SET state = ?2 WHERE id = ?1",
+            params![id, ReplicaState::Expired.to_db()],
+        )?;
+        retransition(tx, db_to_u64(*wu), now_ms)?;
+    }
+    Ok(ids.len() as u64)
+}
+
+/// Loads a lease and checks it is open and held by `worker_id`.
+fn open_lease_of(
+    tx: &Connection,
+    worker_id: u64,
+    lease_id: u64,
+    now_ms: i64,
+) -> StoreResult<(u64, i64)> {
+    let (wu, holder, state, deadline): (i64, i64, i64, i64) = tx
+        .query_row(
+            "SELECT workunit_id, worker_id, state, deadline_ms FROM results WHERE id = ?1",
+            [u64_to_db(lease_id)],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?
+        .ok_or(StoreError::UnknownLease(lease_id))?;
+    if db_to_u64(holder) != worker_id {
+        return Err(StoreError::LeaseNotYours(lease_id));
+    }
+    let state = ReplicaState::from_db(state);
+    if state == ReplicaState::Expired
+        || (state == ReplicaState::InProgress && scheduler::is_expired(deadline, now_ms))
+    {
+        return Err(StoreError::LeaseExpired(lease_id));
+    }
+    if state != ReplicaState::InProgress {
+        return Err(StoreError::LeaseClosed(lease_id, state.name()));
+    }
+    Ok((db_to_u64(wu), deadline))
+}
+
+fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
+    Ok(Campaign {
+        id: db_to_u64(r.get(0)?),
+        kind: r.get(1)?,
+        depth: r.get::<_, i64>(2)? as u32,
+        quorum: r.get::<_, i64>(3)? as u32,
+        max_results: r.get::<_, i64>(4)? as u32,
+        positions: r.get(5)?,
+    })
+}
+
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions";
+
+impl Store for SqliteStore {
+    fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign> {
+        let positions = format_positions(&c.positions);
+        self.with_tx(|tx| {
+            tx.execute(
+                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms) VALUES ('perft', ?1, ?2, ?3, ?4, ?5)",
+                params![c.depth, c.quorum, c.max_results, positions, now_ms],
+            )?;
+            let id = tx.last_insert_rowid();
+            let needed = match scheduler::transition(QuorumPolicy { quorum: c.quorum, max_results: c.max_results }, &[]) {
+                Transition::Pending { needed } => needed,
+                _ => c.quorum,
+            };
+            let mut st = tx.prepare_cached(
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for &sp in &c.positions {
+                let start = c960_common::StartPosition::new(u32::from(sp)).map_err(|e| StoreError::Db(e.to_string()))?;
+                let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
+                st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed])?;
+            }
+            Ok(Campaign {
+                id: db_to_u64(id),
+                kind: "perft".into(),
+                depth: c.depth,
+                quorum: c.quorum,
+                max_results: c.max_results,
+                positions,
+            })
+        })
+    }
+
+    fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>> {
+        let conn = self.lock()?;
+        Ok(conn
+            .query_row(
+                &format!(
+                    "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = 'perft' AND depth = ?1 AND quorum = ?2
+                     AND max_results = ?3 AND positions = ?4 ORDER BY id LIMIT 1"
+                ),
+                params![c.depth, c.quorum, c.max_results, format_positions(&c.positions)],
+                campaign_row,
+            )
+            .optional()?)
+    }
+
+    fn campaigns(&self) -> StoreResult<Vec<Campaign>> {
+        let conn = self.lock()?;
+        let mut st = conn.prepare(&format!(
+            "SELECT {CAMPAIGN_COLS} FROM campaigns ORDER BY id"
+        ))?;
+        Ok(st.query_map([], campaign_row)?.collect::<Result<_, _>>()?)
+    }
+
+    fn register_worker(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        now_ms: i64,
+    ) -> StoreResult<u64> {
+        self.with_tx(|tx| {
+            tx.execute(
+                "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms) VALUES (?1, ?2, ?3, ?4, ?4)",
+                params![name, key_hash, engine, now_ms],
+            )?;
+            Ok(db_to_u64(tx.last_insert_rowid()))
+        })
+    }
+
+    fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>> {
+        let conn = self.lock()?;
+        Ok(conn
+            .query_row(
+                "SELECT id, name, key_hash, lost_votes, refused, valid FROM workers WHERE id = ?1",
+                [u64_to_db(id)],
+                |r| {
+                    Ok(WorkerRecord {
+                        id: db_to_u64(r.get(0)?),
+                        name: r.get(1)?,
+                        key_hash: r.get(2)?,
+                        lost_votes: db_to_u64(r.get(3)?),
+                        refused: db_to_u64(r.get(4)?),
+                        valid: db_to_u64(r.get(5)?),
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    fn assign(&self, worker_id: u64, now_ms: i64, lease_ms: i64) -> StoreResult<Option<Lease>> {
+        self.with_tx(|tx| {
+            expire(tx, now_ms)?;
+            tx.execute("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
+            // The NOT EXISTS mirrors scheduler::may_receive so the index does the filtering;
+            // may_receive is checked again below on the loaded replicas.
+            let found: Option<(i64, Option<i64>, String, i64)> = tx
+                .query_row(
+                    "SELECT w.id, w.sp, w.fen, w.depth FROM workunits w
+                     WHERE w.state = 0 AND w.needed > 0 AND NOT EXISTS (
+                        SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
+                     ORDER BY w.id LIMIT 1",
+                    [u64_to_db(worker_id)],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .optional()?;
+            let Some((wu, sp, fen, depth)) = found else { return Ok(None) };
+            if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {
+                return Err(StoreError::Db("scheduler and query disagree".into()));
+            }
+            let deadline = scheduler::lease_deadline(now_ms, lease_ms);
+            tx.execute(
+                "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4)",
+                params![wu, u64_to_db(worker_id), now_ms, deadline],
+            )?;
+            let lease_id = db_to_u64(tx.last_insert_rowid());
+            retransition(tx, db_to_u64(wu), now_ms)?;
+            Ok(Some(Lease { lease_id, workunit_id: db_to_u64(wu), kind: kind_of(sp, fen, depth), deadline_ms: deadline }))
+        })
+    }
+
+    fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
+        let conn = self.lock()?;
+        Ok(conn
+            .query_row(
+                "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth
+                 FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
+                [u64_to_db(lease_id)],
+                |r| {
+                    Ok(LeaseInfo {
+                        id: db_to_u64(r.get(0)?),
+                        workunit_id: db_to_u64(r.get(1)?),
+                        worker_id: db_to_u64(r.get(2)?),
+                        state: ReplicaState::from_db(r.get(3)?),
+                        deadline_ms: r.get(4)?,
+                        kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?),
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    fn workunit_exists(&self, workunit_id: u64) -> StoreResult<bool> {
+        let conn = self.lock()?;
+        Ok(conn
+            .query_row(
+                "SELECT 1 FROM workunits WHERE id = ?1",
+                [u64_to_db(workunit_id)],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    fn submit(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+        s: &Submission,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        let divide =
+            serde_json::to_string(&s.result.divide).map_err(|e| StoreError::Db(e.to_string()))?;
+        // An expired lease is recorded as expired before refusing, so the refusal is durable.
+        let mut expired = None;
+        let out = self.with_tx(|tx| {
+            let (wu, _) = match open_lease_of(tx, worker_id, lease_id, now_ms) {
+                Err(StoreError::LeaseExpired(id)) => {
+                    expired = Some(id);
+                    expire(tx, now_ms)?;
+                    return Ok(());
+                }
+                other => other?,
+            };
+            tx.execute(
+                "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7
+                 WHERE id = ?1",
+                params![
+                    u64_to_db(lease_id),
+                    now_ms,
+                    s.digest.to_vec(),
+                    u64_to_db(s.result.nodes),
+                    divide,
+                    u64_to_db(s.elapsed_ms),
+                    s.engine
+                ],
+            )?;
+            tx.execute("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
+            retransition(tx, wu, now_ms)
+        });
+        match expired {
+            Some(id) => out.and(Err(StoreError::LeaseExpired(id))),
+            None => out,
+        }
+    }
+
+    fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
+        self.with_tx(|tx| {
+            let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
+            tx.execute(
+                "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
+                params![
+                    u64_to_db(lease_id),
+                    ReplicaState::Error.to_db(),
+                    now_ms,
+                    reason
+                ],
+            )?;
+            tx.execute(
+                "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
+                [u64_to_db(worker_id)],
+            )?;
+            retransition(tx, wu, now_ms)
+        })
+    }
+
+    fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()> {
+        self.with_tx(|tx| {
+            let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
+            tx.execute(
+                "UPDATE results SET state = ?2 WHERE id = ?1",
+                params![u64_to_db(lease_id), ReplicaState::Abandoned.to_db()],
+            )?;
+            retransition(tx, wu, now_ms)
+        })
+    }
+
+    fn expire_leases(&self, now_ms: i64) -> StoreResult<u64> {
+        self.with_tx(|tx| expire(tx, now_ms))
+    }
+
+    fn release_all_leases(&self, now_ms: i64) -> StoreResult<u64> {
+        self.with_tx(|tx| {
+            let ids: Vec<(i64, i64)> = {
+                let mut st = tx.prepare("SELECT id, workunit_id FROM results WHERE state = 0")?;
+                st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<Result<_, _>>()?
+            };
+            for (id, wu) in &ids {
+                tx.execute(
+                    "UPDATE results SET state = ?2 WHERE id = ?1",
+                    params![id, ReplicaState::Abandoned.to_db()],
+                )?;
+                retransition(tx, db_to_u64(*wu), now_ms)?;
+            }
+            Ok(ids.len() as u64)
+        })
+    }
+
+    fn progress(&self) -> StoreResult<Vec<CampaignProgress>> {
+        let campaigns = self.campaigns()?;
+        let conn = self.lock()?;
+        let mut out = Vec::new();
+        for c in campaigns {
+            let id = u64_to_db(c.id);
+            let (total, valid, failed, queued): (i64, i64, i64, i64) = conn.query_row(
+                "SELECT COUNT(*), COALESCE(SUM(state = 1), 0), COALESCE(SUM(state = 2), 0), COALESCE(SUM(CASE WHEN state = 0 THEN needed ELSE 0 END), 0)
+                 FROM workunits WHERE campaign_id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )?;
+            let mut nodes_valid = 0u128;
+            let mut st = conn.prepare_cached(
+                "SELECT nodes FROM workunits WHERE campaign_id = ?1 AND state = 1",
+            )?;
+            for n in st.query_map([id], |r| r.get::<_, i64>(0))? {
+                nodes_valid += u128::from(db_to_u64(n?));
+            }
+            let mut in_flight = 0u64;
+            let mut nodes_computed = 0u128;
+            let mut st = conn.prepare_cached(
+                "SELECT r.state, r.nodes FROM results r JOIN workunits w ON w.id = r.workunit_id
+                 WHERE w.campaign_id = ?1 AND r.state IN (0, 1)",
+            )?;
+            for row in st.query_map([id], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
+            })? {
+                match row? {
+                    (0, _) => in_flight += 1,
+                    (_, Some(n)) => nodes_computed += u128::from(db_to_u64(n)),
+                    _ => {}
+                }
+            }
+            out.push(CampaignProgress {
+                campaign: c,
+                total: total as u64,
+                valid: valid as u64,
+                failed: failed as u64,
+                queued_replicas: queued as u64,
+                in_flight,
+                nodes_valid,
+                nodes_computed,
+            });
+        }
+        Ok(out)
+    }
+
+    fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary> {
+        let conn = self.lock()?;
+        let (registered, active): (i64, i64) = conn.query_row(
+            "SELECT COUNT(*), COALESCE(SUM(last_seen_ms >= ?1), 0) FROM workers",
+            [now_ms - 3_600_000],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let mut st = conn.prepare(
+            "SELECT id, name, key_hash, lost_votes, refused, valid FROM workers WHERE lost_votes + refused > 0
+             ORDER BY lost_votes + refused DESC, id LIMIT 20",
+        )?;
+        let marked = st
+            .query_map([], |r| {
+                Ok(WorkerRecord {
+                    id: db_to_u64(r.get(0)?),
+                    name: r.get(1)?,
+                    key_hash: r.get(2)?,
+                    lost_votes: db_to_u64(r.get(3)?),
+                    refused: db_to_u64(r.get(4)?),
+                    valid: db_to_u64(r.get(5)?),
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(WorkerSummary {
+            registered: registered as u64,
+            active_last_hour: active as u64,
+            marked,
+        })
+    }
+
+    fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
+        let conn = self.lock()?;
+        let campaign = conn
+            .query_row(
+                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
+                [u64_to_db(campaign_id)],
+                campaign_row,
+            )
+            .optional()?
+            .ok_or(StoreError::UnknownCampaign(campaign_id))?;
+        let mut st = conn.prepare(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.nodes, w.state, w.canonical_digest,
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1)
+             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.id",
+        )?;
+        let rows = st
+            .query_map([u64_to_db(campaign_id)], |r| {
+                let state: i64 = r.get(5)?;
+                let digest: Option<Vec<u8>> = r.get(6)?;
+                Ok(TableRow {
+                    workunit_id: db_to_u64(r.get(0)?),
+                    sp: r.get::<_, Option<i64>>(1)?.map(|n| n as u16),
+                    fen: r.get(2)?,
+                    depth: r.get::<_, i64>(3)? as u32,
+                    nodes: if state == 1 {
+                        r.get::<_, Option<i64>>(4)?.map(db_to_u64)
+                    } else {
+                        None
+                    },
+                    status: match state {
+                        0 => "open",
+                        1 => "valid",
+                        _ => "failed",
+                    }
+                    .into(),
+                    agreeing_results: r.get::<_, i64>(7)? as u32,
+                    digest: digest.map(|d| hex(&d)),
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok((campaign, rows))
+    }
+
+    fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>> {
+        let conn = self.lock()?;
+        let mut st = conn.prepare(
+            "SELECT id, workunit_id, worker_id, state, outcome, nodes, digest FROM results WHERE workunit_id = ?1 ORDER BY id",
+        )?;
+        Ok(st
+            .query_map([u64_to_db(workunit_id)], |r| {
+                let digest: Option<Vec<u8>> = r.get(6)?;
+                Ok(ResultRecord {
+                    id: db_to_u64(r.get(0)?),
+                    workunit_id: db_to_u64(r.get(1)?),
+                    worker_id: db_to_u64(r.get(2)?),
+                    state: ReplicaState::from_db(r.get(3)?).name().into(),
+                    outcome: match r.get::<_, i64>(4)? {
+                        1 => "valid",
+                        2 => "invalid",
+                        _ => "pending",
+                    }
+                    .into(),
+                    nodes: r.get::<_, Option<i64>>(5)?.map(db_to_u64),
+                    digest: digest.map(|d| hex(&d)),
+                })
+            })?
+            .collect::<Result<_, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        (dir, s)
+    }
+
+    fn sub(nodes: u64, tag: u8) -> Submission {
+        Submission {
+            result: PerftResult {
+                nodes,
+                divide: vec![],
+            },
+            digest: [tag; 32],
+            elapsed_ms: 1,
+            engine: "test 0".into(),
+        }
+    }
+
+    #[test]
+    fn disagreement_up_to_the_cap_fails_the_workunit() {
+        let (_d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
+            .unwrap();
+        let w: Vec<u64> = (0..4)
+            .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+            .collect();
+        let l0 = s.assign(w[0], 1, 1000).unwrap().unwrap();
+        assert!(
+            s.assign(w[0], 1, 1000).unwrap().is_none(),
+            "second replica to the same worker"
+        );
+        let l1 = s.assign(w[1], 1, 1000).unwrap().unwrap();
+        assert!(
+            s.assign(w[2], 1, 1000).unwrap().is_none(),
+            "more replicas than the quorum"
+        );
+        s.submit(w[0], l0.lease_id, &sub(400, 1), 2).unwrap();
+        s.submit(w[1], l1.lease_id, &sub(401, 2), 2).unwrap();
+        let l2 = s
+            .assign(w[2], 3, 1000)
+            .unwrap()
+            .expect("disagreement sends one more");
+        s.submit(w[2], l2.lease_id, &sub(402, 3), 4).unwrap();
+        assert!(s.assign(w[3], 5, 1000).unwrap().is_none(), "cap reached");
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("failed", None));
+        assert!(matches!(
+            s.submit(w[0], l0.lease_id, &sub(400, 1), 6),
+            Err(StoreError::LeaseClosed(..))
+        ));
+    }
+
+    #[test]
+    fn expired_lease_is_reissued_and_late_result_refused() {
+        let (_d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 2, None, vec![0]).unwrap(), 0)
+            .unwrap();
+        let w: Vec<u64> = (0..3)
+            .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+            .collect();
+        let l0 = s.assign(w[0], 0, 100).unwrap().unwrap();
+        let l1 = s.assign(w[1], 0, 100).unwrap().unwrap();
+        assert!(s.assign(w[2], 50, 100).unwrap().is_none());
+        let l2 = s
+            .assign(w[2], 101, 100)
+            .unwrap()
+            .expect("expired replicas are reissued");
+        assert!(matches!(
+            s.submit(w[0], l0.lease_id, &sub(400, 1), 102),
+            Err(StoreError::LeaseExpired(_))
+        ));
+        // The expired holder may take it up again (it never returned a result).
+        let again = s.assign(w[0], 103, 100).unwrap().unwrap();
+        assert_eq!(again.workunit_id, l0.workunit_id);
+        s.submit(w[2], l2.lease_id, &sub(400, 1), 104).unwrap();
+        s.submit(w[0], again.lease_id, &sub(400, 1), 105).unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(
+            (
+                rows[0].status.as_str(),
+                rows[0].nodes,
+                rows[0].agreeing_results
+            ),
+            ("valid", Some(400), 2)
+        );
+        assert!(
+            s.results(l1.workunit_id)
+                .unwrap()
+                .iter()
+                .any(|r| r.id == l1.lease_id && r.state == "expired")
+        );
+        assert_eq!(s.worker(w[0]).unwrap().unwrap().valid, 1);
+    }
+
+    #[test]
+    fn reopening_keeps_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let s = SqliteStore::open(&path).unwrap();
+        let spec = NewCampaign::new(1, 1, None, vec![1, 2]).unwrap();
+        let c = s.create_campaign(&spec, 0).unwrap();
+        let w = s.register_worker("w", b"h", "e", 0).unwrap();
+        let l = s.assign(w, 0, 100).unwrap().unwrap();
+        s.submit(w, l.lease_id, &sub(20, 9), 1).unwrap();
+        drop(s);
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(s.find_campaign(&spec).unwrap(), Some(c.clone()));
+        let p = &s.progress().unwrap()[0];
+        assert_eq!((p.total, p.valid, p.nodes_valid), (2, 1, 20));
+    }
+}

@@ -1,0 +1,125 @@
+//! A lying worker: wrong counts (with a matching digest) lose the vote, a digest that does not
+//! match its payload is refused; neither enters the table, the workunits complete correctly, and
+//! the worker is marked and then excluded.
+
+use std::time::Duration;
+
+use c960_common::digest::result_digest;
+use c960_common::wire::{FetchResponse, PROTOCOL_VERSION, SubmitRequest};
+use c960_coordinator::http::Config;
+use c960_coordinator::store::Store;
+use c960_tests::{TestServer, reference};
+use c960_worker::client::{Client, engine};
+use c960_worker::compute::compute;
+use c960_worker::runner::{self, RunnerConfig};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lying_worker_never_enters_the_table_and_is_excluded() {
+    let server = TestServer::start(Config {
+        lease: Duration::from_secs(3600),
+        max_strikes: 2,
+        retry_after_secs: 1,
+    })
+    .await;
+    let c = server.campaign(3, "0-3");
+    let liar = Client::new(&server.url).unwrap();
+    let auth = liar.register("liar", 1, 0).await.unwrap();
+
+    let honest = |a: &c960_common::wire::Assignment| {
+        compute(
+            &a.kind,
+            &std::sync::atomic::AtomicBool::new(false),
+            |_, _, _| {},
+        )
+        .unwrap()
+    };
+    let FetchResponse::Assigned(a1) = liar.fetch(&auth).await.unwrap() else {
+        panic!("no work")
+    };
+    // Lie 1: wrong but self-consistent counts, honest digest of the lie. Accepted for voting.
+    let mut lie = honest(&a1);
+    lie.divide[0].1 += 1;
+    lie.nodes += 1;
+    let req = SubmitRequest {
+        protocol: PROTOCOL_VERSION,
+        auth: auth.clone(),
+        lease_id: a1.lease_id,
+        workunit_id: a1.workunit_id,
+        digest: result_digest(a1.workunit_id, &a1.kind, &lie),
+        result: lie,
+        elapsed_ms: 1,
+        engine: engine(),
+    };
+    liar.submit(&req).await.unwrap();
+
+    // Lie 2: true counts with a digest that does not match them. Refused.
+    let FetchResponse::Assigned(a2) = liar.fetch(&auth).await.unwrap() else {
+        panic!("no work")
+    };
+    assert_ne!(
+        a2.workunit_id, a1.workunit_id,
+        "two replicas of one workunit to one worker"
+    );
+    let truth = honest(&a2);
+    let req2 = SubmitRequest {
+        lease_id: a2.lease_id,
+        workunit_id: a2.workunit_id,
+        digest: [7; 32],
+        result: truth,
+        ..req.clone()
+    };
+    let err = liar.submit(&req2).await.unwrap_err();
+    assert_eq!(err.code(), Some("digest_mismatch"));
+
+    // Two honest workers finish the campaign.
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut tasks = Vec::new();
+    for i in 0..2 {
+        let mut cfg = RunnerConfig::new(&server.url);
+        cfg.name = format!("honest-{i}");
+        cfg.progress = false;
+        cfg.backoff_cap = Duration::from_secs(1);
+        tasks.push(tokio::spawn(runner::run(cfg, rx.clone())));
+    }
+    server.wait_finished(c.id, Duration::from_secs(120)).await;
+    tx.send(true).unwrap();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+
+    let (_, rows) = server.store.table(c.id).unwrap();
+    for r in &rows {
+        assert_eq!(r.status, "valid");
+        assert_eq!(
+            r.nodes,
+            Some(reference()[&r.sp.unwrap()][2]),
+            "sp {:?}",
+            r.sp
+        );
+    }
+    let r1 = server.store.results(a1.workunit_id).unwrap();
+    let lie_row = r1.iter().find(|r| r.id == a1.lease_id).unwrap();
+    assert_eq!(lie_row.outcome, "invalid");
+    assert_eq!(r1.iter().filter(|r| r.outcome == "valid").count(), 2);
+    let r2 = server.store.results(a2.workunit_id).unwrap();
+    assert_eq!(
+        r2.iter().find(|r| r.id == a2.lease_id).unwrap().state,
+        "error"
+    );
+
+    let w = server.store.worker(auth.worker_id).unwrap().unwrap();
+    assert_eq!((w.lost_votes, w.refused, w.valid), (1, 1, 0));
+    let err = liar.fetch(&auth).await.unwrap_err();
+    assert_eq!(err.code(), Some("worker_excluded"));
+
+    // The status page shows the marked worker.
+    let text = reqwest::get(format!("{}/api/v1/status", server.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(status["workers"]["marked"][0]["id"], auth.worker_id);
+    assert_eq!(status["campaigns"][0]["valid"], 4);
+}

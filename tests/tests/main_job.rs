@@ -1,0 +1,108 @@
+//! `c960-coordinator run --depth 4` over all 960 start positions, as a real process: the table
+//! equals the reference, every workunit has ≥ 2 agreeing results from distinct workers, and a
+//! second run on the same database recomputes nothing.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use c960_coordinator::store::{SqliteStore, Store};
+use c960_tests::{bins, parse_table, reference};
+
+#[test]
+fn run_depth_4_all_960_matches_reference_with_quorum() {
+    let (coordinator, _) = bins();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("run.db");
+    let out = dir.path().join("table.csv");
+    let run = || {
+        Command::new(coordinator)
+            .args(["run", "--depth", "4", "--local-workers", "2"])
+            .arg("--db")
+            .arg(&db)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert!(
+        first.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let expected_total: u128 = reference().values().map(|d| u128::from(d[3])).sum();
+    let stdout = String::from_utf8(first.stdout).unwrap();
+    assert_eq!(stdout.lines().last().unwrap(), expected_total.to_string());
+
+    let table = parse_table(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(table.len(), 960);
+    for (sp, (depth, nodes, status)) in &table {
+        assert_eq!(*depth, 4);
+        assert_eq!(status, "valid", "sp {sp}");
+        assert_eq!(*nodes, Some(reference()[sp][3]), "sp {sp}");
+    }
+
+    let store = SqliteStore::open(&db).unwrap();
+    let (_, rows) = store.table(1).unwrap();
+    let mut results_before = 0;
+    for row in &rows {
+        let results = store.results(row.workunit_id).unwrap();
+        results_before += results.len();
+        let agreeing: Vec<_> = results.iter().filter(|r| r.outcome == "valid").collect();
+        let workers: BTreeSet<u64> = agreeing.iter().map(|r| r.worker_id).collect();
+        assert!(
+            agreeing.len() >= 2,
+            "workunit {} has {} valid results",
+            row.workunit_id,
+            agreeing.len()
+        );
+        assert_eq!(
+            workers.len(),
+            agreeing.len(),
+            "workunit {}: results from the same worker",
+            row.workunit_id
+        );
+        assert!(agreeing.iter().all(|r| r.digest == row.digest));
+    }
+    drop(store);
+
+    // Running again resumes a finished campaign: same answer, no new results.
+    let second = run();
+    assert!(second.status.success());
+    assert_eq!(
+        String::from_utf8(second.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+        expected_total.to_string()
+    );
+    let store = SqliteStore::open(&db).unwrap();
+    let after: usize = rows
+        .iter()
+        .map(|r| store.results(r.workunit_id).unwrap().len())
+        .sum();
+    assert_eq!(after, results_before);
+}
+
+#[test]
+fn run_refuses_bad_arguments_with_one_line() {
+    let (coordinator, _) = bins();
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["run", "--depth", "2", "--positions", "0-960"],
+        vec!["run", "--depth", "0"],
+        vec!["run", "--depth", "2", "--local-workers", "1"],
+    ] {
+        let out = Command::new(coordinator)
+            .args(&args)
+            .arg("--db")
+            .arg(dir.path().join("x.db"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error:"), "{err}");
+    }
+}

@@ -1,0 +1,216 @@
+//! Malformed and unauthorised requests each get a 4xx with their code; the coordinator stays up
+//! and loses nothing: afterwards the campaign still completes exactly.
+
+use std::time::Duration;
+
+use c960_common::codec;
+use c960_common::digest::result_digest;
+use c960_common::wire::{
+    AbandonRequest, FetchRequest, FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION, SubmitRequest,
+    WorkerAuth,
+};
+use c960_coordinator::store::Store;
+use c960_tests::{TestServer, quick_config, reference};
+use c960_worker::client::{Client, engine};
+use c960_worker::compute::compute;
+use c960_worker::runner::{self, RunnerConfig};
+
+async fn post(url: &str, path: &str, ct: &str, body: Vec<u8>) -> (u16, String) {
+    let resp = reqwest::Client::new()
+        .post(format!("{url}/api/v1/{path}"))
+        .header("content-type", ct)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
+    (status, v["code"].as_str().unwrap().to_string())
+}
+
+const OCTET: &str = "application/octet-stream";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
+    let server = TestServer::start(quick_config()).await;
+    let c = server.campaign(2, "0-2");
+    let url = server.url.clone();
+    let client = Client::new(&url).unwrap();
+    let alice = client.register("alice", 1, 0).await.unwrap();
+    let bob = client.register("bob", 1, 0).await.unwrap();
+    let fetch = |auth: &WorkerAuth| {
+        codec::encode(&FetchRequest {
+            protocol: PROTOCOL_VERSION,
+            auth: auth.clone(),
+        })
+        .unwrap()
+    };
+
+    // Garbage, truncated bincode, trailing bytes.
+    assert_eq!(
+        post(&url, "fetch", OCTET, vec![0xff; 40]).await,
+        (400, "bad_body".into())
+    );
+    let good = fetch(&alice);
+    assert_eq!(
+        post(&url, "fetch", OCTET, good[..good.len() - 3].to_vec()).await,
+        (400, "bad_body".into())
+    );
+    assert_eq!(
+        post(&url, "fetch", OCTET, vec![]).await,
+        (400, "bad_body".into())
+    );
+    let mut longer = good.clone();
+    longer.push(1);
+    assert_eq!(
+        post(&url, "fetch", OCTET, longer).await,
+        (400, "bad_body".into())
+    );
+    // Oversize body.
+    assert_eq!(
+        post(&url, "submit", OCTET, vec![1; MAX_BODY_BYTES + 1]).await,
+        (413, "body_too_large".into())
+    );
+    // Wrong protocol version, wrong content type, unknown endpoint.
+    let old = codec::encode(&FetchRequest {
+        protocol: 99,
+        auth: alice.clone(),
+    })
+    .unwrap();
+    assert_eq!(
+        post(&url, "fetch", OCTET, old).await,
+        (400, "unsupported_protocol".into())
+    );
+    assert_eq!(
+        post(&url, "fetch", "application/json", good.clone()).await,
+        (415, "wrong_content_type".into())
+    );
+    assert_eq!(
+        post(&url, "nonsense", OCTET, good.clone()).await,
+        (404, "not_found".into())
+    );
+    // Unknown worker and wrong key.
+    let ghost = WorkerAuth {
+        worker_id: 999,
+        key: alice.key.clone(),
+    };
+    assert_eq!(
+        post(&url, "fetch", OCTET, fetch(&ghost)).await,
+        (401, "unknown_worker".into())
+    );
+    let forger = WorkerAuth {
+        worker_id: alice.worker_id,
+        key: "00".into(),
+    };
+    assert_eq!(
+        post(&url, "fetch", OCTET, fetch(&forger)).await,
+        (401, "bad_key".into())
+    );
+
+    // A real lease for alice, and submissions that must be refused.
+    let FetchResponse::Assigned(a) = client.fetch(&alice).await.unwrap() else {
+        panic!("no work")
+    };
+    let result = compute(
+        &a.kind,
+        &std::sync::atomic::AtomicBool::new(false),
+        |_, _, _| {},
+    )
+    .unwrap();
+    let honest = SubmitRequest {
+        protocol: PROTOCOL_VERSION,
+        auth: alice.clone(),
+        lease_id: a.lease_id,
+        workunit_id: a.workunit_id,
+        digest: result_digest(a.workunit_id, &a.kind, &result),
+        result,
+        elapsed_ms: 1,
+        engine: engine(),
+    };
+    let submit = |r: &SubmitRequest| codec::encode(r).unwrap();
+    let unknown_wu = SubmitRequest {
+        workunit_id: 999,
+        ..honest.clone()
+    };
+    assert_eq!(
+        post(&url, "submit", OCTET, submit(&unknown_wu)).await,
+        (404, "unknown_workunit".into())
+    );
+    let unknown_lease = SubmitRequest {
+        lease_id: 999,
+        ..honest.clone()
+    };
+    assert_eq!(
+        post(&url, "submit", OCTET, submit(&unknown_lease)).await,
+        (404, "unknown_lease".into())
+    );
+    let bobs = SubmitRequest {
+        auth: bob.clone(),
+        ..honest.clone()
+    };
+    assert_eq!(
+        post(&url, "submit", OCTET, submit(&bobs)).await,
+        (403, "lease_not_yours".into())
+    );
+    let bob_abandons = codec::encode(&AbandonRequest {
+        protocol: PROTOCOL_VERSION,
+        auth: bob.clone(),
+        lease_id: a.lease_id,
+    })
+    .unwrap();
+    assert_eq!(
+        post(&url, "abandon", OCTET, bob_abandons).await,
+        (403, "lease_not_yours".into())
+    );
+    // None of that touched alice's lease: her honest result is accepted once, then the lease is closed.
+    client.submit(&honest).await.unwrap();
+    assert_eq!(
+        post(&url, "submit", OCTET, submit(&honest)).await,
+        (409, "lease_closed".into())
+    );
+    // Human endpoints refuse bad input with codes too.
+    let r = reqwest::get(format!("{url}/api/v1/campaigns/77/table"))
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    let r = reqwest::get(format!("{url}/api/v1/campaigns/1/table?format=xml"))
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+
+    // The coordinator is still up and the campaign completes exactly, alice's result included.
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut tasks = Vec::new();
+    for i in 0..2 {
+        let mut cfg = RunnerConfig::new(&url);
+        cfg.name = format!("w{i}");
+        cfg.progress = false;
+        cfg.backoff_cap = Duration::from_secs(1);
+        tasks.push(tokio::spawn(runner::run(cfg, rx.clone())));
+    }
+    server.wait_finished(c.id, Duration::from_secs(120)).await;
+    tx.send(true).unwrap();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let (_, rows) = server.store.table(c.id).unwrap();
+    for r in &rows {
+        assert_eq!(r.status, "valid");
+        assert_eq!(r.nodes, Some(reference()[&r.sp.unwrap()][1]));
+    }
+    let rs = server.store.results(a.workunit_id).unwrap();
+    assert_eq!(
+        rs.iter().find(|r| r.id == a.lease_id).unwrap().outcome,
+        "valid"
+    );
+    let csv = reqwest::get(format!("{url}/api/v1/campaigns/{}/table?format=csv", c.id))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(csv.starts_with("sp,fen,depth,nodes"));
+    assert_eq!(csv.lines().count(), 4);
+}

@@ -1,0 +1,103 @@
+//! `c960-worker work`: the volunteer loop against a coordinator.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use c960_worker::identity;
+use c960_worker::runner::{self, RunnerConfig};
+
+/// Arguments of `work`.
+#[derive(clap::Args)]
+pub struct WorkArgs {
+    /// Coordinator URL, e.g. http://127.0.0.1:8960
+    #[arg(long)]
+    server: String,
+    /// Threads to use (passed to the coordinator; the engine is single-threaded for now).
+    #[arg(long, default_value_t = 1)]
+    threads: u32,
+    /// Hash table size in MiB (passed to the coordinator; unused by the engine for now).
+    #[arg(long, default_value_t = 0)]
+    hash: u32,
+    /// Name shown on the coordinator's status page.
+    #[arg(long)]
+    name: Option<String>,
+    /// Do one workunit, then exit.
+    #[arg(long)]
+    once: bool,
+    /// Where the worker identity is kept (default: $XDG_STATE_HOME/c960/worker.json).
+    #[arg(long)]
+    state_file: Option<PathBuf>,
+    /// Longest wait between retries, in seconds.
+    #[arg(long, default_value_t = 300)]
+    max_backoff_secs: u64,
+}
+
+pub fn run(args: WorkArgs) -> Result<()> {
+    if !(args.server.starts_with("http://") || args.server.starts_with("https://")) {
+        bail!("--server must be an http:// URL, got {:?}", args.server);
+    }
+    if args.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let mut cfg = RunnerConfig::new(&args.server);
+    cfg.name = args
+        .name
+        .unwrap_or_else(|| format!("c960-worker {}", c960_worker::ENGINE_VERSION));
+    cfg.threads = args.threads;
+    cfg.hash_mib = args.hash;
+    cfg.once = args.once;
+    cfg.state_file = Some(args.state_file.unwrap_or_else(identity::default_path));
+    cfg.backoff_cap = Duration::from_secs(args.max_backoff_secs.max(1));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let out = rt.block_on(async move {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        // The handlers are installed before any work starts, so an early Ctrl-C is not fatal.
+        // SIGTERM (service managers) is treated like Ctrl-C.
+        #[cfg(unix)]
+        let (mut interrupt, mut terminate) = {
+            use tokio::signal::unix::{SignalKind, signal};
+            (
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            )
+        };
+        tokio::spawn(async move {
+            #[cfg(unix)]
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            #[cfg(not(unix))]
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("stopping");
+            let _ = tx.send(true);
+        });
+        let summary = runner::run(cfg, rx).await?;
+        eprintln!(
+            "{} results submitted, {} refused, {} nodes{}",
+            summary.submitted,
+            summary.refused,
+            summary.nodes,
+            if summary.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            }
+        );
+        Ok(())
+    });
+    // The engine stops at the next root move once cancelled; do not wait for it.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    out
+}

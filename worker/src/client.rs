@@ -1,0 +1,175 @@
+//! The HTTP client of the worker protocol: bincode over plain HTTP with reqwest.
+
+use std::time::Duration;
+
+use c960_common::codec;
+use c960_common::wire::{
+    AbandonRequest, AbandonResponse, CONTENT_TYPE, EngineInfo, ErrorBody, FetchRequest,
+    FetchResponse, PROTOCOL_VERSION, RegisterRequest, RegisterResponse, SubmitRequest,
+    SubmitResponse, WorkerAuth,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The coordinator could not be reached or the connection broke: retry later.
+    #[error("cannot reach the coordinator: {0}")]
+    Transport(String),
+    /// The coordinator refused the request with a code (see `docs/protocol.md`).
+    #[error("coordinator refused ({status} {code}): {message}")]
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// Machine-readable code.
+        code: String,
+        /// Message.
+        message: String,
+    },
+    /// The answer was not a valid message.
+    #[error("bad answer from the coordinator: {0}")]
+    BadAnswer(String),
+}
+
+impl ClientError {
+    /// Whether retrying the same request later may succeed (server down, overloaded or failing).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ClientError::Transport(_) => true,
+            ClientError::Refused { status, .. } => *status >= 500 || *status == 429,
+            ClientError::BadAnswer(_) => true,
+        }
+    }
+
+    /// The refusal code, if the coordinator refused.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ClientError::Refused { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+/// A client of one coordinator.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Client {
+    /// A client for the coordinator at `base` (e.g. `http://127.0.0.1:8960`).
+    pub fn new(base: &str) -> Result<Client, ClientError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        Ok(Client {
+            http,
+            base: base.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// The coordinator's base URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    async fn call<Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        path: &str,
+        req: &Req,
+    ) -> Result<Resp, ClientError> {
+        let body = codec::encode(req).map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+        let resp = self
+            .http
+            .post(format!("{}/api/v1/{path}", self.base))
+            .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        let status = resp.status();
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        if status.is_success() {
+            return codec::decode(&bytes).map_err(|e| ClientError::BadAnswer(e.to_string()));
+        }
+        let (code, message) = match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(b) => (b.code, b.message),
+            Err(_) => (
+                "http_error".to_string(),
+                String::from_utf8_lossy(&bytes).chars().take(200).collect(),
+            ),
+        };
+        Err(ClientError::Refused {
+            status: status.as_u16(),
+            code,
+            message,
+        })
+    }
+
+    /// Enrols a new worker.
+    pub async fn register(
+        &self,
+        name: &str,
+        threads: u32,
+        hash_mib: u32,
+    ) -> Result<WorkerAuth, ClientError> {
+        let req = RegisterRequest {
+            protocol: PROTOCOL_VERSION,
+            name: name.to_string(),
+            engine: engine(),
+            threads,
+            hash_mib,
+        };
+        let resp: RegisterResponse = self.call("register", &req).await?;
+        Ok(resp.auth)
+    }
+
+    /// Asks for a workunit.
+    pub async fn fetch(&self, auth: &WorkerAuth) -> Result<FetchResponse, ClientError> {
+        self.call(
+            "fetch",
+            &FetchRequest {
+                protocol: PROTOCOL_VERSION,
+                auth: auth.clone(),
+            },
+        )
+        .await
+    }
+
+    /// Submits a result (the request is built by the caller, digest included).
+    pub async fn submit(&self, req: &SubmitRequest) -> Result<SubmitResponse, ClientError> {
+        self.call("submit", req).await
+    }
+
+    /// Gives a lease back.
+    pub async fn abandon(
+        &self,
+        auth: &WorkerAuth,
+        lease_id: u64,
+    ) -> Result<AbandonResponse, ClientError> {
+        self.call(
+            "abandon",
+            &AbandonRequest {
+                protocol: PROTOCOL_VERSION,
+                auth: auth.clone(),
+                lease_id,
+            },
+        )
+        .await
+    }
+}
+
+/// This build's engine.
+pub fn engine() -> EngineInfo {
+    EngineInfo {
+        name: crate::ENGINE_NAME.to_string(),
+        version: crate::ENGINE_VERSION.to_string(),
+    }
+}

@@ -1,0 +1,16 @@
+//! c960-worker as a library: the protocol client and the work loop, shared by the `c960-worker
+//! work` command and by the in-process workers of `c960-coordinator run` (which therefore take the
+//! same HTTP path as volunteers).
+
+#![warn(missing_docs)]
+
+pub mod backoff;
+pub mod client;
+pub mod compute;
+pub mod identity;
+pub mod runner;
+
+/// The engine name reported with results.
+pub const ENGINE_NAME: &str = "c960-common";
+/// The engine version reported with results.
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

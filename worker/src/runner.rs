@@ -1,0 +1,331 @@
+//! The work loop: register once, then fetch → compute → submit, with backoff when the
+//! coordinator is down, busy or idle, and a clean exit on shutdown that gives the lease back.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use c960_common::digest::result_digest;
+use c960_common::wire::{Assignment, FetchResponse, PROTOCOL_VERSION, SubmitRequest, WorkerAuth};
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::watch;
+
+use crate::backoff::{Backoff, retry_after};
+use crate::client::{Client, engine};
+use crate::compute::{ComputeError, compute};
+use crate::identity::{self, Identity};
+
+/// How a worker runs.
+#[derive(Clone, Debug)]
+pub struct RunnerConfig {
+    /// Coordinator base URL.
+    pub server: String,
+    /// Name shown on the status page.
+    pub name: String,
+    /// Threads offered (passed along; the engine is single-threaded for now).
+    pub threads: u32,
+    /// Hash MiB offered (passed along).
+    pub hash_mib: u32,
+    /// Stop after one workunit.
+    pub once: bool,
+    /// Where the identity is kept; `None` registers afresh and keeps it in memory only.
+    pub state_file: Option<PathBuf>,
+    /// First retry delay.
+    pub backoff_base: Duration,
+    /// Longest retry delay.
+    pub backoff_cap: Duration,
+    /// Show a progress bar per workunit (only drawn when stderr is a terminal).
+    pub progress: bool,
+}
+
+impl RunnerConfig {
+    /// Defaults for a volunteer worker talking to `server`.
+    pub fn new(server: &str) -> RunnerConfig {
+        RunnerConfig {
+            server: server.trim_end_matches('/').to_string(),
+            name: "worker".into(),
+            threads: 1,
+            hash_mib: 0,
+            once: false,
+            state_file: None,
+            backoff_base: Duration::from_millis(500),
+            backoff_cap: Duration::from_secs(300),
+            progress: true,
+        }
+    }
+}
+
+/// What a worker did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Results accepted by the coordinator.
+    pub submitted: u64,
+    /// Results the coordinator refused (expired lease, …).
+    pub refused: u64,
+    /// Nodes computed.
+    pub nodes: u128,
+    /// Stopped by the shutdown signal.
+    pub interrupted: bool,
+}
+
+/// Resolves when shutdown is signalled; never if the sender is gone without signalling.
+async fn shutdown_signalled(rx: &mut watch::Receiver<bool>) {
+    loop {
+        if *rx.borrow_and_update() {
+            return;
+        }
+        if rx.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Sleeps for `d`; returns true if shutdown came first.
+async fn sleep_or_shutdown(d: Duration, rx: &mut watch::Receiver<bool>) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(d) => false,
+        _ = shutdown_signalled(rx) => true,
+    }
+}
+
+struct Worker {
+    cfg: RunnerConfig,
+    client: Client,
+    backoff: Backoff,
+    shutdown: watch::Receiver<bool>,
+    summary: Summary,
+}
+
+/// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
+/// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
+pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
+    let client = Client::new(&cfg.server)?;
+    let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
+    let mut w = Worker {
+        cfg,
+        client,
+        backoff,
+        shutdown,
+        summary: Summary::default(),
+    };
+    w.main_loop().await?;
+    Ok(w.summary)
+}
+
+impl Worker {
+    fn stopping(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    /// Registers (or loads the stored identity), retrying while the coordinator is unreachable.
+    async fn identity(&mut self, force_new: bool) -> Result<Option<WorkerAuth>> {
+        if !force_new
+            && let Some(path) = &self.cfg.state_file
+            && let Some(id) = identity::load(path, &self.cfg.server)?
+        {
+            return Ok(Some(id.auth()));
+        }
+        loop {
+            match self
+                .client
+                .register(&self.cfg.name, self.cfg.threads, self.cfg.hash_mib)
+                .await
+            {
+                Ok(auth) => {
+                    self.backoff.reset();
+                    if let Some(path) = &self.cfg.state_file {
+                        let id = Identity {
+                            server: self.cfg.server.clone(),
+                            worker_id: auth.worker_id,
+                            key: auth.key.clone(),
+                        };
+                        identity::save(path, &id)?;
+                    }
+                    tracing::info!(worker_id = auth.worker_id, "registered");
+                    return Ok(Some(auth));
+                }
+                Err(e) if e.is_transient() => {
+                    let d = self.backoff.next_delay();
+                    tracing::warn!("{e}; retrying in {d:.1?}");
+                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                        return Ok(None);
+                    }
+                }
+                Err(e) => return Err(anyhow!(e)).context("registration refused"),
+            }
+        }
+    }
+
+    async fn main_loop(&mut self) -> Result<()> {
+        let Some(mut auth) = self.identity(false).await? else {
+            self.summary.interrupted = true;
+            return Ok(());
+        };
+        let mut reregistered = false;
+        loop {
+            if self.stopping() {
+                self.summary.interrupted = true;
+                return Ok(());
+            }
+            let fetched = tokio::select! {
+                r = self.client.fetch(&auth) => r,
+                _ = shutdown_signalled(&mut self.shutdown) => { self.summary.interrupted = true; return Ok(()) }
+            };
+            match fetched {
+                Ok(FetchResponse::Assigned(a)) => {
+                    self.backoff.reset();
+                    reregistered = false;
+                    if !self.work(&auth, a).await? {
+                        self.summary.interrupted = true;
+                        return Ok(());
+                    }
+                    if self.cfg.once {
+                        return Ok(());
+                    }
+                }
+                Ok(FetchResponse::NoWork { retry_after_secs }) => {
+                    self.backoff.reset();
+                    let d = retry_after(retry_after_secs, self.cfg.backoff_cap);
+                    tracing::debug!("no work; asking again in {d:.1?}");
+                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                        self.summary.interrupted = true;
+                        return Ok(());
+                    }
+                }
+                Err(e) if e.is_transient() => {
+                    let d = self.backoff.next_delay();
+                    tracing::warn!("{e}; retrying in {d:.1?}");
+                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                        self.summary.interrupted = true;
+                        return Ok(());
+                    }
+                }
+                // The coordinator does not know this identity (e.g. a new database): enrol again,
+                // once; a second refusal in a row is a real error.
+                Err(e)
+                    if matches!(e.code(), Some("unknown_worker" | "bad_key")) && !reregistered =>
+                {
+                    tracing::warn!("{e}; registering again");
+                    reregistered = true;
+                    match self.identity(true).await? {
+                        Some(a) => auth = a,
+                        None => {
+                            self.summary.interrupted = true;
+                            return Ok(());
+                        }
+                    }
+                }
+                Err(e) => return Err(anyhow!(e)),
+            }
+        }
+    }
+
+    /// Computes and submits one assignment. Returns false if shutdown interrupted it (the lease
+    /// was given back).
+    async fn work(&mut self, auth: &WorkerAuth, a: Assignment) -> Result<bool> {
+        let started = Instant::now();
+        let bar = self.progress_bar(&a);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let task = {
+            let cancel = cancel.clone();
+            let kind = a.kind.clone();
+            let bar = bar.clone();
+            tokio::task::spawn_blocking(move || {
+                compute(&kind, &cancel, |done, total, nodes| {
+                    if let Some(bar) = &bar {
+                        bar.set_length(total as u64);
+                        bar.set_position(done as u64);
+                        let secs = started.elapsed().as_secs_f64().max(1e-3);
+                        bar.set_message(format!(
+                            "{nodes} nodes, {:.1} Mnodes/s",
+                            nodes as f64 / secs / 1e6
+                        ));
+                    }
+                })
+            })
+        };
+        let outcome = tokio::select! {
+            r = task => r,
+            _ = shutdown_signalled(&mut self.shutdown) => {
+                cancel.store(true, Ordering::Relaxed);
+                if let Some(bar) = &bar { bar.abandon_with_message("interrupted"); }
+                // Best effort: if the coordinator is unreachable, the lease simply expires.
+                let give_back = self.client.abandon(auth, a.lease_id);
+                match tokio::time::timeout(Duration::from_secs(5), give_back).await {
+                    Ok(Ok(_)) => tracing::info!(lease = a.lease_id, "lease given back"),
+                    Ok(Err(e)) => tracing::warn!(lease = a.lease_id, "could not give the lease back: {e}"),
+                    Err(_) => tracing::warn!(lease = a.lease_id, "could not give the lease back: timeout"),
+                }
+                return Ok(false);
+            }
+        };
+        let result = match outcome {
+            Ok(Ok(r)) => r,
+            Ok(Err(ComputeError::Cancelled)) => return Ok(false),
+            Ok(Err(e)) => {
+                // A position this engine refuses: give the lease back so someone else tries.
+                tracing::error!(lease = a.lease_id, "{e}");
+                let _ = self.client.abandon(auth, a.lease_id).await;
+                self.summary.refused += 1;
+                return Ok(true);
+            }
+            Err(e) => return Err(anyhow!("engine task failed: {e}")),
+        };
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        let nodes = result.nodes;
+        let req = SubmitRequest {
+            protocol: PROTOCOL_VERSION,
+            auth: auth.clone(),
+            lease_id: a.lease_id,
+            workunit_id: a.workunit_id,
+            digest: result_digest(a.workunit_id, &a.kind, &result),
+            result,
+            elapsed_ms,
+            engine: engine(),
+        };
+        // A computed result is worth retrying for, until shutdown or a definite refusal.
+        loop {
+            match self.client.submit(&req).await {
+                Ok(_) => {
+                    self.backoff.reset();
+                    self.summary.submitted += 1;
+                    self.summary.nodes += u128::from(nodes);
+                    tracing::info!(workunit = a.workunit_id, nodes, elapsed_ms, "submitted");
+                    return Ok(true);
+                }
+                Err(e) if e.is_transient() => {
+                    let d = self.backoff.next_delay();
+                    tracing::warn!("{e}; retrying the submission in {d:.1?}");
+                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                        return Ok(false);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(workunit = a.workunit_id, "result not accepted: {e}");
+                    self.summary.refused += 1;
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
+    fn progress_bar(&self, a: &Assignment) -> Option<ProgressBar> {
+        if !self.cfg.progress || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = ProgressBar::new(0);
+        let style = ProgressStyle::with_template(
+            "wu {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} root moves, {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_prefix(a.workunit_id.to_string());
+        Some(bar)
+    }
+}
