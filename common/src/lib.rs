@@ -10,12 +10,14 @@
 #![warn(missing_docs)]
 
 pub mod attacks;
+pub mod balance;
 pub mod chess_move;
 pub mod epd;
 pub mod fen;
 pub mod movegen;
 pub mod perft;
 pub mod position;
+pub mod search;
 pub mod startpos;
 pub mod types;
 pub mod uci;
