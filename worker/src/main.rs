@@ -1,7 +1,10 @@
 //! `c960-worker`: the volunteer worker and the one-off perft / position tool.
 
+mod cli_analyse;
+mod cli_balance;
 mod cli_perft;
 mod cli_position;
+mod uci_engine;
 
 use std::process::ExitCode;
 
@@ -21,6 +24,10 @@ enum Command {
     Perft(cli_perft::PerftArgs),
     /// Show a start position by number, or find the number of an arrangement or FEN.
     Position(cli_position::PositionArgs),
+    /// Search a position with the built-in engine or a UCI engine (score from White's view).
+    Analyse(cli_analyse::AnalyseArgs),
+    /// Summarise per-position scores: ranking, mean White edge, spread, 518, correlation, chart.
+    Balance(cli_balance::BalanceArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +41,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(args) => cli_perft::run(args),
         Command::Position(args) => cli_position::run(args),
+        Command::Analyse(args) => cli_analyse::run(args),
+        Command::Balance(args) => cli_balance::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
