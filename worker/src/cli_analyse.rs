@@ -159,6 +159,12 @@ pub fn run(args: AnalyseArgs) -> Result<()> {
         );
         println!("pv: {}", join_moves(&analysis));
         println!("nodes: {}", analysis.nodes);
+        if let Some(w) = analysis.wdl {
+            println!(
+                "win/draw/loss for White: {}/{}/{} per mille",
+                w.win, w.draw, w.loss
+            );
+        }
     }
     Ok(())
 }
@@ -272,12 +278,13 @@ fn csv_row(sp: Option<u32>, fen: &str, a: &Analysis, engine: &str) -> String {
     )
 }
 
-/// The `--json` object: `sp, fen, depth, score_cp, mate, best_move, pv, nodes, engine`.
+/// The `--json` object: `sp, fen, depth, score_cp, mate, best_move, pv, nodes, wdl, engine`
+/// (`wdl`: White's win/draw/loss per mille when the engine reports it, else null).
 fn json_object(sp: Option<u32>, fen: &str, a: &Analysis, engine: &str) -> String {
     let opt = |v: Option<i32>| v.map_or_else(|| "null".to_string(), |v| v.to_string());
     let pv: Vec<String> = a.pv.iter().map(|m| json_string(&m.to_string())).collect();
     format!(
-        "{{\"sp\":{},\"fen\":{},\"depth\":{},\"score_cp\":{},\"mate\":{},\"best_move\":{},\"pv\":[{}],\"nodes\":{},\"engine\":{}}}",
+        "{{\"sp\":{},\"fen\":{},\"depth\":{},\"score_cp\":{},\"mate\":{},\"best_move\":{},\"pv\":[{}],\"nodes\":{},\"wdl\":{},\"engine\":{}}}",
         sp.map_or_else(|| "null".to_string(), |n| n.to_string()),
         json_string(fen),
         a.depth,
@@ -287,6 +294,10 @@ fn json_object(sp: Option<u32>, fen: &str, a: &Analysis, engine: &str) -> String
             .map_or_else(|| "null".to_string(), |m| json_string(&m.to_string())),
         pv.join(","),
         a.nodes,
+        a.wdl.map_or_else(
+            || "null".to_string(),
+            |w| format!("[{},{},{}]", w.win, w.draw, w.loss)
+        ),
         json_string(engine)
     )
 }

@@ -16,7 +16,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use c960_common::search::{Analysis, Score};
+use c960_common::search::{Analysis, Score, Wdl};
 use c960_common::{CastlingNotation, Color, Move, Position};
 
 /// How the engine is configured and how long it may take.
@@ -54,6 +54,8 @@ pub struct InfoLine {
     pub bound: bool,
     /// `nodes`.
     pub nodes: Option<u64>,
+    /// `wdl` (side to move's point of view).
+    pub wdl: Option<Wdl>,
     /// `pv` moves as text.
     pub pv: Vec<String>,
 }
@@ -94,6 +96,13 @@ pub fn parse_info(line: &str) -> Option<InfoLine> {
             "depth" => info.depth = tokens.next().and_then(|t| t.parse().ok()),
             "multipv" => info.multipv = tokens.next().and_then(|t| t.parse().ok()),
             "nodes" => info.nodes = tokens.next().and_then(|t| t.parse().ok()),
+            "wdl" => {
+                let mut n = || tokens.next().and_then(|t| t.parse().ok());
+                info.wdl = match (n(), n(), n()) {
+                    (Some(win), Some(draw), Some(loss)) => Some(Wdl { win, draw, loss }),
+                    _ => None,
+                };
+            }
             "score" => {
                 let kind = tokens.next();
                 let value: Option<i32> = tokens.next().and_then(|t| t.parse().ok());
@@ -195,6 +204,10 @@ impl UciEngine {
         if has("Threads") {
             self.send("setoption name Threads value 1")?;
         }
+        if has("UCI_ShowWDL") {
+            // Only adds the expectation to `info` lines; the search itself is unchanged.
+            self.send("setoption name UCI_ShowWDL value true")?;
+        }
         if has("Hash") {
             self.send(&format!(
                 "setoption name Hash value {}",
@@ -279,17 +292,16 @@ impl UciEngine {
             pv.push(m);
         }
         let score = info.score.expect("main line has a score");
-        let score = if pos.side_to_move() == Color::White {
-            score
-        } else {
-            score.negate()
-        };
+        let white = pos.side_to_move() == Color::White;
+        let score = if white { score } else { score.negate() };
+        let wdl = info.wdl.map(|w| if white { w } else { w.flip() });
         Ok(Analysis {
             score,
             best_move,
             pv,
             nodes: nodes.unwrap_or(0),
             depth: info.depth.unwrap_or(depth),
+            wdl,
         })
     }
 
@@ -387,6 +399,14 @@ mod tests {
         let mate =
             parse_info("info depth 3 score mate -2 wdl 0 0 1000 pv a1a2 string done").unwrap();
         assert_eq!(mate.score, Some(Score::Mate(-2)));
+        assert_eq!(
+            mate.wdl,
+            Some(Wdl {
+                win: 0,
+                draw: 0,
+                loss: 1000
+            })
+        );
         assert_eq!(mate.pv, vec!["a1a2"]);
 
         assert_eq!(parse_info("info string NNUE evaluation enabled"), None);

@@ -134,6 +134,7 @@ fn builtin_json_has_every_field() {
         "{json}"
     );
     assert_eq!(json_field(&json, "mate"), "null");
+    assert_eq!(json_field(&json, "wdl"), "null");
     assert_eq!(json_field(&json, "best_move").len(), 6);
     assert!(json_field(&json, "pv").starts_with("[\""));
     assert!(json_field(&json, "nodes").parse::<u64>().unwrap() > 0);
@@ -279,6 +280,13 @@ fn real_uci_engine_in_chess960_mode() {
         "{json}"
     );
     assert_eq!(json_field(&json, "depth"), "10");
+    // Debian's Stockfish offers UCI_ShowWDL; the expectation sums to about 1000.
+    let wdl: Vec<u32> = json_field(&json, "wdl")
+        .trim_matches(['[', ']'])
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!((990..=1010).contains(&wdl.iter().sum::<u32>()), "{json}");
     // Single thread, fixed hash, ucinewgame: the same search again gives the same numbers.
     assert_eq!(stdout(&worker(&args)), json);
 

@@ -78,6 +78,7 @@ impl Searcher {
             pv,
             nodes: self.nodes,
             depth,
+            wdl: None,
         }
     }
 

@@ -115,6 +115,31 @@ pub struct Analysis {
     pub nodes: u64,
     /// The depth of the last completed iteration, in plies.
     pub depth: u32,
+    /// Win/draw/loss expectation from White's point of view, when the engine reports one (UCI
+    /// engines with `UCI_ShowWDL`; the built-in searcher does not).
+    pub wdl: Option<Wdl>,
+}
+
+/// An engine's win/draw/loss expectation in per mille (the three sum to about 1000).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Wdl {
+    /// White wins.
+    pub win: u32,
+    /// Draw.
+    pub draw: u32,
+    /// White loses.
+    pub loss: u32,
+}
+
+impl Wdl {
+    /// The same expectation from the other side's point of view.
+    pub fn flip(self) -> Wdl {
+        Wdl {
+            win: self.loss,
+            draw: self.draw,
+            loss: self.win,
+        }
+    }
 }
 
 /// Searches `pos` to `limits.depth` plies and returns the result of the last iteration.
