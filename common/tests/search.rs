@@ -183,3 +183,44 @@ fn perpetual_check_is_found_as_a_draw() {
     assert_eq!(a.score, Score::Cp(0), "pv {:?}", a.pv);
     assert_eq!(a.best_move.unwrap().to_string(), "h5e8");
 }
+
+#[test]
+fn golden_results_pin_the_engine_version() {
+    // Replicas are compared exactly, so any change to search or evaluation that alters these
+    // numbers must also change ENGINE_ID (and then these values).
+    assert_eq!(
+        ENGINE_ID,
+        concat!("c960-builtin ", env!("CARGO_PKG_VERSION"), "-s1")
+    );
+    let cases = [
+        (
+            518,
+            36,
+            "d2d4",
+            21_063,
+            "d2d4 d7d5 g1f3 g8f6 c1f4 c8f5 b1c3",
+        ),
+        (0, 54, "d1e3", 35_889, "d1e3 d8e6 e3f5 c8d8 e1f3 e6f4 e2e4"),
+    ];
+    for (sp, cp, best, nodes, pv) in cases {
+        let pos = StartPosition::new(sp).unwrap().position();
+        let a = analyse(
+            &pos,
+            &SearchLimits {
+                depth: 7,
+                hash_mib: 16,
+            },
+        );
+        let line: Vec<String> = a.pv.iter().map(|m| m.to_string()).collect();
+        assert_eq!(
+            (
+                a.score,
+                a.best_move.unwrap().to_string(),
+                a.nodes,
+                line.join(" ")
+            ),
+            (Score::Cp(cp), best.to_string(), nodes, pv.to_string()),
+            "sp {sp}"
+        );
+    }
+}

@@ -27,6 +27,11 @@ pub(crate) struct Entry {
     pub bound: Bound,
 }
 
+/// Bytes per slot for sizing the table. A constant rather than `size_of`, so that the number of
+/// slots (and with it the node count of a search) does not depend on how a compiler lays out
+/// [`Entry`]; it matches the layout of current compilers.
+const SLOT_BYTES: usize = 24;
+
 /// A fixed-size table of [`Entry`] slots.
 pub(crate) struct TranspositionTable {
     slots: Vec<Option<Entry>>,
@@ -35,8 +40,7 @@ pub(crate) struct TranspositionTable {
 impl TranspositionTable {
     /// A table that uses about `bytes` of memory (at least one slot).
     pub fn with_bytes(bytes: usize) -> TranspositionTable {
-        let slot = std::mem::size_of::<Option<Entry>>();
-        let count = (bytes / slot).max(1);
+        let count = (bytes / SLOT_BYTES).max(1);
         TranspositionTable {
             slots: vec![None; count],
         }
