@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod attacks;
+pub mod balance;
 pub mod chess_move;
 pub mod codec;
 pub mod digest;
@@ -18,6 +19,7 @@ pub mod fen;
 pub mod movegen;
 pub mod perft;
 pub mod position;
+pub mod search;
 pub mod startpos;
 pub mod types;
 pub mod uci;

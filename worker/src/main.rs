@@ -1,9 +1,12 @@
 //! `c960-worker`: the volunteer worker and the one-off perft / position tool.
 
+mod cli_analyse;
+mod cli_balance;
 mod cli_bench;
 mod cli_perft;
 mod cli_position;
 mod cli_work;
+mod uci_engine;
 
 use std::process::ExitCode;
 
@@ -27,6 +30,10 @@ enum Command {
     Position(cli_position::PositionArgs),
     /// Donate compute: fetch workunits from a coordinator, compute them, submit the results.
     Work(cli_work::WorkArgs),
+    /// Search a position with the built-in engine or a UCI engine (score from White's view).
+    Analyse(cli_analyse::AnalyseArgs),
+    /// Summarise per-position scores: ranking, mean White edge, spread, 518, correlation, chart.
+    Balance(cli_balance::BalanceArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +49,8 @@ fn main() -> ExitCode {
         Command::Position(args) => cli_position::run(args),
         Command::Bench(args) => cli_bench::run(args),
         Command::Work(args) => cli_work::run(args),
+        Command::Analyse(args) => cli_analyse::run(args),
+        Command::Balance(args) => cli_balance::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

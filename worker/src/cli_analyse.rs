@@ -1,0 +1,341 @@
+//! `c960-worker analyse`: search one position (or many start positions) with the built-in
+//! engine or a UCI engine, and print the result from White's point of view.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use c960_common::balance::csv_field;
+use c960_common::search::{self, Analysis, SearchLimits};
+use c960_common::{CastlingNotation, Position, StartPosition};
+
+use crate::uci_engine::{UciConfig, UciEngine};
+
+/// The CSV header of `--all`, shared with the coordinator's analysis campaign output.
+pub const CSV_HEADER: &str = "sp,fen,depth,score_cp,mate,best_move,engine";
+
+/// The largest `Hash` accepted, in MiB: more would only hide a typo.
+const MAX_HASH_MIB: usize = 65_536;
+
+/// Arguments of `analyse`.
+#[derive(clap::Args)]
+pub struct AnalyseArgs {
+    /// Start position number 0..959 (Scharnagl).
+    #[arg(long, conflicts_with_all = ["fen", "all"])]
+    sp: Option<u32>,
+    /// Any position in FEN (classical, X-FEN or Shredder-FEN castling).
+    #[arg(long, conflicts_with = "all")]
+    fen: Option<String>,
+    /// Analyse many start positions and write CSV (`--positions`, default all 960).
+    #[arg(long, conflicts_with = "json")]
+    all: bool,
+    /// With --all: which start positions, e.g. `0-9,518`.
+    #[arg(long, requires = "all")]
+    positions: Option<String>,
+    /// With --all: write the CSV here instead of standard output.
+    #[arg(long, requires = "all")]
+    out: Option<PathBuf>,
+    /// Search depth in plies.
+    #[arg(long)]
+    depth: u32,
+    /// Use this UCI engine (e.g. /usr/games/stockfish) instead of the built-in searcher.
+    #[arg(long)]
+    uci: Option<PathBuf>,
+    /// Hash table size in MiB (built-in table or the engine's `Hash` option).
+    #[arg(long, default_value_t = search::DEFAULT_HASH_MIB)]
+    hash: usize,
+    /// Seconds a UCI engine may take for one position before it is killed.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The engine that answers: the built-in searcher or an external UCI process.
+pub enum Engine {
+    /// [`search::analyse`] with this table size in MiB.
+    Builtin {
+        /// Transposition-table size.
+        hash_mib: usize,
+    },
+    /// A running UCI engine.
+    Uci(UciEngine),
+}
+
+impl Engine {
+    /// Starts the engine the arguments ask for.
+    pub fn start(uci: Option<&PathBuf>, hash_mib: usize, timeout: Duration) -> Result<Engine> {
+        match uci {
+            None => Ok(Engine::Builtin { hash_mib }),
+            Some(path) => {
+                let config = UciConfig {
+                    hash_mib,
+                    // A healthy engine answers the handshake at once; a search may take long.
+                    handshake_timeout: timeout.min(Duration::from_secs(30)),
+                    search_timeout: timeout,
+                };
+                Ok(Engine::Uci(UciEngine::start(path, config)?))
+            }
+        }
+    }
+
+    /// The engine id recorded with each result.
+    pub fn id(&self) -> String {
+        match self {
+            Engine::Builtin { .. } => search::ENGINE_ID.to_string(),
+            Engine::Uci(e) => e.name().to_string(),
+        }
+    }
+
+    /// Searches `pos` to `depth` plies; the score is from White's point of view.
+    pub fn analyse(&mut self, pos: &Position, depth: u32) -> Result<Analysis> {
+        match self {
+            Engine::Builtin { hash_mib } => Ok(search::analyse(
+                pos,
+                &SearchLimits {
+                    depth,
+                    hash_mib: *hash_mib,
+                },
+            )),
+            Engine::Uci(e) => e.analyse(pos, depth),
+        }
+    }
+}
+
+pub fn run(args: AnalyseArgs) -> Result<()> {
+    if args.depth == 0 {
+        bail!("--depth must be at least 1");
+    }
+    if args.uci.is_none() && args.depth > search::MAX_DEPTH {
+        bail!(
+            "--depth for the built-in engine must be at most {}",
+            search::MAX_DEPTH
+        );
+    }
+    if !(1..=MAX_HASH_MIB).contains(&args.hash) {
+        bail!("--hash must be between 1 and {MAX_HASH_MIB} MiB");
+    }
+    if args.timeout == 0 {
+        bail!("--timeout must be at least 1 second");
+    }
+    if args.all {
+        return run_all(&args);
+    }
+    let pos = match (args.sp, &args.fen) {
+        (Some(n), None) => StartPosition::new(n)?.position(),
+        (None, Some(fen)) => Position::from_fen(fen)?,
+        _ => bail!("give one of --sp N, --fen FEN or --all"),
+    };
+    let sp = args.sp.or_else(|| {
+        StartPosition::from_position(&pos)
+            .ok()
+            .map(|s| s.number() as u32)
+    });
+    let mut engine = Engine::start(
+        args.uci.as_ref(),
+        args.hash,
+        Duration::from_secs(args.timeout),
+    )?;
+    let analysis = engine.analyse(&pos, args.depth)?;
+    let fen = pos.to_fen(CastlingNotation::Shredder);
+    let engine_id = engine.id();
+    if args.json {
+        println!("{}", json_object(sp, &fen, &analysis, &engine_id));
+    } else {
+        println!("engine: {engine_id}");
+        if let Some(n) = sp {
+            println!("sp: {n} ({})", StartPosition::new(n)?.arrangement_string());
+        }
+        println!("fen: {fen}");
+        println!("depth: {}", analysis.depth);
+        println!("score: {} (White's point of view)", analysis.score);
+        println!(
+            "best move: {}",
+            analysis
+                .best_move
+                .map_or("(none)".to_string(), |m| m.to_string())
+        );
+        println!("pv: {}", join_moves(&analysis));
+        println!("nodes: {}", analysis.nodes);
+        if let Some(w) = analysis.wdl {
+            println!(
+                "win/draw/loss for White: {}/{}/{} per mille",
+                w.win, w.draw, w.loss
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `--all`: one CSV row per start position, flushed as it is written so that an interrupted run
+/// keeps what it finished. Progress goes to standard error.
+fn run_all(args: &AnalyseArgs) -> Result<()> {
+    let positions = match &args.positions {
+        Some(spec) => parse_positions(spec)?,
+        None => (0..StartPosition::all().count() as u32).collect(),
+    };
+    let mut engine = Engine::start(
+        args.uci.as_ref(),
+        args.hash,
+        Duration::from_secs(args.timeout),
+    )?;
+    let engine_id = engine.id();
+    let mut out: Box<dyn Write> = match &args.out {
+        Some(path) => Box::new(BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => Box::new(BufWriter::new(std::io::stdout())),
+    };
+    writeln!(out, "{CSV_HEADER}")?;
+    let started = Instant::now();
+    let mut nodes = 0u64;
+    for &n in &positions {
+        let pos = StartPosition::new(n)?.position();
+        let t = Instant::now();
+        let a = engine
+            .analyse(&pos, args.depth)
+            .with_context(|| format!("start position {n}"))?;
+        nodes += a.nodes;
+        writeln!(
+            out,
+            "{}",
+            csv_row(
+                Some(n),
+                &pos.to_fen(CastlingNotation::Shredder),
+                &a,
+                &engine_id
+            )
+        )?;
+        out.flush()?;
+        eprintln!(
+            "sp {n}: {} {} ({} nodes, {} ms)",
+            a.score,
+            best_text(&a),
+            a.nodes,
+            t.elapsed().as_millis()
+        );
+    }
+    eprintln!(
+        "analysed {} positions at depth {} with {engine_id} in {:.1} s ({nodes} nodes)",
+        positions.len(),
+        args.depth,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Parses `0-9,518` into the listed start-position numbers, in the order given.
+fn parse_positions(spec: &str) -> Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let lo: u32 = lo
+            .parse()
+            .with_context(|| format!("bad position number {lo:?} in --positions"))?;
+        let hi: u32 = hi
+            .parse()
+            .with_context(|| format!("bad position number {hi:?} in --positions"))?;
+        if lo > hi {
+            bail!("empty range {part:?} in --positions");
+        }
+        StartPosition::new(hi)?;
+        out.extend(lo..=hi);
+    }
+    if out.is_empty() {
+        bail!("--positions lists no start position");
+    }
+    Ok(out)
+}
+
+fn best_text(a: &Analysis) -> String {
+    a.best_move.map_or_else(String::new, |m| m.to_string())
+}
+
+fn join_moves(a: &Analysis) -> String {
+    a.pv.iter()
+        .map(|m| m.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One row under [`CSV_HEADER`]; `score_cp` or `mate` is empty, whichever does not apply.
+fn csv_row(sp: Option<u32>, fen: &str, a: &Analysis, engine: &str) -> String {
+    format!(
+        "{},{},{},{},{},{},{}",
+        sp.map_or_else(String::new, |n| n.to_string()),
+        fen,
+        a.depth,
+        a.score.cp().map_or_else(String::new, |v| v.to_string()),
+        a.score.mate().map_or_else(String::new, |v| v.to_string()),
+        best_text(a),
+        csv_field(engine)
+    )
+}
+
+/// The `--json` object: `sp, fen, depth, score_cp, mate, best_move, pv, nodes, wdl, engine`
+/// (`wdl`: White's win/draw/loss per mille when the engine reports it, else null).
+fn json_object(sp: Option<u32>, fen: &str, a: &Analysis, engine: &str) -> String {
+    let opt = |v: Option<i32>| v.map_or_else(|| "null".to_string(), |v| v.to_string());
+    let pv: Vec<String> = a.pv.iter().map(|m| json_string(&m.to_string())).collect();
+    format!(
+        "{{\"sp\":{},\"fen\":{},\"depth\":{},\"score_cp\":{},\"mate\":{},\"best_move\":{},\"pv\":[{}],\"nodes\":{},\"wdl\":{},\"engine\":{}}}",
+        sp.map_or_else(|| "null".to_string(), |n| n.to_string()),
+        json_string(fen),
+        a.depth,
+        opt(a.score.cp()),
+        opt(a.score.mate()),
+        a.best_move
+            .map_or_else(|| "null".to_string(), |m| json_string(&m.to_string())),
+        pv.join(","),
+        a.nodes,
+        a.wdl.map_or_else(
+            || "null".to_string(),
+            |w| format!("[{},{},{}]", w.win, w.draw, w.loss)
+        ),
+        json_string(engine)
+    )
+}
+
+/// A JSON string literal (the worker has no JSON library; engine names are free text).
+pub fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_lists() {
+        assert_eq!(parse_positions("0-3,518").unwrap(), vec![0, 1, 2, 3, 518]);
+        assert!(parse_positions("5-2").is_err());
+        assert!(parse_positions("959-960").is_err());
+        assert!(parse_positions("x").is_err());
+        assert!(parse_positions("").is_err());
+    }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(json_string("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
+    }
+}
