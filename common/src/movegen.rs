@@ -32,8 +32,9 @@ pub struct MoveBatch {
 struct CastlingPath {
     /// Every square the king or rook passes or lands on, except their own start squares.
     must_be_empty: Bitboard,
-    /// The squares the king passes or lands on, its start square excluded (a king in check
-    /// never castles, so that square is known to be safe).
+    /// The squares the king passes or lands on. Its start square is left out unless it is also
+    /// the destination: a king in check never castles, so the start is known to be safe while
+    /// the rook still stands where it stands.
     king_crosses: Bitboard,
 }
 
@@ -61,7 +62,10 @@ static CASTLING_PATHS: [[CastlingPath; 8]; 8] = {
                 let king_span = rank_span(k, king_to);
                 table[k as usize][r as usize] = CastlingPath {
                     must_be_empty: (king_span | rank_span(r, rook_to)) & !movers,
-                    king_crosses: king_span & !(1u64 << k),
+                    // The destination is always checked, even when it is the start square:
+                    // the departing rook may have been shielding it (king c8, rook b8, enemy
+                    // queen a8: castling long leaves the king on c8 in check).
+                    king_crosses: (king_span & !(1u64 << k)) | (1u64 << king_to),
                 };
             }
             r += 1;
@@ -402,5 +406,40 @@ impl Position {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{MoveKind, Position};
+
+    fn castles(fen: &str) -> Vec<String> {
+        let pos = Position::from_fen(fen).unwrap();
+        pos.legal_moves()
+            .iter()
+            .filter(|m| m.kind() == MoveKind::Castle)
+            .map(|m| m.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn king_that_stays_put_must_not_be_exposed_by_the_departing_rook() {
+        // Black king c8 castles long with the b8 rook: the king stays on c8, the rook goes to
+        // d8, and the queen on a8 would then attack c8 along the rank.
+        assert!(
+            castles("Qrk2rqn/p1pp1ppp/4p3/1p6/6Pb/P7/1PPPPP1P/BRKBNR1N b FBfb - 0 4").is_empty()
+        );
+        // Without the queen the same castling is legal.
+        assert_eq!(
+            castles("1rk2rqn/p1pp1ppp/4p3/1p6/6Pb/P7/1PPPPP1P/BRKBNR1N b FBfb - 0 4"),
+            ["c8b8"]
+        );
+    }
+
+    #[test]
+    fn castling_rook_lifted_when_judging_attacks() {
+        // White king c1, castling rook b1, enemy rook a1: castling long would leave the king on
+        // c1 attacked through the lifted rook.
+        assert!(castles("4k3/8/8/8/8/8/8/rRK5 w B - 0 1").is_empty());
     }
 }

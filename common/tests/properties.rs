@@ -86,7 +86,11 @@ fn en_passant_square_kept_only_when_capturable() {
 #[test]
 fn random_play_hashes_and_fens_are_exact() {
     for pos in common::random_play_positions(7, 3_000, 80) {
-        assert_eq!(pos.hash(), pos.hash_with(&c960_common::zobrist::KEYS));
+        assert_eq!(pos.hash128(), pos.hash_with(&c960_common::zobrist::KEYS));
+        assert_eq!(
+            pos.with_zobrist_seed(99).hash128(),
+            pos.hash_with(c960_common::zobrist::keys_for_seed(99))
+        );
         let shredder = pos.to_fen(CastlingNotation::Shredder);
         let xfen = pos.to_fen(CastlingNotation::XFen);
         assert_eq!(Position::from_fen(&shredder).unwrap(), pos, "{shredder}");

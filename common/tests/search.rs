@@ -190,17 +190,17 @@ fn golden_results_pin_the_engine_version() {
     // numbers must also change ENGINE_ID (and then these values).
     assert_eq!(
         ENGINE_ID,
-        concat!("c960-builtin ", env!("CARGO_PKG_VERSION"), "-s1")
+        concat!("c960-builtin ", env!("CARGO_PKG_VERSION"), "-s2")
     );
     let cases = [
         (
             518,
             36,
             "d2d4",
-            21_063,
+            24_250,
             "d2d4 d7d5 g1f3 g8f6 c1f4 c8f5 b1c3",
         ),
-        (0, 54, "d1e3", 35_889, "d1e3 d8e6 e3f5 c8d8 e1f3 e6f4 e2e4"),
+        (0, 46, "d1e3", 56_439, "d1e3 e8f6 e1f3 c7c5 c2c3 d8e6 b1f5"),
     ];
     for (sp, cp, best, nodes, pv) in cases {
         let pos = StartPosition::new(sp).unwrap().position();

@@ -178,7 +178,7 @@ impl Searcher {
             }
         }
 
-        let mut moves = pos.legal_moves();
+        let mut moves = canonical_moves(pos);
         if moves.is_empty() {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
@@ -279,7 +279,7 @@ impl Searcher {
             }
             alpha = alpha.max(best);
         }
-        let all = pos.legal_moves();
+        let all = canonical_moves(pos);
         if all.is_empty() {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
@@ -377,6 +377,14 @@ impl Searcher {
         }
         self.pv_len[ply] = child_len;
     }
+}
+
+/// The legal moves in a fixed order (by encoding), so that the search, and so every replica's
+/// result, does not depend on the order the move generator happens to produce.
+fn canonical_moves(pos: &Position) -> crate::movegen::MoveList {
+    let mut moves = pos.legal_moves();
+    moves.as_mut_slice().sort_unstable_by_key(|m| m.to_u16());
+    moves
 }
 
 /// Moves the best-ordered remaining move to index `i` (selection sort, one step per move tried:

@@ -22,7 +22,7 @@ use crate::types::{Color, Role};
 
 /// The engine id reported with every built-in analysis; results of different ids are never
 /// mixed in one quorum, so the version changes whenever search or evaluation changes.
-pub const ENGINE_ID: &str = concat!("c960-builtin ", env!("CARGO_PKG_VERSION"), "-s1");
+pub const ENGINE_ID: &str = concat!("c960-builtin ", env!("CARGO_PKG_VERSION"), "-s2");
 
 /// The deepest search [`analyse`] accepts, in plies.
 pub const MAX_DEPTH: u32 = 64;
