@@ -106,6 +106,29 @@ const fn ray_between_table(include_line: bool) -> [[Bitboard; 64]; 64] {
     table
 }
 
+const fn rays_table(deltas: &[(i8, i8); 4]) -> [Bitboard; 64] {
+    let mut table = [0u64; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let mut d = 0;
+        while d < 4 {
+            let (df, dr) = deltas[d];
+            let (mut f, mut r) = ((sq % 8) as i8 + df, (sq / 8) as i8 + dr);
+            while f >= 0 && f < 8 && r >= 0 && r < 8 {
+                table[sq] |= 1u64 << (r * 8 + f);
+                f += df;
+                r += dr;
+            }
+            d += 1;
+        }
+        sq += 1;
+    }
+    table
+}
+
+static ROOK_RAYS: [Bitboard; 64] = rays_table(&[(1, 0), (-1, 0), (0, 1), (0, -1)]);
+static BISHOP_RAYS: [Bitboard; 64] = rays_table(&[(1, 1), (1, -1), (-1, 1), (-1, -1)]);
+
 static BETWEEN: [[Bitboard; 64]; 64] = ray_between_table(false);
 static LINE: [[Bitboard; 64]; 64] = ray_between_table(true);
 
@@ -141,6 +164,18 @@ pub fn bishop_attacks(sq: u8, occ: Bitboard) -> Bitboard {
     BISHOP_TABLE[m.offset + ((occ & m.mask).wrapping_mul(m.magic) >> m.shift) as usize]
 }
 
+/// The rank and file through `sq` (a rook's attacks on an empty board).
+#[inline(always)]
+pub fn rook_rays(sq: u8) -> Bitboard {
+    ROOK_RAYS[sq as usize]
+}
+
+/// The diagonals through `sq` (a bishop's attacks on an empty board).
+#[inline(always)]
+pub fn bishop_rays(sq: u8) -> Bitboard {
+    BISHOP_RAYS[sq as usize]
+}
+
 /// Squares a queen on `sq` attacks given the occupancy `occ`.
 #[inline(always)]
 pub fn queen_attacks(sq: u8, occ: Bitboard) -> Bitboard {
@@ -174,6 +209,10 @@ mod tests {
         assert_eq!(att & (1 << 24), 0);
         assert_eq!(att.count_ones(), 3 + 2 + 4 + 2);
         assert_eq!(bishop_attacks(0, 0).count_ones(), 7);
+        for sq in 0..64 {
+            assert_eq!(rook_rays(sq), rook_attacks(sq, 0));
+            assert_eq!(bishop_rays(sq), bishop_attacks(sq, 0));
+        }
         assert_eq!(between(0, 7).count_ones(), 6);
         assert_eq!(between(0, 9), 0);
         assert_eq!(line(0, 9).count_ones(), 8);

@@ -3,7 +3,8 @@
 use std::fmt;
 
 use crate::attacks::{
-    between, bishop_attacks, king_attacks, knight_attacks, pawn_attacks, rook_attacks,
+    between, bishop_attacks, bishop_rays, king_attacks, knight_attacks, pawn_attacks, rook_attacks,
+    rook_rays,
 };
 use crate::chess_move::{Move, MoveKind};
 use crate::types::{Bitboard, Color, Piece, Role, Square, bb};
@@ -325,14 +326,22 @@ impl Position {
     #[inline(always)]
     pub fn attackers_to(&self, sq: u8, occ: Bitboard, by: Color) -> Bitboard {
         let theirs = self.by_color[by.index()];
-        let diag = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
-        let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
-        theirs
+        let diag =
+            theirs & (self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()]);
+        let ortho = theirs & (self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()]);
+        let mut attackers = theirs
             & ((pawn_attacks(by.other().index(), sq) & self.by_role[0])
                 | (knight_attacks(sq) & self.by_role[1])
-                | (king_attacks(sq) & self.by_role[5])
-                | (bishop_attacks(sq, occ) & diag)
-                | (rook_attacks(sq, occ) & ortho))
+                | (king_attacks(sq) & self.by_role[5]));
+        // The magic tables are large and mostly out of cache: look them up only when a slider
+        // stands on one of the square's lines at all.
+        if bishop_rays(sq) & diag != 0 {
+            attackers |= bishop_attacks(sq, occ) & diag;
+        }
+        if rook_rays(sq) & ortho != 0 {
+            attackers |= rook_attacks(sq, occ) & ortho;
+        }
+        attackers
     }
 
     /// The Zobrist key computed from scratch with the given key set.
@@ -520,7 +529,7 @@ impl Position {
         let theirs = self.by_color[us.other().index()];
         let diag = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
         let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
-        let snipers = theirs & ((rook_attacks(king, 0) & ortho) | (bishop_attacks(king, 0) & diag));
+        let snipers = theirs & ((rook_rays(king) & ortho) | (bishop_rays(king) & diag));
         let occ = self.occupied();
         let mut pinned = 0;
         for s in bb::squares(snipers) {
