@@ -510,7 +510,12 @@ impl Position {
         if us == Color::Black {
             self.fullmove_number = self.fullmove_number.saturating_add(1);
         }
-        self.checkers = self.attackers_to(self.king_square(them), self.occupied(), us);
+        self.checkers = match m.kind() {
+            MoveKind::Normal => self.checkers_after_normal_move(role, from, to),
+            // Castling, en passant and promotion move or remove a second piece or change a
+            // role: recompute from scratch (rare moves).
+            _ => self.attackers_to(self.king_square(them), self.occupied(), us),
+        };
         if double_push {
             let ep = (from + to) / 2;
             self.set_ep_if_capturable(ep);
@@ -518,6 +523,36 @@ impl Position {
                 self.hash ^= self.keys.ep_file[(ep & 7) as usize];
             }
         }
+    }
+
+    /// Checkers after a normal move of `role` from `from` to `to`, the side to move already
+    /// switched: only the moved piece can give direct check, and only a slider uncovered on
+    /// `from` can give discovered check.
+    #[inline(always)]
+    fn checkers_after_normal_move(&self, role: Role, from: u8, to: u8) -> Bitboard {
+        let mover = self.side.other();
+        let king = self.king_square(self.side);
+        let ours = self.by_color[mover.index()];
+        let occ = self.occupied();
+        let to_bit = 1u64 << to;
+        let mut checkers = match role {
+            Role::Pawn => pawn_attacks(self.side.index(), king) & to_bit,
+            Role::Knight => knight_attacks(king) & to_bit,
+            Role::King => 0,
+            _ => 0, // sliders are found with the discovered checks below
+        };
+        let diag = ours & (self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()]);
+        let ortho = ours & (self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()]);
+        // A slider checks from `to`, or is uncovered by the piece leaving `from`; either way it
+        // stands on a line through the king together with `from` or `to`.
+        let touched = (1u64 << from) | to_bit;
+        if bishop_rays(king) & touched != 0 && bishop_rays(king) & diag != 0 {
+            checkers |= bishop_attacks(king, occ) & diag;
+        }
+        if rook_rays(king) & touched != 0 && rook_rays(king) & ortho != 0 {
+            checkers |= rook_attacks(king, occ) & ortho;
+        }
+        checkers
     }
 
     /// Squares of the side to move's pieces pinned to their king.
