@@ -30,7 +30,8 @@ fn main() {
     let mut depth: u32 = depth.parse().expect("DEPTH is a number");
     loop {
         let pos = Position::from_fen(&fen).expect("valid FEN");
-        let board = cozy_chess::Board::from_fen(&pos.to_fen(CastlingNotation::Shredder), true).expect("cozy reads it");
+        let board = cozy_chess::Board::from_fen(&pos.to_fen(CastlingNotation::Shredder), true)
+            .expect("cozy reads it");
         let mut culprit = None;
         for (m, ours) in divide(&pos, depth) {
             let mut child = board.clone();

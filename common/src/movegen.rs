@@ -83,7 +83,7 @@ impl MoveBatch {
     #[inline(always)]
     pub fn len(&self) -> u32 {
         let base = self.to.count_ones();
-        if self.role == Role::Pawn {
+        if self.role == Role::Pawn && self.to & PROMOTION_RANKS != 0 {
             base + 3 * (self.to & PROMOTION_RANKS).count_ones()
         } else {
             base
@@ -177,10 +177,14 @@ impl Position {
     /// Calls `sink` once for each piece that has legal moves.
     #[inline(always)]
     pub fn generate(&self, sink: &mut impl FnMut(MoveBatch)) {
-        match self.checkers.count_ones() {
-            0 => self.generate_for::<false>(sink),
-            1 => self.generate_for::<true>(sink),
-            _ => self.generate_king(sink, false),
+        // No popcount here: without hardware popcnt (the x86-64 baseline) it is a dozen
+        // instructions, and these tests run at every node.
+        if self.checkers == 0 {
+            self.generate_for::<false>(sink)
+        } else if !bb::more_than_one(self.checkers) {
+            self.generate_for::<true>(sink)
+        } else {
+            self.generate_king(sink, false)
         }
     }
 
@@ -211,17 +215,57 @@ impl Position {
         let king = self.king_square(us);
         let ours = self.by_color[us.index()];
         let occ_without_king = self.occupied() ^ (1u64 << king);
-        let mut to = 0;
-        for t in bb::squares(king_attacks(king) & !ours) {
-            if self.attackers_to(t, occ_without_king, them) == 0 {
-                to |= 1u64 << t;
+        let targets = king_attacks(king) & !ours;
+        let rank_base = us.back_rank() * 8;
+
+        // Castlings whose squares are all empty: only these need attack tests.
+        let mut open_castles = [(0u8, 0u64); 2];
+        let mut open_count = 0;
+        let mut crossed = 0;
+        if may_castle {
+            for rook in bb::squares(self.castling_rooks & (bb::RANK_1 << rank_base)) {
+                let path = &CASTLING_PATHS[(king & 7) as usize][(rook & 7) as usize];
+                if self.occupied() & (path.must_be_empty << rank_base) == 0 {
+                    let crosses = path.king_crosses << rank_base;
+                    open_castles[open_count] = (rook, crosses);
+                    open_count += 1;
+                    crossed |= crosses;
+                }
             }
         }
+
+        let mut to = 0;
         let mut special = 0;
-        if may_castle {
-            special = self.castling_targets(king);
-            to |= special;
+        let to_test = targets | crossed;
+        if bb::more_than_one(to_test & to_test.wrapping_sub(1)) {
+            // Three squares or more to test (the lowest bit cleared, two more left): one map of
+            // every attacked square is cheaper than testing them one by one.
+            let danger = self.attacked_squares(them, occ_without_king);
+            to = targets & !danger;
+            // The map sees our castling rook in place. Only an enemy rook or queen on our back
+            // rank can attack a crossed square through it; then test that castling exactly.
+            let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
+            let rank_sliders = self.by_color[them.index()] & ortho & (bb::RANK_1 << rank_base);
+            for &(rook, crosses) in &open_castles[..open_count] {
+                if crosses & danger == 0
+                    && (rank_sliders == 0 || self.castling_path_is_safe(king, rook, crosses))
+                {
+                    special |= 1u64 << rook;
+                }
+            }
+        } else {
+            for t in bb::squares(targets) {
+                if self.attackers_to(t, occ_without_king, them) == 0 {
+                    to |= 1u64 << t;
+                }
+            }
+            for &(rook, crosses) in &open_castles[..open_count] {
+                if self.castling_path_is_safe(king, rook, crosses) {
+                    special |= 1u64 << rook;
+                }
+            }
         }
+        to |= special;
         if to != 0 {
             sink(MoveBatch {
                 role: Role::King,
@@ -233,33 +277,42 @@ impl Position {
         }
     }
 
-    /// Rook squares the king may legally castle with (the side to move is not in check).
+    /// True when no square the king crosses is attacked, judged with the castling rook lifted:
+    /// an enemy rook on a1 attacks c1 through our castling rook on b1.
     #[inline(always)]
-    fn castling_targets(&self, king: u8) -> Bitboard {
-        let us = self.side;
-        let rank_base = us.back_rank() * 8;
-        let rights = self.castling_rooks & (bb::RANK_1 << rank_base);
-        let mut out = 0;
-        for rook in bb::squares(rights) {
-            let path = &CASTLING_PATHS[(king & 7) as usize][(rook & 7) as usize];
-            if self.occupied() & (path.must_be_empty << rank_base) != 0 {
-                continue;
-            }
-            // Attacks are judged with the castling rook lifted: an enemy rook on a1 attacks c1
-            // through our castling rook on b1.
-            let occ = self.occupied() ^ (1u64 << king) ^ (1u64 << rook);
-            let mut safe = true;
-            for s in bb::squares(path.king_crosses << rank_base) {
-                if self.attackers_to(s, occ, us.other()) != 0 {
-                    safe = false;
-                    break;
-                }
-            }
-            if safe {
-                out |= 1u64 << rook;
+    fn castling_path_is_safe(&self, king: u8, rook: u8, crosses: Bitboard) -> bool {
+        let occ = self.occupied() ^ (1u64 << king) ^ (1u64 << rook);
+        for s in bb::squares(crosses) {
+            if self.attackers_to(s, occ, self.side.other()) != 0 {
+                return false;
             }
         }
-        out
+        true
+    }
+
+    /// Every square `by` attacks, sliders seeing through `occ`.
+    #[inline(always)]
+    fn attacked_squares(&self, by: Color, occ: Bitboard) -> Bitboard {
+        const FILE_A: Bitboard = 0x0101_0101_0101_0101;
+        const FILE_H: Bitboard = FILE_A << 7;
+        let theirs = self.by_color[by.index()];
+        let pawns = theirs & self.by_role[Role::Pawn.index()];
+        let mut attacked = match by {
+            Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
+            Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
+        };
+        for sq in bb::squares(theirs & self.by_role[Role::Knight.index()]) {
+            attacked |= knight_attacks(sq);
+        }
+        attacked |= king_attacks(self.king_square(by));
+        let queens = self.by_role[Role::Queen.index()];
+        for sq in bb::squares(theirs & (self.by_role[Role::Bishop.index()] | queens)) {
+            attacked |= bishop_attacks(sq, occ);
+        }
+        for sq in bb::squares(theirs & (self.by_role[Role::Rook.index()] | queens)) {
+            attacked |= rook_attacks(sq, occ);
+        }
+        attacked
     }
 
     #[inline(always)]
