@@ -13,29 +13,56 @@ use crate::zobrist::ZobristKey;
 pub fn perft(pos: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
-        _ => perft_bulk(pos, depth),
+        _ => {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU has just been seen to support popcnt.
+                return unsafe { perft_bulk_popcnt(pos, depth) };
+            }
+            perft_bulk_portable(pos, depth)
+        }
     }
 }
 
-/// Recursion with bulk counting: the last ply is counted per batch with a popcount, and no
-/// Zobrist key is maintained since nothing reads it.
-fn perft_bulk(pos: &Position, depth: u32) -> u64 {
-    if depth == 1 {
-        return pos.count_moves();
-    }
-    let mut nodes = 0;
-    if depth == 2 {
-        // The parents of the leaves are most of the work: count each child in place.
-        pos.generate(&mut |batch| {
-            batch.for_each(|m| nodes += pos.play_unhashed(m, batch.role).count_moves());
-        });
-    } else {
-        pos.generate(&mut |batch| {
-            batch.for_each(|m| nodes += perft_bulk(&pos.play_unhashed(m, batch.role), depth - 1));
-        });
-    }
-    nodes
+/// Defines a bulk-counting perft recursion: the last ply is counted per batch with a popcount,
+/// and no Zobrist key is maintained since nothing reads it.
+///
+/// A macro rather than a generic function so that the closures handed to the move generator are
+/// written inside each copy and so inherit its target features (a closure takes the features of
+/// the function it is written in, not of the one it is inlined into).
+macro_rules! define_perft_bulk {
+    ($(#[$attr:meta])* fn $name:ident) => {
+        $(#[$attr])*
+        fn $name(pos: &Position, depth: u32) -> u64 {
+            if depth == 1 {
+                return pos.count_moves();
+            }
+            let mut nodes = 0;
+            if depth == 2 {
+                // The parents of the leaves are most of the work: count each child in place.
+                pos.generate(&mut |batch| {
+                    batch.for_each(|m| nodes += pos.play_unhashed(m, batch.role).count_moves());
+                });
+            } else {
+                pos.generate(&mut |batch| {
+                    batch.for_each(|m| nodes += $name(&pos.play_unhashed(m, batch.role), depth - 1));
+                });
+            }
+            nodes
+        }
+    };
 }
+
+define_perft_bulk!(fn perft_bulk_portable);
+
+#[cfg(target_arch = "x86_64")]
+define_perft_bulk!(
+    /// The recursion compiled with the hardware population count. The x86-64 baseline lacks it,
+    /// and counting moves is mostly popcounts: chosen at run time, so the program still runs
+    /// on CPUs without it.
+    #[target_feature(enable = "popcnt")]
+    fn perft_bulk_popcnt
+);
 
 /// Perft split by root move: each legal move with the count of its subtree, in generation order.
 pub fn divide(pos: &Position, depth: u32) -> Vec<(Move, u64)> {
@@ -215,26 +242,51 @@ impl PerftEngine {
 }
 
 fn perft_hashed(pos: &Position, depth: u32, table: &PerftTable) -> u64 {
-    if depth <= 1 {
-        return perft(pos, depth);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has just been seen to support popcnt.
+        return unsafe { perft_hashed_popcnt(pos, depth, table) };
     }
-    let key = pos.hash128() ^ pos.zobrist_keys().depth[depth as usize & 63];
-    if let Some(n) = table.probe(key) {
-        return n;
-    }
-    let mut nodes = 0;
-    if depth == 2 {
-        // Storing depth-1 counts costs more than recounting them; count the leaves directly.
-        pos.generate(&mut |batch| {
-            batch.for_each(|m| nodes += pos.play_unhashed(m, batch.role).count_moves());
-        });
-    } else {
-        pos.generate(&mut |batch| {
-            batch.for_each(|m| {
-                nodes += perft_hashed(&pos.play_with_role(m, batch.role), depth - 1, table)
-            });
-        });
-    }
-    table.store(key, nodes);
-    nodes
+    perft_hashed_portable(pos, depth, table)
 }
+
+/// Defines a perft recursion that stores subtree counts in a [`PerftTable`]; see
+/// [`define_perft_bulk`] for why this is a macro.
+macro_rules! define_perft_hashed {
+    ($(#[$attr:meta])* fn $name:ident) => {
+        $(#[$attr])*
+        fn $name(pos: &Position, depth: u32, table: &PerftTable) -> u64 {
+            if depth <= 1 {
+                return if depth == 0 { 1 } else { pos.count_moves() };
+            }
+            let key = pos.hash128() ^ pos.zobrist_keys().depth[depth as usize & 63];
+            if let Some(n) = table.probe(key) {
+                return n;
+            }
+            let mut nodes = 0;
+            if depth == 2 {
+                // Storing depth-1 counts costs more than recounting them; count the leaves.
+                pos.generate(&mut |batch| {
+                    batch.for_each(|m| nodes += pos.play_unhashed(m, batch.role).count_moves());
+                });
+            } else {
+                pos.generate(&mut |batch| {
+                    batch.for_each(|m| {
+                        nodes += $name(&pos.play_with_role(m, batch.role), depth - 1, table)
+                    });
+                });
+            }
+            table.store(key, nodes);
+            nodes
+        }
+    };
+}
+
+define_perft_hashed!(fn perft_hashed_portable);
+
+#[cfg(target_arch = "x86_64")]
+define_perft_hashed!(
+    /// See `perft_bulk_popcnt`.
+    #[target_feature(enable = "popcnt")]
+    fn perft_hashed_popcnt
+);
