@@ -54,11 +54,14 @@ impl XorShift {
     }
 }
 
-/// Returns (magic, mask, shift, offset) for every square and the shared attack table.
+/// One square's (magic, mask, shift, offset into the shared table).
+type MagicEntry = (u64, u64, u32, usize);
+
+/// Returns the entry for every square and the shared attack table.
 fn find_magics(
     dirs: &[(i32, i32); 4],
     rng: &mut XorShift,
-) -> (Vec<(u64, u64, u32, usize)>, Vec<u64>) {
+) -> (Vec<MagicEntry>, Vec<u64>) {
     let mut entries = Vec::new();
     let mut table = Vec::new();
     for sq in 0..64 {
@@ -109,7 +112,7 @@ fn find_magics(
     (entries, table)
 }
 
-fn emit(out: &mut String, name: &str, entries: &[(u64, u64, u32, usize)], table: &[u64]) {
+fn emit(out: &mut String, name: &str, entries: &[MagicEntry], table: &[u64]) {
     writeln!(out, "pub(crate) static {name}_MAGICS: [Magic; 64] = [").unwrap();
     for (magic, mask, shift, offset) in entries {
         writeln!(
