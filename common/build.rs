@@ -58,10 +58,7 @@ impl XorShift {
 type MagicEntry = (u64, u64, u32, usize);
 
 /// Returns the entry for every square and the shared attack table.
-fn find_magics(
-    dirs: &[(i32, i32); 4],
-    rng: &mut XorShift,
-) -> (Vec<MagicEntry>, Vec<u64>) {
+fn find_magics(dirs: &[(i32, i32); 4], rng: &mut XorShift) -> (Vec<MagicEntry>, Vec<u64>) {
     let mut entries = Vec::new();
     let mut table = Vec::new();
     for sq in 0..64 {

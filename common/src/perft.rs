@@ -99,58 +99,165 @@ impl Default for PerftOptions {
 /// A perft hash table: subtree counts keyed by (position, remaining depth), shared by threads
 /// without locks.
 ///
-/// Each entry is three words: the 128-bit key's halves each XORed with the count, and the
-/// count. A reader accepts an entry only when both halves decode to its own key, so a torn
-/// write (two threads storing at once) reads as a miss, never as a wrong count. Verification
-/// uses all 128 key bits; a false hit needs a 128-bit collision.
+/// The table is an array of 64-byte buckets (one cache line) of four entries. An entry is two
+/// words: `data` = remaining depth (top 8 bits) and count (low 56 bits), and `check` = the high
+/// 64 bits of the 128-bit key XORed with `data`. A reader accepts an entry only when `check ^
+/// data` gives back its own key's high half, so a torn write (two threads storing at once)
+/// reads as a miss, never as a wrong count. The low half of the key picks the bucket; a false
+/// hit needs the 64 checked bits to collide as well, about 2^-62 per probe.
 pub struct PerftTable {
-    words: Box<[AtomicU64]>,
-    entries: usize,
+    words: TableMemory,
+    buckets: usize,
 }
 
+const ENTRIES_PER_BUCKET: usize = 4;
+const WORDS_PER_BUCKET: usize = 2 * ENTRIES_PER_BUCKET;
+const COUNT_BITS: u32 = 56;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+
 impl PerftTable {
-    /// A zeroed table of about `mib` MiB (at least one entry).
+    /// A zeroed table of about `mib` MiB (at least one bucket).
     pub fn new(mib: usize) -> PerftTable {
-        let entries = ((mib << 20) / 24).max(1);
-        let words = (0..entries * 3).map(|_| AtomicU64::new(0)).collect();
-        PerftTable { words, entries }
+        let buckets = ((mib << 20) / (8 * WORDS_PER_BUCKET)).max(1);
+        PerftTable {
+            words: TableMemory::zeroed(buckets * WORDS_PER_BUCKET),
+            buckets,
+        }
     }
 
     /// Number of entries.
     pub fn entries(&self) -> usize {
-        self.entries
+        self.buckets * ENTRIES_PER_BUCKET
     }
 
     #[inline(always)]
-    fn slot(&self, key: ZobristKey) -> usize {
+    fn bucket(&self, key: ZobristKey) -> usize {
         // Multiply-shift maps the key onto any table size without a power-of-two restriction.
-        (((key as u64 as u128) * self.entries as u128) >> 64) as usize * 3
+        (((key as u64 as u128) * self.buckets as u128) >> 64) as usize * WORDS_PER_BUCKET
     }
 
-    /// The stored count for `key`, if present and intact.
+    /// The stored count for `key` (which includes the remaining depth), if present and intact.
     #[inline(always)]
     pub fn probe(&self, key: ZobristKey) -> Option<u64> {
-        let i = self.slot(key);
-        let lo = self.words[i].load(Ordering::Relaxed);
-        let hi = self.words[i + 1].load(Ordering::Relaxed);
-        let count = self.words[i + 2].load(Ordering::Relaxed);
-        (lo ^ count == key as u64 && hi ^ count == (key >> 64) as u64 && count != 0)
-            .then_some(count)
+        let b = self.bucket(key);
+        let high = (key >> 64) as u64;
+        for e in 0..ENTRIES_PER_BUCKET {
+            let check = self.words[b + 2 * e].load(Ordering::Relaxed);
+            let data = self.words[b + 2 * e + 1].load(Ordering::Relaxed);
+            if data != 0 && check ^ data == high {
+                return Some(data & COUNT_MASK);
+            }
+        }
+        None
     }
 
-    /// Stores a count (always replaces: the newest subtree is the likeliest to recur).
+    /// Stores the count of a subtree of remaining depth `depth`. The entry replaced is the
+    /// bucket's shallowest: deep subtrees cost the most to recompute.
     #[inline(always)]
-    pub fn store(&self, key: ZobristKey, count: u64) {
-        let i = self.slot(key);
-        self.words[i].store(key as u64 ^ count, Ordering::Relaxed);
-        self.words[i + 1].store((key >> 64) as u64 ^ count, Ordering::Relaxed);
-        self.words[i + 2].store(count, Ordering::Relaxed);
+    pub fn store(&self, key: ZobristKey, depth: u32, count: u64) {
+        if count > COUNT_MASK {
+            return; // 2^56 nodes under one position: never reached in practice; just not kept.
+        }
+        let b = self.bucket(key);
+        let high = (key >> 64) as u64;
+        let data = ((depth.clamp(1, 255) as u64) << COUNT_BITS) | count;
+        let mut victim = 0;
+        let mut victim_depth = u64::MAX;
+        for e in 0..ENTRIES_PER_BUCKET {
+            let check = self.words[b + 2 * e].load(Ordering::Relaxed);
+            let old = self.words[b + 2 * e + 1].load(Ordering::Relaxed);
+            if old != 0 && check ^ old == high {
+                victim = e;
+                break;
+            }
+            if old >> COUNT_BITS < victim_depth {
+                victim = e;
+                victim_depth = old >> COUNT_BITS;
+            }
+        }
+        self.words[b + 2 * victim].store(high ^ data, Ordering::Relaxed);
+        self.words[b + 2 * victim + 1].store(data, Ordering::Relaxed);
     }
 
     /// Forgets every entry.
     pub fn clear(&self) {
         for w in self.words.iter() {
             w.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Zeroed memory for a [`PerftTable`].
+///
+/// On Linux the table is mapped directly and marked for transparent huge pages: probes land at
+/// random across hundreds of MiB, and with 4 KiB pages nearly every probe also misses the TLB.
+/// Elsewhere it is an ordinary allocation.
+struct TableMemory {
+    ptr: *mut AtomicU64,
+    len: usize,
+    mapped: bool,
+}
+
+// SAFETY: the memory is owned by this value and only reached as `&[AtomicU64]`, which is Sync.
+unsafe impl Send for TableMemory {}
+// SAFETY: as above.
+unsafe impl Sync for TableMemory {}
+
+impl TableMemory {
+    fn zeroed(len: usize) -> TableMemory {
+        #[cfg(target_os = "linux")]
+        {
+            let bytes = len * std::mem::size_of::<AtomicU64>();
+            // SAFETY: an anonymous private mapping of `bytes` bytes, checked for failure; fresh
+            // anonymous pages read as zero, and all-zero bits are a valid AtomicU64.
+            unsafe {
+                let p = libc::mmap(
+                    std::ptr::null_mut(),
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                if p != libc::MAP_FAILED {
+                    // Only a hint: without huge pages the table works the same, just slower.
+                    libc::madvise(p, bytes, libc::MADV_HUGEPAGE);
+                    return TableMemory {
+                        ptr: p.cast(),
+                        len,
+                        mapped: true,
+                    };
+                }
+            }
+        }
+        let boxed: Box<[AtomicU64]> = (0..len).map(|_| AtomicU64::new(0)).collect();
+        TableMemory {
+            len,
+            ptr: Box::into_raw(boxed).cast(),
+            mapped: false,
+        }
+    }
+}
+
+impl std::ops::Deref for TableMemory {
+    type Target = [AtomicU64];
+    fn deref(&self) -> &[AtomicU64] {
+        // SAFETY: `ptr` points to `len` initialised AtomicU64 owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for TableMemory {
+    fn drop(&mut self) {
+        if self.mapped {
+            #[cfg(target_os = "linux")]
+            // SAFETY: unmaps exactly the mapping made in `zeroed`.
+            unsafe {
+                libc::munmap(self.ptr.cast(), self.len * std::mem::size_of::<AtomicU64>());
+            }
+        } else {
+            // SAFETY: `ptr` came from `Box::into_raw` of a boxed slice of `len` elements.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len)) });
         }
     }
 }
@@ -265,7 +372,7 @@ macro_rules! define_perft_hashed {
             }
             let mut nodes = 0;
             if depth == 2 {
-                // Storing depth-1 counts costs more than recounting them; count the leaves.
+                // Depth-1 counts are not stored (recounting beats a cache miss): count leaves.
                 pos.generate(&mut |batch| {
                     batch.for_each(|m| nodes += pos.play_unhashed(m, batch.role).count_moves());
                 });
@@ -276,7 +383,7 @@ macro_rules! define_perft_hashed {
                     });
                 });
             }
-            table.store(key, nodes);
+            table.store(key, depth, nodes);
             nodes
         }
     };

@@ -94,9 +94,12 @@ fn table_verifies_keys() {
     let table = c960_common::PerftTable::new(1);
     let key: u128 = 0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210;
     assert_eq!(table.probe(key), None);
-    table.store(key, 42);
+    table.store(key, 5, 42);
     assert_eq!(table.probe(key), Some(42));
-    // Same low half (same slot), different high half: must miss.
+    // A subtree with no leaf (mate at the horizon) is a count like any other.
+    table.store(key ^ 1, 3, 0);
+    assert_eq!(table.probe(key ^ 1), Some(0));
+    // Same low half (same bucket), different high half: must miss.
     assert_eq!(table.probe(key ^ (1u128 << 100)), None);
     table.clear();
     assert_eq!(table.probe(key), None);
