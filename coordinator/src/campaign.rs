@@ -2,6 +2,13 @@
 
 use std::collections::BTreeSet;
 
+use c960_common::search;
+use c960_common::wire::AnalysisEngine;
+
+/// The table size of every analysis workunit, in MiB. Fixed per campaign because it is part of
+/// the reproducibility contract: replicas searched with different tables may differ.
+pub const ANALYSIS_HASH_MIB: u32 = search::DEFAULT_HASH_MIB as u32;
+
 /// Parses a position list: comma-separated numbers and inclusive ranges in 0..=959.
 pub fn parse_positions(text: &str) -> Result<Vec<u16>, String> {
     let mut set = BTreeSet::new();
@@ -57,9 +64,11 @@ pub fn format_positions(positions: &[u16]) -> String {
     parts.join(",")
 }
 
-/// A perft campaign to create.
+/// A campaign to create: perft, or analysis with one engine kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewCampaign {
+    /// `None`: perft. `Some(engine)`: fixed-depth analysis with this engine kind.
+    pub analysis: Option<AnalysisEngine>,
     /// Depth in plies, ≥ 1.
     pub depth: u32,
     /// Agreeing results from distinct workers needed per workunit.
@@ -94,11 +103,36 @@ impl NewCampaign {
             return Err("no start positions".into());
         }
         Ok(NewCampaign {
+            analysis: None,
             depth,
             quorum,
             max_results,
             positions,
         })
+    }
+}
+
+impl NewCampaign {
+    /// Turns the campaign into an analysis campaign searched with `engine` to its depth.
+    pub fn analyse(mut self, engine: AnalysisEngine) -> Result<NewCampaign, String> {
+        if self.depth > search::MAX_DEPTH {
+            return Err(format!(
+                "analysis depth {} is out of range 1..{}",
+                self.depth,
+                search::MAX_DEPTH
+            ));
+        }
+        self.analysis = Some(engine);
+        Ok(self)
+    }
+
+    /// `perft` or `analysis`, as stored.
+    pub fn kind_name(&self) -> &'static str {
+        if self.analysis.is_some() {
+            "analysis"
+        } else {
+            "perft"
+        }
     }
 }
 
@@ -135,6 +169,20 @@ mod tests {
         assert_eq!(
             NewCampaign::new(3, 2, None, vec![1]).unwrap().max_results,
             4
+        );
+        let a = NewCampaign::new(3, 2, None, vec![1])
+            .unwrap()
+            .analyse(AnalysisEngine::Builtin)
+            .unwrap();
+        assert_eq!(
+            (a.kind_name(), a.analysis),
+            ("analysis", Some(AnalysisEngine::Builtin))
+        );
+        assert!(
+            NewCampaign::new(20, 2, None, vec![1])
+                .unwrap()
+                .analyse(AnalysisEngine::Uci)
+                .is_ok()
         );
     }
 }

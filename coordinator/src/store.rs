@@ -9,11 +9,13 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use c960_common::wire::{PerftResult, PositionSpec, WorkUnitKind};
+use c960_common::wire::{
+    AnalysisEngine, AnalysisResult, Capabilities, PositionSpec, WorkResult, WorkUnitKind,
+};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
-use crate::campaign::{NewCampaign, format_positions};
+use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, format_positions};
 use crate::scheduler::{self, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::validator::Digest;
 
@@ -60,8 +62,10 @@ pub type StoreResult<T> = Result<T, StoreError>;
 pub struct Campaign {
     /// Id.
     pub id: u64,
-    /// `perft` (later kinds: analysis).
+    /// `perft` or `analysis`.
     pub kind: String,
+    /// Analysis campaigns: `builtin` or `uci`.
+    pub engine: Option<String>,
     /// Depth.
     pub depth: u32,
     /// Quorum.
@@ -123,8 +127,8 @@ pub struct Lease {
 /// An accepted result to store.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submission {
-    /// The counts.
-    pub result: PerftResult,
+    /// The result (its kind already checked against the workunit).
+    pub result: WorkResult,
     /// Digest (already verified against the payload).
     pub digest: Digest,
     /// Wall time.
@@ -223,8 +227,15 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<u64>;
     /// A worker by id.
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
-    /// Expires overdue leases, then leases one replica to this worker, if any is wanted.
-    fn assign(&self, worker_id: u64, now_ms: i64, lease_ms: i64) -> StoreResult<Option<Lease>>;
+    /// Expires overdue leases, then leases one replica of a workunit of a kind the worker
+    /// accepts, if any is wanted.
+    fn assign(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Lease>>;
     /// A lease, for checking a submission before storing it.
     fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>>;
     /// Whether a workunit exists.
@@ -234,6 +245,10 @@ pub trait Store: Send + Sync {
     -> StoreResult<()>;
     /// Closes a lease whose result was refused, and records the refusal against the worker.
     fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()>;
+    /// Closes a lease whose worker could not compute it (its engine failed). Unlike
+    /// [`Store::refuse`] this is no strike against the worker, but the worker is not offered the
+    /// workunit again.
+    fn fail(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()>;
     /// Closes a lease its worker gave back.
     fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()>;
     /// Expires leases past their deadline; returns how many.
@@ -248,10 +263,32 @@ pub trait Store: Send + Sync {
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)>;
     /// All results of a workunit.
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
+    /// The table of an analysis campaign with the canonical result of each valid workunit.
+    fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)>;
+}
+
+/// One row of an analysis campaign table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AnalysisRow {
+    /// Workunit id.
+    pub workunit_id: u64,
+    /// Start position number.
+    pub sp: Option<u16>,
+    /// Shredder-FEN.
+    pub fen: String,
+    /// Search depth.
+    pub depth: u32,
+    /// `open`, `valid` or `failed`.
+    pub status: String,
+    /// Results that agree with the canonical one.
+    pub agreeing_results: u32,
+    /// The canonical result once valid.
+    pub result: Option<AnalysisResult>,
 }
 
 /// Numbered migrations; `PRAGMA user_version` records how many have run.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE campaigns (
     id INTEGER PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -308,7 +345,46 @@ CREATE TABLE results (
 CREATE INDEX results_workunit ON results(workunit_id, worker_id);
 CREATE INDEX results_open ON results(deadline_ms) WHERE state = 0;
 CREATE INDEX results_worker ON results(worker_id);
-"#];
+"#,
+    r#"
+-- 2: analysis workunits. Perft rows keep kind 0 and need no new values.
+ALTER TABLE campaigns ADD COLUMN engine TEXT;                      -- analysis: builtin | uci
+ALTER TABLE workunits ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;  -- see kind_code
+ALTER TABLE workunits ADD COLUMN hash_mib INTEGER;                 -- analysis table size
+ALTER TABLE results ADD COLUMN payload TEXT;                       -- analysis result, JSON
+"#,
+];
+
+/// A workunit as the assign query reads it: id, sp, fen, depth, kind, hash MiB.
+type WorkunitRow = (i64, Option<i64>, String, i64, i64, Option<i64>);
+
+/// Workunit kinds as stored in `workunits.kind`; the assign query filters on them.
+const KIND_PERFT: i64 = 0;
+const KIND_BUILTIN_ANALYSIS: i64 = 1;
+const KIND_UCI_ANALYSIS: i64 = 2;
+
+fn kind_code(analysis: Option<AnalysisEngine>) -> i64 {
+    match analysis {
+        None => KIND_PERFT,
+        Some(AnalysisEngine::Builtin) => KIND_BUILTIN_ANALYSIS,
+        Some(AnalysisEngine::Uci) => KIND_UCI_ANALYSIS,
+    }
+}
+
+/// The stored kinds a worker with these capabilities accepts, as an SQL list (integers only).
+fn accepted_codes(c: &Capabilities) -> String {
+    let mut codes = Vec::new();
+    if c.perft {
+        codes.push(KIND_PERFT.to_string());
+    }
+    if c.builtin_analysis {
+        codes.push(KIND_BUILTIN_ANALYSIS.to_string());
+    }
+    if c.uci_analysis {
+        codes.push(KIND_UCI_ANALYSIS.to_string());
+    }
+    codes.join(",")
+}
 
 /// The SQLite store: one file, WAL journal, one connection behind a mutex.
 pub struct SqliteStore {
@@ -323,14 +399,32 @@ fn db_to_u64(v: i64) -> u64 {
     v as u64
 }
 
-fn kind_of(sp: Option<i64>, fen: String, depth: i64) -> WorkUnitKind {
+fn kind_of(
+    sp: Option<i64>,
+    fen: String,
+    depth: i64,
+    kind: i64,
+    hash_mib: Option<i64>,
+) -> WorkUnitKind {
     let position = match sp {
         Some(n) => PositionSpec::StartPosition(n as u16),
         None => PositionSpec::Fen(fen),
     };
-    WorkUnitKind::Perft {
+    let engine = match kind {
+        KIND_BUILTIN_ANALYSIS => AnalysisEngine::Builtin,
+        KIND_UCI_ANALYSIS => AnalysisEngine::Uci,
+        _ => {
+            return WorkUnitKind::Perft {
+                position,
+                depth: depth as u32,
+            };
+        }
+    };
+    WorkUnitKind::Analysis {
         position,
         depth: depth as u32,
+        engine,
+        hash_mib: hash_mib.unwrap_or(i64::from(ANALYSIS_HASH_MIB)) as u32,
     }
 }
 
@@ -533,35 +627,40 @@ fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
         quorum: r.get::<_, i64>(3)? as u32,
         max_results: r.get::<_, i64>(4)? as u32,
         positions: r.get(5)?,
+        engine: r.get(6)?,
     })
 }
 
-const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions";
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine";
 
 impl Store for SqliteStore {
     fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign> {
         let positions = format_positions(&c.positions);
         self.with_tx(|tx| {
+            let engine = c.analysis.map(|e| e.name().to_string());
             tx.execute(
-                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms) VALUES ('perft', ?1, ?2, ?3, ?4, ?5)",
-                params![c.depth, c.quorum, c.max_results, positions, now_ms],
+                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine],
             )?;
+            let kind = kind_code(c.analysis);
+            let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
             let id = tx.last_insert_rowid();
             let needed = match scheduler::transition(QuorumPolicy { quorum: c.quorum, max_results: c.max_results }, &[]) {
                 Transition::Pending { needed } => needed,
                 _ => c.quorum,
             };
             let mut st = tx.prepare_cached(
-                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?;
             for &sp in &c.positions {
                 let start = c960_common::StartPosition::new(u32::from(sp)).map_err(|e| StoreError::Db(e.to_string()))?;
                 let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
-                st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed])?;
+                st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib])?;
             }
             Ok(Campaign {
                 id: db_to_u64(id),
-                kind: "perft".into(),
+                kind: c.kind_name().into(),
+                engine,
                 depth: c.depth,
                 quorum: c.quorum,
                 max_results: c.max_results,
@@ -575,10 +674,17 @@ impl Store for SqliteStore {
         Ok(conn
             .query_row(
                 &format!(
-                    "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = 'perft' AND depth = ?1 AND quorum = ?2
-                     AND max_results = ?3 AND positions = ?4 ORDER BY id LIMIT 1"
+                    "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
+                     AND max_results = ?3 AND positions = ?4 AND engine IS ?6 ORDER BY id LIMIT 1"
                 ),
-                params![c.depth, c.quorum, c.max_results, format_positions(&c.positions)],
+                params![
+                    c.depth,
+                    c.quorum,
+                    c.max_results,
+                    format_positions(&c.positions),
+                    c.kind_name(),
+                    c.analysis.map(|e| e.name())
+                ],
                 campaign_row,
             )
             .optional()?)
@@ -628,23 +734,34 @@ impl Store for SqliteStore {
             .optional()?)
     }
 
-    fn assign(&self, worker_id: u64, now_ms: i64, lease_ms: i64) -> StoreResult<Option<Lease>> {
+    fn assign(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Lease>> {
+        let codes = accepted_codes(accepts);
+        if codes.is_empty() {
+            return Ok(None);
+        }
         self.with_tx(|tx| {
             expire(tx, now_ms)?;
             tx.execute("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
             // The NOT EXISTS mirrors scheduler::may_receive so the index does the filtering;
             // may_receive is checked again below on the loaded replicas.
-            let found: Option<(i64, Option<i64>, String, i64)> = tx
+            // `codes` holds integers from accepted_codes only, so formatting it in is safe.
+            let found: Option<WorkunitRow> = tx
                 .query_row(
-                    "SELECT w.id, w.sp, w.fen, w.depth FROM workunits w
-                     WHERE w.state = 0 AND w.needed > 0 AND NOT EXISTS (
+                    &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
+                     WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND NOT EXISTS (
                         SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-                     ORDER BY w.id LIMIT 1",
+                     ORDER BY w.id LIMIT 1"),
                     [u64_to_db(worker_id)],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
                 )
                 .optional()?;
-            let Some((wu, sp, fen, depth)) = found else { return Ok(None) };
+            let Some((wu, sp, fen, depth, kind, hash_mib)) = found else { return Ok(None) };
             if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {
                 return Err(StoreError::Db("scheduler and query disagree".into()));
             }
@@ -655,7 +772,7 @@ impl Store for SqliteStore {
             )?;
             let lease_id = db_to_u64(tx.last_insert_rowid());
             retransition(tx, db_to_u64(wu), now_ms)?;
-            Ok(Some(Lease { lease_id, workunit_id: db_to_u64(wu), kind: kind_of(sp, fen, depth), deadline_ms: deadline }))
+            Ok(Some(Lease { lease_id, workunit_id: db_to_u64(wu), kind: kind_of(sp, fen, depth, kind, hash_mib), deadline_ms: deadline }))
         })
     }
 
@@ -663,7 +780,7 @@ impl Store for SqliteStore {
         let conn = self.lock()?;
         Ok(conn
             .query_row(
-                "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth
+                "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib
                  FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
                 [u64_to_db(lease_id)],
                 |r| {
@@ -673,7 +790,7 @@ impl Store for SqliteStore {
                         worker_id: db_to_u64(r.get(2)?),
                         state: ReplicaState::from_db(r.get(3)?),
                         deadline_ms: r.get(4)?,
-                        kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?),
+                        kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
                     })
                 },
             )
@@ -699,8 +816,12 @@ impl Store for SqliteStore {
         s: &Submission,
         now_ms: i64,
     ) -> StoreResult<()> {
-        let divide =
-            serde_json::to_string(&s.result.divide).map_err(|e| StoreError::Db(e.to_string()))?;
+        let json =
+            |v: Result<String, serde_json::Error>| v.map_err(|e| StoreError::Db(e.to_string()));
+        let (divide, payload) = match &s.result {
+            WorkResult::Perft(r) => (Some(json(serde_json::to_string(&r.divide))?), None),
+            WorkResult::Analysis(r) => (None, Some(json(serde_json::to_string(r))?)),
+        };
         // An expired lease is recorded as expired before refusing, so the refusal is durable.
         let mut expired = None;
         let out = self.with_tx(|tx| {
@@ -713,16 +834,17 @@ impl Store for SqliteStore {
                 other => other?,
             };
             tx.execute(
-                "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7
+                "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7, payload = ?8
                  WHERE id = ?1",
                 params![
                     u64_to_db(lease_id),
                     now_ms,
                     s.digest.to_vec(),
-                    u64_to_db(s.result.nodes),
+                    u64_to_db(s.result.nodes()),
                     divide,
                     u64_to_db(s.elapsed_ms),
-                    s.engine
+                    s.engine,
+                    payload
                 ],
             )?;
             tx.execute("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
@@ -749,6 +871,27 @@ impl Store for SqliteStore {
             tx.execute(
                 "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
                 [u64_to_db(worker_id)],
+            )?;
+            retransition(tx, wu, now_ms)
+        })
+    }
+
+    fn fail(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
+        let reason: String = reason.chars().take(500).collect();
+        self.with_tx(|tx| {
+            let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
+            tx.execute(
+                "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
+                params![
+                    u64_to_db(lease_id),
+                    ReplicaState::Error.to_db(),
+                    now_ms,
+                    format!("engine failed: {reason}")
+                ],
+            )?;
+            tx.execute(
+                "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
+                params![u64_to_db(worker_id), now_ms],
             )?;
             retransition(tx, wu, now_ms)
         })
@@ -908,6 +1051,58 @@ impl Store for SqliteStore {
         Ok((campaign, rows))
     }
 
+    fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
+        let conn = self.lock()?;
+        let campaign = conn
+            .query_row(
+                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
+                [u64_to_db(campaign_id)],
+                campaign_row,
+            )
+            .optional()?
+            .ok_or(StoreError::UnknownCampaign(campaign_id))?;
+        let mut st = conn.prepare(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.state,
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                    (SELECT payload FROM results r WHERE r.id = w.canonical_result_id)
+             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.id",
+        )?;
+        let rows = st
+            .query_map([u64_to_db(campaign_id)], |r| {
+                let state: i64 = r.get(4)?;
+                let payload: Option<String> = r.get(6)?;
+                Ok((
+                    AnalysisRow {
+                        workunit_id: db_to_u64(r.get(0)?),
+                        sp: r.get::<_, Option<i64>>(1)?.map(|n| n as u16),
+                        fen: r.get(2)?,
+                        depth: r.get::<_, i64>(3)? as u32,
+                        status: match state {
+                            0 => "open",
+                            1 => "valid",
+                            _ => "failed",
+                        }
+                        .into(),
+                        agreeing_results: r.get::<_, i64>(5)? as u32,
+                        result: None,
+                    },
+                    if state == 1 { payload } else { None },
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows = rows
+            .into_iter()
+            .map(|(mut row, payload)| {
+                if let Some(p) = payload {
+                    row.result =
+                        Some(serde_json::from_str(&p).map_err(|e| StoreError::Db(e.to_string()))?);
+                }
+                Ok(row)
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok((campaign, rows))
+    }
+
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>> {
         let conn = self.lock()?;
         let mut st = conn.prepare(
@@ -938,6 +1133,13 @@ impl Store for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use c960_common::wire::PerftResult;
+
+    const ALL: Capabilities = Capabilities {
+        perft: true,
+        builtin_analysis: true,
+        uci_analysis: true,
+    };
 
     fn store() -> (tempfile::TempDir, SqliteStore) {
         let dir = tempfile::tempdir().unwrap();
@@ -947,10 +1149,10 @@ mod tests {
 
     fn sub(nodes: u64, tag: u8) -> Submission {
         Submission {
-            result: PerftResult {
+            result: WorkResult::Perft(PerftResult {
                 nodes,
                 divide: vec![],
-            },
+            }),
             digest: [tag; 32],
             elapsed_ms: 1,
             engine: "test 0".into(),
@@ -966,24 +1168,27 @@ mod tests {
         let w: Vec<u64> = (0..4)
             .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
             .collect();
-        let l0 = s.assign(w[0], 1, 1000).unwrap().unwrap();
+        let l0 = s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap();
         assert!(
-            s.assign(w[0], 1, 1000).unwrap().is_none(),
+            s.assign(w[0], &ALL, 1, 1000).unwrap().is_none(),
             "second replica to the same worker"
         );
-        let l1 = s.assign(w[1], 1, 1000).unwrap().unwrap();
+        let l1 = s.assign(w[1], &ALL, 1, 1000).unwrap().unwrap();
         assert!(
-            s.assign(w[2], 1, 1000).unwrap().is_none(),
+            s.assign(w[2], &ALL, 1, 1000).unwrap().is_none(),
             "more replicas than the quorum"
         );
         s.submit(w[0], l0.lease_id, &sub(400, 1), 2).unwrap();
         s.submit(w[1], l1.lease_id, &sub(401, 2), 2).unwrap();
         let l2 = s
-            .assign(w[2], 3, 1000)
+            .assign(w[2], &ALL, 3, 1000)
             .unwrap()
             .expect("disagreement sends one more");
         s.submit(w[2], l2.lease_id, &sub(402, 3), 4).unwrap();
-        assert!(s.assign(w[3], 5, 1000).unwrap().is_none(), "cap reached");
+        assert!(
+            s.assign(w[3], &ALL, 5, 1000).unwrap().is_none(),
+            "cap reached"
+        );
         let (_, rows) = s.table(c.id).unwrap();
         assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("failed", None));
         assert!(matches!(
@@ -1001,11 +1206,11 @@ mod tests {
         let w: Vec<u64> = (0..3)
             .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
             .collect();
-        let l0 = s.assign(w[0], 0, 100).unwrap().unwrap();
-        let l1 = s.assign(w[1], 0, 100).unwrap().unwrap();
-        assert!(s.assign(w[2], 50, 100).unwrap().is_none());
+        let l0 = s.assign(w[0], &ALL, 0, 100).unwrap().unwrap();
+        let l1 = s.assign(w[1], &ALL, 0, 100).unwrap().unwrap();
+        assert!(s.assign(w[2], &ALL, 50, 100).unwrap().is_none());
         let l2 = s
-            .assign(w[2], 101, 100)
+            .assign(w[2], &ALL, 101, 100)
             .unwrap()
             .expect("expired replicas are reissued");
         assert!(matches!(
@@ -1013,7 +1218,7 @@ mod tests {
             Err(StoreError::LeaseExpired(_))
         ));
         // The expired holder may take it up again (it never returned a result).
-        let again = s.assign(w[0], 103, 100).unwrap().unwrap();
+        let again = s.assign(w[0], &ALL, 103, 100).unwrap().unwrap();
         assert_eq!(again.workunit_id, l0.workunit_id);
         s.submit(w[2], l2.lease_id, &sub(400, 1), 104).unwrap();
         s.submit(w[0], again.lease_id, &sub(400, 1), 105).unwrap();
@@ -1043,7 +1248,7 @@ mod tests {
         let spec = NewCampaign::new(1, 1, None, vec![1, 2]).unwrap();
         let c = s.create_campaign(&spec, 0).unwrap();
         let w = s.register_worker("w", b"h", "e", 0).unwrap();
-        let l = s.assign(w, 0, 100).unwrap().unwrap();
+        let l = s.assign(w, &ALL, 0, 100).unwrap().unwrap();
         s.submit(w, l.lease_id, &sub(20, 9), 1).unwrap();
         drop(s);
         let s = SqliteStore::open(&path).unwrap();
