@@ -64,11 +64,16 @@ pub fn format_positions(positions: &[u16]) -> String {
     parts.join(",")
 }
 
+/// The deepest split: ply 6 already means ~10⁸ paths per start position to enumerate.
+pub const MAX_SPLIT_PLY: u32 = 6;
+
 /// A campaign to create: perft, or analysis with one engine kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewCampaign {
     /// `None`: perft. `Some(engine)`: fixed-depth analysis with this engine kind.
     pub analysis: Option<AnalysisEngine>,
+    /// Perft only: split each start position at this ply (0: one workunit per start position).
+    pub split_ply: u32,
     /// Depth in plies, ≥ 1.
     pub depth: u32,
     /// Agreeing results from distinct workers needed per workunit.
@@ -104,6 +109,7 @@ impl NewCampaign {
         }
         Ok(NewCampaign {
             analysis: None,
+            split_ply: 0,
             depth,
             quorum,
             max_results,
@@ -123,6 +129,22 @@ impl NewCampaign {
             ));
         }
         self.analysis = Some(engine);
+        Ok(self)
+    }
+
+    /// Splits each start position's perft at `ply` with transposition merging
+    /// ([`c960_common::split`]): one workunit per distinct position, depth − ply deep.
+    pub fn split_at(mut self, ply: u32) -> Result<NewCampaign, String> {
+        if self.analysis.is_some() && ply > 0 {
+            return Err("--split-ply applies to perft campaigns only".into());
+        }
+        if ply > 0 && (ply >= self.depth || ply > MAX_SPLIT_PLY) {
+            return Err(format!(
+                "split ply {ply} must be below the depth {} and at most {MAX_SPLIT_PLY}",
+                self.depth
+            ));
+        }
+        self.split_ply = ply;
         Ok(self)
     }
 
@@ -177,6 +199,16 @@ mod tests {
         assert_eq!(
             (a.kind_name(), a.analysis),
             ("analysis", Some(AnalysisEngine::Builtin))
+        );
+        let base = NewCampaign::new(5, 2, None, vec![1]).unwrap();
+        assert_eq!(base.clone().split_at(2).unwrap().split_ply, 2);
+        assert!(base.clone().split_at(5).is_err());
+        assert!(base.clone().split_at(7).is_err());
+        assert!(
+            base.analyse(AnalysisEngine::Builtin)
+                .unwrap()
+                .split_at(1)
+                .is_err()
         );
         assert!(
             NewCampaign::new(20, 2, None, vec![1])

@@ -67,6 +67,19 @@ pub fn render(
             Format::Svg => balance_svg(&c, &rows),
         });
     }
+    if campaigns
+        .iter()
+        .any(|c| c.id == campaign_id && c.split_ply > 0)
+    {
+        let (c, rows) = split_table(store, campaign_id)?;
+        return Ok(match format {
+            Format::Csv => Ok(crate::assembly::split_csv(&rows)),
+            Format::Json => Ok(split_json(&c, &rows)),
+            Format::Balance | Format::Svg => Err(format!(
+                "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
+            )),
+        });
+    }
     let (c, rows) = store.table(campaign_id)?;
     Ok(match format {
         Format::Csv => Ok(csv(&rows)),
@@ -284,6 +297,48 @@ pub fn analysis_json(campaign: &Campaign, rows: &[AnalysisRow]) -> String {
     let t = JsonAnalysisTable {
         campaign,
         complete: rows.iter().all(|r| r.status == "valid"),
+        rows,
+    };
+    serde_json::to_string_pretty(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// A split campaign assembled per start position.
+pub fn split_table(
+    store: &dyn crate::store::Store,
+    campaign_id: u64,
+) -> Result<(Campaign, Vec<crate::assembly::SplitRow>), crate::store::StoreError> {
+    let (c, units) = store.split_units(campaign_id)?;
+    let rows = crate::assembly::assemble(c.depth, &units, |sp| {
+        c960_common::StartPosition::new(u32::from(sp))
+            .map(|s| s.position().to_fen(c960_common::CastlingNotation::Shredder))
+            .unwrap_or_default()
+    });
+    Ok((c, rows))
+}
+
+#[derive(Serialize)]
+struct JsonSplitTable<'a> {
+    campaign: &'a Campaign,
+    complete: bool,
+    total_nodes: String,
+    check: crate::assembly::CheckReport,
+    rows: &'a [crate::assembly::SplitRow],
+}
+
+/// The complete start positions' totals, for [`crate::assembly::check`].
+pub fn split_totals(rows: &[crate::assembly::SplitRow]) -> std::collections::BTreeMap<u16, u128> {
+    rows.iter().filter_map(|r| Some((r.sp, r.nodes?))).collect()
+}
+
+/// A split table as JSON: per start position the total, ply-1 divide and share done, plus the
+/// check against the reference table and OEIS A157851.
+pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> String {
+    let totals = split_totals(rows);
+    let t = JsonSplitTable {
+        campaign,
+        complete: rows.iter().all(|r| r.status == "valid"),
+        total_nodes: totals.values().sum::<u128>().to_string(),
+        check: crate::assembly::check(campaign.depth, &totals),
         rows,
     };
     serde_json::to_string_pretty(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))

@@ -75,6 +75,12 @@ enum Command {
         /// With --analyse: `builtin`, or `uci:PATH` for a UCI engine such as /usr/games/stockfish.
         #[arg(long, requires = "analyse")]
         engine: Option<String>,
+        /// Perft: split each start position at this ply, merging transpositions (0: no split).
+        #[arg(long, default_value_t = 0, conflicts_with = "analyse")]
+        split_ply: u32,
+        /// Perft hash table per local worker in MiB, kept across workunits (0: none).
+        #[arg(long, default_value_t = 32)]
+        hash: u32,
         /// In-process workers (default: one per core, at least the quorum).
         #[arg(long)]
         local_workers: Option<usize>,
@@ -115,6 +121,9 @@ enum CampaignCommand {
         /// With --analyse: `builtin` (default) or `uci` (volunteers' UCI engines).
         #[arg(long, requires = "analyse")]
         engine: Option<String>,
+        /// Perft: split each start position at this ply, merging transpositions (0: no split).
+        #[arg(long, default_value_t = 0, conflicts_with = "analyse")]
+        split_ply: u32,
         /// Agreeing results from distinct workers needed per workunit.
         #[arg(long, default_value_t = 2)]
         quorum: u32,
@@ -221,6 +230,7 @@ fn main() -> ExitCode {
                     depth,
                     analyse,
                     engine,
+                    split_ply,
                     quorum,
                     max_results,
                     positions,
@@ -235,6 +245,7 @@ fn main() -> ExitCode {
                     .ok_or_else(|| anyhow!("--engine {name:?}: use builtin or uci"))?;
                 spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
             }
+            let spec = spec.split_at(split_ply).map_err(|e| anyhow!(e))?;
             let c = open(&db)?.create_campaign(&spec, http::now_ms())?;
             eprintln!(
                 "campaign {}: {} depth {} over {}, quorum {}",
@@ -294,6 +305,8 @@ fn main() -> ExitCode {
             depth,
             analyse,
             engine,
+            split_ply,
+            hash,
             local_workers,
             db,
             out,
@@ -312,6 +325,8 @@ fn main() -> ExitCode {
                 depth,
                 analysis,
                 uci,
+                split_ply,
+                hash_mib: hash,
                 local_workers,
                 db,
                 out,

@@ -30,6 +30,10 @@ pub struct RunOptions {
     pub analysis: Option<AnalysisEngine>,
     /// The UCI engine the local workers drive (required for UCI analysis).
     pub uci: Option<PathBuf>,
+    /// Perft: split each start position at this ply (0: no split).
+    pub split_ply: u32,
+    /// Hash table of each local worker's perft engine, in MiB (kept across workunits).
+    pub hash_mib: u32,
     /// In-process workers (default: one per core, at least the quorum).
     pub local_workers: Option<usize>,
     /// The SQLite file; running again with the same file resumes.
@@ -74,6 +78,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome> {
         }
         spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
     }
+    spec = spec.split_at(opts.split_ply).map_err(|e| anyhow!(e))?;
     if let Some(path) = &opts.uci
         && !path.is_file()
     {
@@ -163,6 +168,9 @@ async fn run_async(
     if campaign.kind == "analysis" {
         return finish_analysis(&opts, &store, campaign.id).await;
     }
+    if campaign.split_ply > 0 {
+        return finish_split(&opts, &store, campaign.id).await;
+    }
     let s2 = store.clone();
     let (_, rows) = tokio::task::spawn_blocking(move || s2.table(campaign.id)).await??;
     let csv = export::csv(&rows);
@@ -179,6 +187,55 @@ async fn run_async(
     if failed > 0 {
         eprintln!("{failed} workunits failed: their replicas never agreed");
         return Ok(RunOutcome::Failed { failed });
+    }
+    Ok(RunOutcome::Complete(total))
+}
+
+/// Writes the split table (one row per start position, assembled from its workunits), the total
+/// on stdout, and the reference / OEIS check on standard error.
+async fn finish_split(
+    opts: &RunOptions,
+    store: &Arc<dyn Store>,
+    campaign_id: u64,
+) -> Result<RunOutcome> {
+    let s2 = store.clone();
+    let (campaign, rows) =
+        tokio::task::spawn_blocking(move || export::split_table(&*s2, campaign_id)).await??;
+    let csv = crate::assembly::split_csv(&rows);
+    let totals = export::split_totals(&rows);
+    let total: u128 = totals.values().sum();
+    let mut stdout = std::io::stdout().lock();
+    match &opts.out {
+        Some(path) => std::fs::write(path, &csv)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => stdout.write_all(csv.as_bytes())?,
+    }
+    writeln!(stdout, "{total}")?;
+    stdout.flush()?;
+    let check = crate::assembly::check(campaign.depth, &totals);
+    if check.compared > 0 {
+        eprintln!(
+            "reference table: {} of {} start positions agree",
+            check.compared - check.mismatches.len(),
+            check.compared
+        );
+    }
+    for (sp, ours, want) in &check.mismatches {
+        eprintln!("MISMATCH sp {sp}: {ours}, reference {want}");
+    }
+    if let Some((ours, want)) = &check.oeis {
+        eprintln!(
+            "OEIS A157851 depth {}: {ours} vs {want}: {}",
+            campaign.depth,
+            if ours == want { "agrees" } else { "DIFFERS" }
+        );
+    }
+    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    if failed > 0 || !check.ok {
+        eprintln!("{failed} start positions have failed workunits");
+        return Ok(RunOutcome::Failed {
+            failed: failed.max(1),
+        });
     }
     Ok(RunOutcome::Complete(total))
 }
@@ -276,6 +333,7 @@ async fn serve_and_work(
         cfg.backoff_cap = Duration::from_secs(1);
         cfg.progress = false;
         cfg.uci = opts.uci.clone();
+        cfg.hash_mib = opts.hash_mib;
         tasks.push(tokio::spawn(runner::run(cfg, stop_rx.clone())));
     }
 

@@ -15,6 +15,7 @@ use c960_common::wire::{
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
+use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, format_positions};
 use crate::scheduler::{self, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::validator::Digest;
@@ -66,6 +67,8 @@ pub struct Campaign {
     pub kind: String,
     /// Analysis campaigns: `builtin` or `uci`.
     pub engine: Option<String>,
+    /// Perft campaigns split at this ply (0: one workunit per start position).
+    pub split_ply: u32,
     /// Depth.
     pub depth: u32,
     /// Quorum.
@@ -265,6 +268,8 @@ pub trait Store: Send + Sync {
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
     /// The table of an analysis campaign with the canonical result of each valid workunit.
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)>;
+    /// The workunits of a split campaign, for [`crate::assembly::assemble`].
+    fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)>;
 }
 
 /// One row of an analysis campaign table.
@@ -352,6 +357,14 @@ ALTER TABLE campaigns ADD COLUMN engine TEXT;                      -- analysis: 
 ALTER TABLE workunits ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;  -- see kind_code
 ALTER TABLE workunits ADD COLUMN hash_mib INTEGER;                 -- analysis table size
 ALTER TABLE results ADD COLUMN payload TEXT;                       -- analysis result, JSON
+"#,
+    r#"
+-- 3: split campaigns. A split workunit has sp NULL, its own FEN, and belongs to origin_sp.
+ALTER TABLE campaigns ADD COLUMN split_ply INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE workunits ADD COLUMN origin_sp INTEGER;
+ALTER TABLE workunits ADD COLUMN multiplicity INTEGER;             -- paths to this position
+ALTER TABLE workunits ADD COLUMN first_moves TEXT;                 -- JSON [[uci, paths], ...]
+CREATE INDEX workunits_origin ON workunits(campaign_id, origin_sp);
 "#,
 ];
 
@@ -628,10 +641,11 @@ fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
         max_results: r.get::<_, i64>(4)? as u32,
         positions: r.get(5)?,
         engine: r.get(6)?,
+        split_ply: r.get::<_, i64>(7)? as u32,
     })
 }
 
-const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine";
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply";
 
 impl Store for SqliteStore {
     fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign> {
@@ -639,8 +653,8 @@ impl Store for SqliteStore {
         self.with_tx(|tx| {
             let engine = c.analysis.map(|e| e.name().to_string());
             tx.execute(
-                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine],
+                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply],
             )?;
             let kind = kind_code(c.analysis);
             let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
@@ -652,8 +666,23 @@ impl Store for SqliteStore {
             let mut st = tx.prepare_cached(
                 "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?;
+            let mut split_st = tx.prepare_cached(
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, origin_sp, multiplicity, first_moves)
+                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9)",
+            )?;
+            // All workunits go in this one transaction through prepared statements: a campaign
+            // appears whole or not at all, and there is no per-unit commit.
             for &sp in &c.positions {
                 let start = c960_common::StartPosition::new(u32::from(sp)).map_err(|e| StoreError::Db(e.to_string()))?;
+                if c.split_ply > 0 {
+                    let sub_depth = c.depth - c.split_ply;
+                    for node in c960_common::split::split(&start.position(), c.split_ply) {
+                        let moves: Vec<(&String, &u64)> = node.by_first_move.iter().collect();
+                        let moves = serde_json::to_string(&moves).map_err(|e| StoreError::Db(e.to_string()))?;
+                        split_st.execute(params![id, node.fen, sub_depth, c.quorum, c.max_results, needed, sp, u64_to_db(node.multiplicity), moves])?;
+                    }
+                    continue;
+                }
                 let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
                 st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib])?;
             }
@@ -661,6 +690,7 @@ impl Store for SqliteStore {
                 id: db_to_u64(id),
                 kind: c.kind_name().into(),
                 engine,
+                split_ply: c.split_ply,
                 depth: c.depth,
                 quorum: c.quorum,
                 max_results: c.max_results,
@@ -675,7 +705,7 @@ impl Store for SqliteStore {
             .query_row(
                 &format!(
                     "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
-                     AND max_results = ?3 AND positions = ?4 AND engine IS ?6 ORDER BY id LIMIT 1"
+                     AND max_results = ?3 AND positions = ?4 AND engine IS ?6 AND split_ply = ?7 ORDER BY id LIMIT 1"
                 ),
                 params![
                     c.depth,
@@ -683,7 +713,8 @@ impl Store for SqliteStore {
                     c.max_results,
                     format_positions(&c.positions),
                     c.kind_name(),
-                    c.analysis.map(|e| e.name())
+                    c.analysis.map(|e| e.name()),
+                    c.split_ply
                 ],
                 campaign_row,
             )
@@ -1049,6 +1080,51 @@ impl Store for SqliteStore {
             })?
             .collect::<Result<_, _>>()?;
         Ok((campaign, rows))
+    }
+
+    fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)> {
+        let conn = self.lock()?;
+        let campaign = conn
+            .query_row(
+                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
+                [u64_to_db(campaign_id)],
+                campaign_row,
+            )
+            .optional()?
+            .ok_or(StoreError::UnknownCampaign(campaign_id))?;
+        let mut st = conn.prepare(
+            "SELECT origin_sp, state, nodes, multiplicity, first_moves FROM workunits
+             WHERE campaign_id = ?1 AND origin_sp IS NOT NULL",
+        )?;
+        let raw = st
+            .query_map([u64_to_db(campaign_id)], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let units = raw
+            .into_iter()
+            .map(|(sp, state, nodes, mult, moves)| {
+                Ok(SplitUnit {
+                    origin_sp: sp as u16,
+                    state,
+                    nodes: if state == 1 {
+                        nodes.map(db_to_u64)
+                    } else {
+                        None
+                    },
+                    multiplicity: db_to_u64(mult),
+                    first_moves: serde_json::from_str(&moves)
+                        .map_err(|e| StoreError::Db(e.to_string()))?,
+                })
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok((campaign, units))
     }
 
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {

@@ -13,10 +13,10 @@ pub struct WorkArgs {
     /// Coordinator URL, e.g. http://127.0.0.1:8960
     #[arg(long)]
     server: String,
-    /// Threads to use (passed to the coordinator; the engine is single-threaded for now).
+    /// Perft threads per workunit.
     #[arg(long, default_value_t = 1)]
     threads: u32,
-    /// Hash table size in MiB (passed to the coordinator; unused by the engine for now).
+    /// Perft hash table in MiB, kept across workunits (0: none).
     #[arg(long, default_value_t = 0)]
     hash: u32,
     /// Name shown on the coordinator's status page.
@@ -47,6 +47,9 @@ pub fn run(args: WorkArgs) -> Result<()> {
     }
     if args.threads == 0 {
         bail!("--threads must be at least 1");
+    }
+    if args.hash > 65_536 {
+        bail!("--hash must be at most 65536 MiB");
     }
     if args.uci_timeout == 0 {
         bail!("--uci-timeout must be at least 1 second");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use c960_common::search::{self, SearchLimits};
 use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
-use c960_common::{Position, StartPosition, perft};
+use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
 
 use crate::engine::{Engine, to_wire};
 
@@ -59,6 +59,7 @@ impl UciSlot {
 pub fn compute_any(
     kind: &WorkUnitKind,
     cancel: &AtomicBool,
+    perft: &PerftEngine,
     uci: Option<&mut UciSlot>,
     progress: impl FnMut(usize, usize, u64),
 ) -> Result<WorkResult, ComputeError> {
@@ -69,7 +70,7 @@ pub fn compute_any(
         ..
     } = kind
     else {
-        return compute(kind, cancel, progress).map(WorkResult::Perft);
+        return compute_with(perft, kind, cancel, progress).map(WorkResult::Perft);
     };
     let pos = root_position(kind)?;
     if *depth == 0 || *depth > search::MAX_DEPTH {
@@ -131,8 +132,25 @@ pub fn root_position(kind: &WorkUnitKind) -> Result<Position, ComputeError> {
     }
 }
 
-/// Computes a perft workunit. `progress(done, total, nodes)` is called after each root move.
+/// Computes a perft workunit with a plain single-threaded engine (no table).
+/// `progress(done, total, nodes)` is called after each root move.
 pub fn compute(
+    kind: &WorkUnitKind,
+    cancel: &AtomicBool,
+    progress: impl FnMut(usize, usize, u64),
+) -> Result<PerftResult, ComputeError> {
+    compute_with(
+        &PerftEngine::new(PerftOptions::default()),
+        kind,
+        cancel,
+        progress,
+    )
+}
+
+/// Computes a perft workunit with `engine`, whose hash table (if any) persists across calls, so
+/// that a worker doing many split workunits of one start position reuses transpositions.
+pub fn compute_with(
+    engine: &PerftEngine,
     kind: &WorkUnitKind,
     cancel: &AtomicBool,
     mut progress: impl FnMut(usize, usize, u64),
@@ -155,7 +173,7 @@ pub fn compute(
         if cancel.load(Ordering::Relaxed) {
             return Err(ComputeError::Cancelled);
         }
-        let n = perft(&pos.play(m), depth - 1);
+        let n = engine.perft(&pos.play(m), depth - 1);
         nodes += n;
         divide.push((m.to_string(), n));
         progress(i + 1, total, nodes);
@@ -200,8 +218,9 @@ mod tests {
             hash_mib: 1,
         };
         let no = AtomicBool::new(false);
-        let a = compute_any(&kind, &no, None, |_, _, _| {}).unwrap();
-        let b = compute_any(&kind, &no, None, |_, _, _| {}).unwrap();
+        let perft = PerftEngine::new(PerftOptions::default());
+        let a = compute_any(&kind, &no, &perft, None, |_, _, _| {}).unwrap();
+        let b = compute_any(&kind, &no, &perft, None, |_, _, _| {}).unwrap();
         assert_eq!(a, b);
         let WorkResult::Analysis(r) = a else {
             panic!("not an analysis")
@@ -215,13 +234,35 @@ mod tests {
             hash_mib: 1,
         };
         assert!(matches!(
-            compute_any(&uci, &no, None, |_, _, _| {}),
+            compute_any(&uci, &no, &perft, None, |_, _, _| {}),
             Err(ComputeError::EngineFailed(_))
         ));
         let mut missing = UciSlot::new("/nonexistent/engine".into(), Duration::from_secs(5));
         assert!(matches!(
-            compute_any(&uci, &no, Some(&mut missing), |_, _, _| {}),
+            compute_any(&uci, &no, &perft, Some(&mut missing), |_, _, _| {}),
             Err(ComputeError::EngineFailed(_))
         ));
+    }
+
+    #[test]
+    fn a_kept_hashed_engine_with_its_own_seed_gives_the_same_counts() {
+        let engine = PerftEngine::new(PerftOptions {
+            threads: 1,
+            hash_mib: 1,
+            seed: 12345,
+        });
+        let no = AtomicBool::new(false);
+        for _ in 0..2 {
+            let kind = WorkUnitKind::Perft {
+                position: PositionSpec::StartPosition(518),
+                depth: 4,
+            };
+            assert_eq!(
+                compute_with(&engine, &kind, &no, |_, _, _| {})
+                    .unwrap()
+                    .nodes,
+                197_281
+            );
+        }
     }
 }

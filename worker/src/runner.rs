@@ -15,6 +15,8 @@ use c960_common::wire::{
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::watch;
 
+use c960_common::{PerftEngine, PerftOptions};
+
 use crate::backoff::{Backoff, retry_after};
 use crate::client::{Client, engine};
 use crate::compute::{ComputeError, UciSlot, compute_any};
@@ -27,9 +29,9 @@ pub struct RunnerConfig {
     pub server: String,
     /// Name shown on the status page.
     pub name: String,
-    /// Threads offered (passed along; the engine is single-threaded for now).
+    /// Perft threads per workunit (also reported at registration).
     pub threads: u32,
-    /// Hash MiB offered (passed along).
+    /// Perft hash table in MiB, kept across workunits (0: none).
     pub hash_mib: u32,
     /// Stop after one workunit.
     pub once: bool,
@@ -117,6 +119,9 @@ struct Worker {
     summary: Summary,
     /// The UCI engine, kept running across workunits; moved into the compute task and back.
     uci: Option<UciSlot>,
+    /// The perft engine, kept across workunits so its hash table carries over; its Zobrist seed
+    /// is drawn per worker, so replicas from two workers cross-check hash collisions too.
+    perft: Arc<PerftEngine>,
 }
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
@@ -128,7 +133,13 @@ pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<S
         .uci
         .clone()
         .map(|path| UciSlot::new(path, cfg.uci_timeout));
+    let perft = Arc::new(PerftEngine::new(PerftOptions {
+        threads: cfg.threads.max(1) as usize,
+        hash_mib: cfg.hash_mib as usize,
+        seed: rand::random(),
+    }));
     let mut w = Worker {
+        perft,
         uci,
         cfg,
         client,
@@ -260,18 +271,25 @@ impl Worker {
             let kind = a.kind.clone();
             let bar = bar.clone();
             let mut uci = self.uci.take();
+            let perft = self.perft.clone();
             tokio::task::spawn_blocking(move || {
-                let r = compute_any(&kind, &cancel, uci.as_mut(), |done, total, nodes| {
-                    if let Some(bar) = &bar {
-                        bar.set_length(total as u64);
-                        bar.set_position(done as u64);
-                        let secs = started.elapsed().as_secs_f64().max(1e-3);
-                        bar.set_message(format!(
-                            "{nodes} nodes, {:.1} Mnodes/s",
-                            nodes as f64 / secs / 1e6
-                        ));
-                    }
-                });
+                let r = compute_any(
+                    &kind,
+                    &cancel,
+                    &perft,
+                    uci.as_mut(),
+                    |done, total, nodes| {
+                        if let Some(bar) = &bar {
+                            bar.set_length(total as u64);
+                            bar.set_position(done as u64);
+                            let secs = started.elapsed().as_secs_f64().max(1e-3);
+                            bar.set_message(format!(
+                                "{nodes} nodes, {:.1} Mnodes/s",
+                                nodes as f64 / secs / 1e6
+                            ));
+                        }
+                    },
+                );
                 (r, uci)
             })
         };
