@@ -459,6 +459,7 @@ impl SqliteStore {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.set_prepared_statement_cache_capacity(64);
         let store = SqliteStore {
             conn: Mutex::new(conn),
         };
@@ -499,6 +500,12 @@ impl SqliteStore {
     }
 }
 
+/// Runs a statement through the connection's statement cache: assign and submit run the same few
+/// statements thousands of times a second, and preparing them anew is a large share of the cost.
+fn exec<P: rusqlite::Params>(c: &Connection, sql: &str, params: P) -> rusqlite::Result<usize> {
+    c.prepare_cached(sql)?.execute(params)
+}
+
 fn replicas(tx: &Connection, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> {
     let mut st = tx.prepare_cached(
         "SELECT id, worker_id, state, digest FROM results WHERE workunit_id = ?1",
@@ -518,11 +525,12 @@ fn replicas(tx: &Connection, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> 
 /// returned result, with the workers' vote counts) in the same transaction.
 fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
     let (state, quorum, max_results, canonical): (i64, i64, i64, Option<Vec<u8>>) = tx
-        .query_row(
+        .prepare_cached(
             "SELECT state, quorum, max_results, canonical_digest FROM workunits WHERE id = ?1",
-            [u64_to_db(workunit_id)],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
+        )?
+        .query_row([u64_to_db(workunit_id)], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .optional()?
         .ok_or(StoreError::UnknownWorkunit(workunit_id))?;
     let reps = replicas(tx, workunit_id)?;
@@ -534,14 +542,16 @@ fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<(
             };
             match scheduler::transition(policy, &reps) {
                 Transition::Pending { needed } => {
-                    tx.execute(
+                    exec(
+                        tx,
                         "UPDATE workunits SET needed = ?2 WHERE id = ?1",
                         params![u64_to_db(workunit_id), needed],
                     )?;
                     return Ok(());
                 }
                 Transition::Failed => {
-                    tx.execute(
+                    exec(
+                        tx,
                         "UPDATE workunits SET state = 2, needed = 0, completed_ms = ?2 WHERE id = ?1",
                         params![u64_to_db(workunit_id), now_ms],
                     )?;
@@ -552,7 +562,7 @@ fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<(
                         .iter()
                         .find(|r| r.state == ReplicaState::Returned && r.digest == Some(canonical))
                         .ok_or_else(|| StoreError::Db("quorum without a result".into()))?;
-                    tx.execute(
+                    exec(tx,
                         "UPDATE workunits SET state = 1, needed = 0, completed_ms = ?2, canonical_result_id = ?3,
                          canonical_digest = ?4, nodes = (SELECT nodes FROM results WHERE id = ?3) WHERE id = ?1",
                         params![u64_to_db(workunit_id), now_ms, u64_to_db(winner.id), canonical.to_vec()],
@@ -569,13 +579,15 @@ fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<(
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
         let Some(d) = r.digest else { continue };
         let good = scheduler::agrees(&canonical, &d);
-        let changed = tx.execute(
+        let changed = exec(
+            tx,
             "UPDATE results SET outcome = ?2 WHERE id = ?1 AND outcome = 0",
             params![u64_to_db(r.id), if good { 1 } else { 2 }],
         )?;
         if changed == 1 {
             let col = if good { "valid" } else { "lost_votes" };
-            tx.execute(
+            exec(
+                tx,
                 &format!("UPDATE workers SET {col} = {col} + 1 WHERE id = ?1"),
                 [u64_to_db(r.worker_id)],
             )?;
@@ -593,7 +605,8 @@ fn expire(tx: &Connection, now_ms: i64) -> StoreResult<u64> {
             .collect::<Result<_, _>>()?
     };
     for (id, wu) in &ids {
-        tx.execute(
+        exec(
+            tx,
             "UPDATE results SET state = ?2 WHERE id = ?1",
             params![id, ReplicaState::Expired.to_db()],
         )?;
@@ -610,11 +623,12 @@ fn open_lease_of(
     now_ms: i64,
 ) -> StoreResult<(u64, i64)> {
     let (wu, holder, state, deadline): (i64, i64, i64, i64) = tx
-        .query_row(
+        .prepare_cached(
             "SELECT workunit_id, worker_id, state, deadline_ms FROM results WHERE id = ?1",
-            [u64_to_db(lease_id)],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
+        )?
+        .query_row([u64_to_db(lease_id)], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .optional()?
         .ok_or(StoreError::UnknownLease(lease_id))?;
     if db_to_u64(holder) != worker_id {
@@ -652,7 +666,7 @@ impl Store for SqliteStore {
         let positions = format_positions(&c.positions);
         self.with_tx(|tx| {
             let engine = c.analysis.map(|e| e.name().to_string());
-            tx.execute(
+            exec(tx,
                 "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply],
             )?;
@@ -737,7 +751,7 @@ impl Store for SqliteStore {
         now_ms: i64,
     ) -> StoreResult<u64> {
         self.with_tx(|tx| {
-            tx.execute(
+            exec(tx,
                 "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms) VALUES (?1, ?2, ?3, ?4, ?4)",
                 params![name, key_hash, engine, now_ms],
             )?;
@@ -778,16 +792,18 @@ impl Store for SqliteStore {
         }
         self.with_tx(|tx| {
             expire(tx, now_ms)?;
-            tx.execute("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
+            exec(tx, "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
             // The NOT EXISTS mirrors scheduler::may_receive so the index does the filtering;
             // may_receive is checked again below on the loaded replicas.
             // `codes` holds integers from accepted_codes only, so formatting it in is safe.
             let found: Option<WorkunitRow> = tx
-                .query_row(
+                .prepare_cached(
                     &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
                      WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND NOT EXISTS (
                         SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
                      ORDER BY w.id LIMIT 1"),
+                )?
+                .query_row(
                     [u64_to_db(worker_id)],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
                 )
@@ -797,7 +813,7 @@ impl Store for SqliteStore {
                 return Err(StoreError::Db("scheduler and query disagree".into()));
             }
             let deadline = scheduler::lease_deadline(now_ms, lease_ms);
-            tx.execute(
+            exec(tx,
                 "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4)",
                 params![wu, u64_to_db(worker_id), now_ms, deadline],
             )?;
@@ -864,7 +880,7 @@ impl Store for SqliteStore {
                 }
                 other => other?,
             };
-            tx.execute(
+            exec(tx,
                 "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7, payload = ?8
                  WHERE id = ?1",
                 params![
@@ -878,7 +894,7 @@ impl Store for SqliteStore {
                     payload
                 ],
             )?;
-            tx.execute("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
+            exec(tx, "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
             retransition(tx, wu, now_ms)
         });
         match expired {
@@ -890,7 +906,8 @@ impl Store for SqliteStore {
     fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
         self.with_tx(|tx| {
             let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
                 params![
                     u64_to_db(lease_id),
@@ -899,7 +916,8 @@ impl Store for SqliteStore {
                     reason
                 ],
             )?;
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
                 [u64_to_db(worker_id)],
             )?;
@@ -911,7 +929,8 @@ impl Store for SqliteStore {
         let reason: String = reason.chars().take(500).collect();
         self.with_tx(|tx| {
             let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
                 params![
                     u64_to_db(lease_id),
@@ -920,7 +939,8 @@ impl Store for SqliteStore {
                     format!("engine failed: {reason}")
                 ],
             )?;
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
                 params![u64_to_db(worker_id), now_ms],
             )?;
@@ -931,7 +951,8 @@ impl Store for SqliteStore {
     fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()> {
         self.with_tx(|tx| {
             let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE results SET state = ?2 WHERE id = ?1",
                 params![u64_to_db(lease_id), ReplicaState::Abandoned.to_db()],
             )?;
@@ -951,7 +972,8 @@ impl Store for SqliteStore {
                     .collect::<Result<_, _>>()?
             };
             for (id, wu) in &ids {
-                tx.execute(
+                exec(
+                    tx,
                     "UPDATE results SET state = ?2 WHERE id = ?1",
                     params![id, ReplicaState::Abandoned.to_db()],
                 )?;
