@@ -134,14 +134,15 @@ async fn run_async(
     let released = store.release_all_leases(now)?;
     let start = progress_of(&store, campaign.id).await?;
     eprintln!(
-        "campaign {}: {} depth {} over {} positions, quorum {}; {} of {} workunits already done{}",
+        "campaign {}: {} depth {} over start positions {}, quorum {}; {} of {} workunits already done{}",
         campaign.id,
-        match &campaign.engine {
-            Some(e) => format!("analysis ({e})"),
-            None => "perft".into(),
+        match (&campaign.engine, campaign.split_ply) {
+            (Some(e), _) => format!("analysis ({e})"),
+            (None, 0) => "perft".into(),
+            (None, k) => format!("perft split at ply {k}"),
         },
         campaign.depth,
-        start.total,
+        campaign.positions,
         campaign.quorum,
         start.valid + start.failed,
         start.total,
