@@ -277,3 +277,75 @@ fn run_analyse_writes_the_balance_csv() {
         assert_eq!(err.trim().lines().count(), 1, "{engine}: {err}");
     }
 }
+
+/// Writes an executable shell script that answers the UCI handshake, then does `on_go`.
+fn fake_engine(dir: &std::path::Path, name: &str, on_go: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nwhile read -r line; do\n  case \"$line\" in\n    uci) echo 'id name Fake 1'; \
+             echo 'option name UCI_Chess960 type check default false'; echo uciok;;\n    \
+             isready) echo readyok;;\n    go*) {on_go};;\n  esac\ndone\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hung_and_crashing_uci_engines_give_failed_replicas() {
+    let server = TestServer::start(quick_config()).await;
+    let c = server.analysis_campaign(3, "518", AnalysisEngine::Uci);
+    for (name, on_go) in [("hang.sh", "exec sleep 600"), ("crash.sh", "exit 3")] {
+        let engine = fake_engine(server.dir.path(), name, on_go);
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let mut cfg = RunnerConfig::new(&server.url);
+        cfg.name = name.into();
+        cfg.progress = false;
+        cfg.uci = Some(engine);
+        cfg.uci_timeout = Duration::from_secs(1);
+        let task = tokio::spawn(runner::run(cfg, rx));
+        let (_, rows) = server.store.analysis_table(c.id).unwrap();
+        let wu = rows[0].workunit_id;
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        let errors = || {
+            server
+                .store
+                .results(wu)
+                .unwrap()
+                .iter()
+                .filter(|r| r.state == "error")
+                .count()
+        };
+        let before = errors();
+        while errors() == before {
+            assert!(
+                std::time::Instant::now() < until,
+                "{name}: no failed replica"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tx.send(true).unwrap();
+        let summary = task.await.unwrap().unwrap();
+        assert_eq!((summary.failed, summary.submitted), (1, 0), "{name}");
+    }
+    // Never a result: nothing returned, the workunit still open, no strikes.
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    assert_eq!(
+        (rows[0].status.as_str(), rows[0].result.as_ref()),
+        ("open", None)
+    );
+    let results = server.store.results(rows[0].workunit_id).unwrap();
+    assert!(
+        results
+            .iter()
+            .all(|r| r.digest.is_none() && r.state == "error")
+    );
+    for r in &results {
+        let w = server.store.worker(r.worker_id).unwrap().unwrap();
+        assert_eq!((w.refused, w.lost_votes), (0, 0));
+    }
+}
