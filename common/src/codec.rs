@@ -60,10 +60,10 @@ mod tests {
             },
             lease_id: 3,
             workunit_id: 9,
-            result: PerftResult {
+            result: WorkResult::Perft(PerftResult {
                 nodes: 400,
                 divide: vec![("a2a3".into(), 20)],
-            },
+            }),
             elapsed_ms: 5,
             engine: EngineInfo {
                 name: "e".into(),

@@ -1,4 +1,5 @@
-//! Result digests: SHA-256 over a canonical byte encoding of (workunit, counts, divide).
+//! Result digests: SHA-256 over a canonical byte encoding of (workunit, result): for perft the
+//! counts and divide, for analysis the score, best move, PV, nodes, WDL and engine id.
 //!
 //! Replicas are compared by digest, and the coordinator recomputes the digest of every submitted
 //! payload and refuses a mismatch. The encoding is written out by hand (not bincode) so that it is
@@ -7,52 +8,127 @@
 //! ```text
 //! "c960-result-v1"                 14 ASCII bytes (domain separation)
 //! workunit_id                      u64 big-endian
-//! kind tag                         u8: 1 = perft
+//! kind tag                         u8: 1 = perft, 2 = analysis
 //!   position tag                   u8: 1 = start position, 2 = FEN
 //!     start position               u16 big-endian
 //!     FEN                          u32 big-endian byte length, UTF-8 bytes
 //!   depth                          u32 big-endian
+//!   (analysis only) engine tag     u8: 1 = built-in, 2 = UCI
+//!   (analysis only) hash MiB       u32 big-endian
+//! then, for a perft result:
 //! nodes                            u64 big-endian
 //! divide entry count               u32 big-endian
 //! per entry, sorted by move bytes  u32 big-endian length, UTF-8 move, u64 big-endian count
+//! or, for an analysis result:
+//! result tag                       u8: 0xA1
+//! engine id                        u32 big-endian length, UTF-8 bytes
+//! score_cp                         u8 0 (absent) or 1 followed by i32 big-endian
+//! mate                             u8 0 (absent) or 1 followed by i32 big-endian
+//! best move                        u32 big-endian length (0 = none), UTF-8 bytes
+//! pv move count                    u32 big-endian; per move u32 length, UTF-8 bytes (in order)
+//! nodes                            u64 big-endian
+//! wdl                              u8 0 (absent) or 1 followed by win, draw, loss as u16 BE
 //! ```
 //!
-//! Elapsed time and engine name are not digested: honest replicas differ in them.
+//! The perft encoding is unchanged from protocol 1, so stored perft digests stay comparable.
+//! Elapsed time and the worker's build name are not digested: honest replicas differ in them.
+//! The analysis engine id is digested on purpose: different engines (or builds) legitimately
+//! disagree, and must never be counted as one quorum.
 
 use sha2::{Digest as _, Sha256};
 
-use crate::wire::{PerftResult, PositionSpec, WorkUnitKind};
+use crate::wire::{
+    AnalysisEngine, AnalysisResult, PerftResult, PositionSpec, WorkResult, WorkUnitKind,
+};
 
 /// The canonical byte encoding of a result, the input of [`result_digest`].
-pub fn canonical_bytes(workunit_id: u64, kind: &WorkUnitKind, result: &PerftResult) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + result.divide.len() * 16);
+pub fn canonical_bytes(workunit_id: u64, kind: &WorkUnitKind, result: &WorkResult) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
     out.extend_from_slice(b"c960-result-v1");
     out.extend_from_slice(&workunit_id.to_be_bytes());
     match kind {
         WorkUnitKind::Perft { position, depth } => {
             out.push(1);
-            match position {
-                PositionSpec::StartPosition(n) => {
-                    out.push(1);
-                    out.extend_from_slice(&n.to_be_bytes());
-                }
-                PositionSpec::Fen(fen) => {
-                    out.push(2);
-                    push_bytes(&mut out, fen.as_bytes());
-                }
-            }
+            push_position(&mut out, position);
             out.extend_from_slice(&depth.to_be_bytes());
         }
+        WorkUnitKind::Analysis {
+            position,
+            depth,
+            engine,
+            hash_mib,
+        } => {
+            out.push(2);
+            push_position(&mut out, position);
+            out.extend_from_slice(&depth.to_be_bytes());
+            out.push(match engine {
+                AnalysisEngine::Builtin => 1,
+                AnalysisEngine::Uci => 2,
+            });
+            out.extend_from_slice(&hash_mib.to_be_bytes());
+        }
     }
+    match result {
+        WorkResult::Perft(r) => push_perft(&mut out, r),
+        WorkResult::Analysis(r) => push_analysis(&mut out, r),
+    }
+    out
+}
+
+fn push_position(out: &mut Vec<u8>, position: &PositionSpec) {
+    match position {
+        PositionSpec::StartPosition(n) => {
+            out.push(1);
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        PositionSpec::Fen(fen) => {
+            out.push(2);
+            push_bytes(out, fen.as_bytes());
+        }
+    }
+}
+
+fn push_perft(out: &mut Vec<u8>, result: &PerftResult) {
     out.extend_from_slice(&result.nodes.to_be_bytes());
     let mut divide: Vec<&(String, u64)> = result.divide.iter().collect();
     divide.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()).then(a.1.cmp(&b.1)));
     out.extend_from_slice(&(divide.len() as u32).to_be_bytes());
     for (m, n) in divide {
-        push_bytes(&mut out, m.as_bytes());
+        push_bytes(out, m.as_bytes());
         out.extend_from_slice(&n.to_be_bytes());
     }
-    out
+}
+
+fn push_opt_i32(out: &mut Vec<u8>, v: Option<i32>) {
+    match v {
+        None => out.push(0),
+        Some(v) => {
+            out.push(1);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+}
+
+fn push_analysis(out: &mut Vec<u8>, r: &AnalysisResult) {
+    out.push(0xA1);
+    push_bytes(out, r.engine_id.as_bytes());
+    push_opt_i32(out, r.score_cp);
+    push_opt_i32(out, r.mate);
+    push_bytes(out, r.best_move.as_deref().unwrap_or("").as_bytes());
+    out.extend_from_slice(&(r.pv.len() as u32).to_be_bytes());
+    for m in &r.pv {
+        push_bytes(out, m.as_bytes());
+    }
+    out.extend_from_slice(&r.nodes.to_be_bytes());
+    match r.wdl {
+        None => out.push(0),
+        Some(w) => {
+            out.push(1);
+            for v in w {
+                out.extend_from_slice(&v.to_be_bytes());
+            }
+        }
+    }
 }
 
 fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -61,7 +137,7 @@ fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// SHA-256 of [`canonical_bytes`].
-pub fn result_digest(workunit_id: u64, kind: &WorkUnitKind, result: &PerftResult) -> [u8; 32] {
+pub fn result_digest(workunit_id: u64, kind: &WorkUnitKind, result: &WorkResult) -> [u8; 32] {
     Sha256::digest(canonical_bytes(workunit_id, kind, result)).into()
 }
 
@@ -81,13 +157,20 @@ mod tests {
         }
     }
 
-    fn result(divide: Vec<(&str, u64)>) -> PerftResult {
-        PerftResult {
+    fn result(divide: Vec<(&str, u64)>) -> WorkResult {
+        WorkResult::Perft(PerftResult {
             nodes: divide.iter().map(|d| d.1).sum(),
             divide: divide
                 .into_iter()
                 .map(|(m, n)| (m.to_string(), n))
                 .collect(),
+        })
+    }
+
+    fn perft(r: &mut WorkResult) -> &mut PerftResult {
+        match r {
+            WorkResult::Perft(p) => p,
+            WorkResult::Analysis(_) => unreachable!(),
         }
     }
 
@@ -109,10 +192,10 @@ mod tests {
         };
         assert_ne!(d, result_digest(1, &other_depth, &base));
         let mut n = base.clone();
-        n.nodes += 1;
+        perft(&mut n).nodes += 1;
         assert_ne!(d, result_digest(1, &kind(), &n));
         let mut m = base.clone();
-        m.divide[0].1 += 1;
+        perft(&mut m).divide[0].1 += 1;
         assert_ne!(d, result_digest(1, &kind(), &m));
     }
 
@@ -122,5 +205,71 @@ mod tests {
         let bytes = canonical_bytes(1, &kind(), &result(vec![("a2a3", 20)]));
         assert_eq!(bytes.len(), 14 + 8 + 1 + 1 + 2 + 4 + 8 + 4 + 4 + 4 + 8);
         assert_eq!(&bytes[..14], b"c960-result-v1");
+    }
+
+    fn analysis_kind(engine: AnalysisEngine) -> WorkUnitKind {
+        WorkUnitKind::Analysis {
+            position: PositionSpec::StartPosition(518),
+            depth: 4,
+            engine,
+            hash_mib: 16,
+        }
+    }
+
+    fn analysis() -> AnalysisResult {
+        AnalysisResult {
+            score_cp: Some(25),
+            mate: None,
+            best_move: Some("e2e4".into()),
+            pv: vec!["e2e4".into(), "e7e5".into()],
+            nodes: 12345,
+            wdl: None,
+            engine_id: "c960-builtin 0.1.0-s2".into(),
+        }
+    }
+
+    #[test]
+    fn analysis_fields_are_digested() {
+        let k = analysis_kind(AnalysisEngine::Builtin);
+        let base = WorkResult::Analysis(analysis());
+        let d = result_digest(7, &k, &base);
+        assert_eq!(d, result_digest(7, &k, &base.clone()));
+        assert_ne!(
+            d,
+            result_digest(7, &analysis_kind(AnalysisEngine::Uci), &base)
+        );
+        let variants: Vec<fn(&mut AnalysisResult)> = vec![
+            |a| a.score_cp = Some(26),
+            |a| {
+                a.score_cp = None;
+                a.mate = Some(25)
+            },
+            |a| a.best_move = Some("d2d4".into()),
+            |a| a.pv.push("g1f3".into()),
+            |a| a.nodes += 1,
+            |a| a.wdl = Some([1, 998, 1]),
+            |a| a.engine_id = "Stockfish 15.1".into(),
+        ];
+        for change in variants {
+            let mut a = analysis();
+            change(&mut a);
+            assert_ne!(d, result_digest(7, &k, &WorkResult::Analysis(a)));
+        }
+    }
+
+    #[test]
+    fn length_prefixes_keep_fields_apart() {
+        // "e2e4" + pv ["e7e5"] must not collide with "e2e4e7e5"-style concatenations.
+        let k = analysis_kind(AnalysisEngine::Builtin);
+        let mut a = analysis();
+        a.engine_id = "ab".into();
+        a.best_move = Some("c".into());
+        let mut b = analysis();
+        b.engine_id = "a".into();
+        b.best_move = Some("bc".into());
+        assert_ne!(
+            result_digest(1, &k, &WorkResult::Analysis(a)),
+            result_digest(1, &k, &WorkResult::Analysis(b))
+        );
     }
 }

@@ -20,6 +20,7 @@ pub mod movegen;
 pub mod perft;
 pub mod position;
 pub mod search;
+pub mod split;
 pub mod startpos;
 pub mod types;
 pub mod uci;

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this build. Bumped on any incompatible change of these types.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The largest request body the coordinator accepts, and the decode limit of [`crate::codec`].
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -44,7 +44,36 @@ pub enum PositionSpec {
     Fen(String),
 }
 
-/// What a workunit asks for. An enum so that later kinds (analysis) fit without a new protocol.
+/// Which engine an analysis workunit must be searched with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AnalysisEngine {
+    /// The built-in searcher of `c960-common` (`c960_common::search`).
+    Builtin,
+    /// Whatever UCI engine the volunteer runs; its `id name` goes into the result (and the digest),
+    /// so only replicas from the same engine build can form a quorum.
+    Uci,
+}
+
+impl AnalysisEngine {
+    /// `builtin` or `uci`, as on the command line and in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            AnalysisEngine::Builtin => "builtin",
+            AnalysisEngine::Uci => "uci",
+        }
+    }
+
+    /// The inverse of [`AnalysisEngine::name`].
+    pub fn parse(text: &str) -> Option<AnalysisEngine> {
+        match text {
+            "builtin" => Some(AnalysisEngine::Builtin),
+            "uci" => Some(AnalysisEngine::Uci),
+            _ => None,
+        }
+    }
+}
+
+/// What a workunit asks for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum WorkUnitKind {
     /// Count the leaves `depth` plies below `position`, with the divide per root move.
@@ -54,6 +83,74 @@ pub enum WorkUnitKind {
         /// Depth in plies (≥ 1).
         depth: u32,
     },
+    /// Search `position` to a fixed `depth` with one thread and a cleared table of `hash_mib`
+    /// MiB; deterministic for one engine build, so replicas are compared exactly.
+    Analysis {
+        /// The root position.
+        position: PositionSpec,
+        /// Nominal search depth in plies (≥ 1).
+        depth: u32,
+        /// Which engine.
+        engine: AnalysisEngine,
+        /// Transposition-table (UCI `Hash`) size in MiB: part of the reproducibility contract.
+        hash_mib: u32,
+    },
+}
+
+impl WorkUnitKind {
+    /// The root position of the workunit.
+    pub fn position(&self) -> &PositionSpec {
+        match self {
+            WorkUnitKind::Perft { position, .. } | WorkUnitKind::Analysis { position, .. } => {
+                position
+            }
+        }
+    }
+
+    /// The depth in plies.
+    pub fn depth(&self) -> u32 {
+        match self {
+            WorkUnitKind::Perft { depth, .. } | WorkUnitKind::Analysis { depth, .. } => *depth,
+        }
+    }
+}
+
+/// What a worker can compute; sent with every fetch so that the coordinator hands out only
+/// workunits the worker can do (a worker without a UCI engine never receives a UCI analysis).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Perft workunits.
+    pub perft: bool,
+    /// Analysis with the built-in searcher.
+    pub builtin_analysis: bool,
+    /// Analysis with a UCI engine (the worker was started with one).
+    pub uci_analysis: bool,
+}
+
+impl Capabilities {
+    /// Perft and built-in analysis: what every worker of this build can do.
+    pub fn builtin() -> Capabilities {
+        Capabilities {
+            perft: true,
+            builtin_analysis: true,
+            uci_analysis: false,
+        }
+    }
+
+    /// Whether a workunit of this kind may be handed to the worker.
+    pub fn accepts(&self, kind: &WorkUnitKind) -> bool {
+        match kind {
+            WorkUnitKind::Perft { .. } => self.perft,
+            WorkUnitKind::Analysis {
+                engine: AnalysisEngine::Builtin,
+                ..
+            } => self.builtin_analysis,
+            WorkUnitKind::Analysis {
+                engine: AnalysisEngine::Uci,
+                ..
+            } => self.uci_analysis,
+        }
+    }
 }
 
 /// `POST /api/v1/register`: enrol a new worker.
@@ -85,6 +182,8 @@ pub struct FetchRequest {
     pub protocol: u32,
     /// Who asks.
     pub auth: WorkerAuth,
+    /// Which workunit kinds the worker can compute.
+    pub capabilities: Capabilities,
 }
 
 /// A lease on one replica of one workunit.
@@ -121,6 +220,57 @@ pub struct PerftResult {
     pub divide: Vec<(String, u64)>,
 }
 
+/// The payload of an analysis result. Scores are from White's point of view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalysisResult {
+    /// Centipawns, when the score is not a mate (exactly one of `score_cp` and `mate` is set).
+    pub score_cp: Option<i32>,
+    /// Mate distance in moves, positive when White mates.
+    pub mate: Option<i32>,
+    /// The best move in UCI (king-takes-rook castling); `None` only without legal moves.
+    pub best_move: Option<String>,
+    /// The principal variation in UCI, starting with the best move.
+    pub pv: Vec<String>,
+    /// Nodes searched as the engine counts them.
+    pub nodes: u64,
+    /// White's win/draw/loss per mille, when the engine reports it.
+    pub wdl: Option<[u16; 3]>,
+    /// The engine id (`c960-builtin x.y.z-sN`, or the UCI `id name`). Digested: replicas of
+    /// different engines never agree.
+    pub engine_id: String,
+}
+
+/// The payload of a submitted result, by workunit kind.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WorkResult {
+    /// Answer to [`WorkUnitKind::Perft`].
+    Perft(PerftResult),
+    /// Answer to [`WorkUnitKind::Analysis`].
+    Analysis(AnalysisResult),
+}
+
+impl WorkResult {
+    /// Nodes visited (leaves for perft, searched nodes for analysis).
+    pub fn nodes(&self) -> u64 {
+        match self {
+            WorkResult::Perft(r) => r.nodes,
+            WorkResult::Analysis(r) => r.nodes,
+        }
+    }
+}
+
+impl From<PerftResult> for WorkResult {
+    fn from(r: PerftResult) -> Self {
+        WorkResult::Perft(r)
+    }
+}
+
+impl From<AnalysisResult> for WorkResult {
+    fn from(r: AnalysisResult) -> Self {
+        WorkResult::Analysis(r)
+    }
+}
+
 /// `POST /api/v1/submit`: the result of a lease.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubmitRequest {
@@ -132,8 +282,8 @@ pub struct SubmitRequest {
     pub lease_id: u64,
     /// The workunit of the lease.
     pub workunit_id: u64,
-    /// The counts.
-    pub result: PerftResult,
+    /// The result.
+    pub result: WorkResult,
     /// Wall time of the computation in milliseconds (informational, not digested).
     pub elapsed_ms: u64,
     /// The engine that computed it (informational, not digested).
@@ -165,6 +315,28 @@ pub struct AbandonRequest {
 pub enum AbandonResponse {
     /// The lease is closed and its replica will go to another worker.
     Released,
+}
+
+/// `POST /api/v1/fail`: the worker could not compute the lease (its UCI engine hung, crashed or
+/// answered nonsense). The replica is closed as an error, never counted as a result, reissued to
+/// another worker, and not offered to this worker again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailRequest {
+    /// Must equal [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// Who failed; must hold the lease.
+    pub auth: WorkerAuth,
+    /// The lease.
+    pub lease_id: u64,
+    /// What went wrong (at most 500 bytes are kept).
+    pub reason: String,
+}
+
+/// Answer to [`FailRequest`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FailResponse {
+    /// The failure is recorded and the replica will go to another worker.
+    Recorded,
 }
 
 /// The JSON body of every refusal (any 4xx/5xx), on every endpoint.

@@ -2,6 +2,13 @@
 
 use std::collections::BTreeSet;
 
+use c960_common::search;
+use c960_common::wire::AnalysisEngine;
+
+/// The table size of every analysis workunit, in MiB. Fixed per campaign because it is part of
+/// the reproducibility contract: replicas searched with different tables may differ.
+pub const ANALYSIS_HASH_MIB: u32 = search::DEFAULT_HASH_MIB as u32;
+
 /// Parses a position list: comma-separated numbers and inclusive ranges in 0..=959.
 pub fn parse_positions(text: &str) -> Result<Vec<u16>, String> {
     let mut set = BTreeSet::new();
@@ -57,9 +64,16 @@ pub fn format_positions(positions: &[u16]) -> String {
     parts.join(",")
 }
 
-/// A perft campaign to create.
+/// The deepest split: ply 6 already means ~10⁸ paths per start position to enumerate.
+pub const MAX_SPLIT_PLY: u32 = 6;
+
+/// A campaign to create: perft, or analysis with one engine kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewCampaign {
+    /// `None`: perft. `Some(engine)`: fixed-depth analysis with this engine kind.
+    pub analysis: Option<AnalysisEngine>,
+    /// Perft only: split each start position at this ply (0: one workunit per start position).
+    pub split_ply: u32,
     /// Depth in plies, ≥ 1.
     pub depth: u32,
     /// Agreeing results from distinct workers needed per workunit.
@@ -94,11 +108,53 @@ impl NewCampaign {
             return Err("no start positions".into());
         }
         Ok(NewCampaign {
+            analysis: None,
+            split_ply: 0,
             depth,
             quorum,
             max_results,
             positions,
         })
+    }
+}
+
+impl NewCampaign {
+    /// Turns the campaign into an analysis campaign searched with `engine` to its depth.
+    pub fn analyse(mut self, engine: AnalysisEngine) -> Result<NewCampaign, String> {
+        if self.depth > search::MAX_DEPTH {
+            return Err(format!(
+                "analysis depth {} is out of range 1..{}",
+                self.depth,
+                search::MAX_DEPTH
+            ));
+        }
+        self.analysis = Some(engine);
+        Ok(self)
+    }
+
+    /// Splits each start position's perft at `ply` with transposition merging
+    /// ([`c960_common::split`]): one workunit per distinct position, depth − ply deep.
+    pub fn split_at(mut self, ply: u32) -> Result<NewCampaign, String> {
+        if self.analysis.is_some() && ply > 0 {
+            return Err("--split-ply applies to perft campaigns only".into());
+        }
+        if ply > 0 && (ply >= self.depth || ply > MAX_SPLIT_PLY) {
+            return Err(format!(
+                "split ply {ply} must be below the depth {} and at most {MAX_SPLIT_PLY}",
+                self.depth
+            ));
+        }
+        self.split_ply = ply;
+        Ok(self)
+    }
+
+    /// `perft` or `analysis`, as stored.
+    pub fn kind_name(&self) -> &'static str {
+        if self.analysis.is_some() {
+            "analysis"
+        } else {
+            "perft"
+        }
     }
 }
 
@@ -135,6 +191,30 @@ mod tests {
         assert_eq!(
             NewCampaign::new(3, 2, None, vec![1]).unwrap().max_results,
             4
+        );
+        let a = NewCampaign::new(3, 2, None, vec![1])
+            .unwrap()
+            .analyse(AnalysisEngine::Builtin)
+            .unwrap();
+        assert_eq!(
+            (a.kind_name(), a.analysis),
+            ("analysis", Some(AnalysisEngine::Builtin))
+        );
+        let base = NewCampaign::new(5, 2, None, vec![1]).unwrap();
+        assert_eq!(base.clone().split_at(2).unwrap().split_ply, 2);
+        assert!(base.clone().split_at(5).is_err());
+        assert!(base.clone().split_at(7).is_err());
+        assert!(
+            base.analyse(AnalysisEngine::Builtin)
+                .unwrap()
+                .split_at(1)
+                .is_err()
+        );
+        assert!(
+            NewCampaign::new(20, 2, None, vec![1])
+                .unwrap()
+                .analyse(AnalysisEngine::Uci)
+                .is_ok()
         );
     }
 }

@@ -1,8 +1,12 @@
-//! Table export: CSV (`sp,fen,depth,nodes,status,agreeing_results,digest`) and JSON.
+//! Table export: perft tables as CSV (`sp,fen,depth,nodes,status,agreeing_results,digest`) and
+//! JSON; analysis tables as CSV (`sp,fen,depth,score_cp,mate,best_move,engine`) and JSON; and the
+//! balance report of an analysis campaign (ranking and summary, [`c960_common::balance`]) as JSON
+//! or an SVG chart.
 
+use c960_common::balance::{self, PositionScore, RankedPosition};
 use serde::Serialize;
 
-use crate::store::{Campaign, TableRow};
+use crate::store::{AnalysisRow, Campaign, TableRow};
 
 /// Export formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,17 +15,79 @@ pub enum Format {
     Csv,
     /// One JSON object with the campaign and its rows.
     Json,
+    /// Analysis campaigns: the balance report (summary and ranking) as JSON.
+    Balance,
+    /// Analysis campaigns: the chart of sorted scores as SVG.
+    Svg,
 }
 
 impl Format {
-    /// `csv` or `json`.
+    /// `csv`, `json`, `balance` or `svg`.
     pub fn parse(s: &str) -> Result<Format, String> {
         match s {
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
-            other => Err(format!("unknown format {other:?}; use csv or json")),
+            "balance" => Ok(Format::Balance),
+            "svg" => Ok(Format::Svg),
+            other => Err(format!(
+                "unknown format {other:?}; use csv, json, balance or svg"
+            )),
         }
     }
+
+    /// The HTTP content type.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Csv => "text/csv; charset=utf-8",
+            Format::Json | Format::Balance => "application/json",
+            Format::Svg => "image/svg+xml",
+        }
+    }
+}
+
+/// What an export produced, or why it cannot (a report asked of a perft campaign, or of an
+/// analysis campaign with no score yet).
+pub fn render(
+    store: &dyn crate::store::Store,
+    campaign_id: u64,
+    format: Format,
+) -> Result<Result<String, String>, crate::store::StoreError> {
+    let campaigns = store.campaigns()?;
+    let kind = campaigns
+        .iter()
+        .find(|c| c.id == campaign_id)
+        .map(|c| c.kind.clone())
+        .ok_or(crate::store::StoreError::UnknownCampaign(campaign_id))?;
+    if kind == "analysis" {
+        let (c, rows) = store.analysis_table(campaign_id)?;
+        return Ok(match format {
+            Format::Csv => Ok(analysis_csv(&rows)),
+            Format::Json => Ok(analysis_json(&c, &rows)),
+            Format::Balance => balance_json(&c, &rows),
+            Format::Svg => balance_svg(&c, &rows),
+        });
+    }
+    if campaigns
+        .iter()
+        .any(|c| c.id == campaign_id && c.split_ply > 0)
+    {
+        let (c, rows) = split_table(store, campaign_id)?;
+        return Ok(match format {
+            Format::Csv => Ok(crate::assembly::split_csv(&rows)),
+            Format::Json => Ok(split_json(&c, &rows)),
+            Format::Balance | Format::Svg => Err(format!(
+                "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
+            )),
+        });
+    }
+    let (c, rows) = store.table(campaign_id)?;
+    Ok(match format {
+        Format::Csv => Ok(csv(&rows)),
+        Format::Json => Ok(json(&c, &rows)),
+        Format::Balance | Format::Svg => Err(format!(
+            "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
+        )),
+    })
 }
 
 /// The CSV header; the first four columns are fixed, more may be appended in later versions.
@@ -50,6 +116,232 @@ pub fn csv(rows: &[TableRow]) -> String {
 /// Sum of the canonical node counts (u128: sums of deep campaigns outgrow nothing, but cheap).
 pub fn total_nodes(rows: &[TableRow]) -> u128 {
     rows.iter().filter_map(|r| r.nodes).map(u128::from).sum()
+}
+
+/// The CSV header of analysis tables, the same as `c960-worker analyse --all` writes.
+pub const ANALYSIS_CSV_HEADER: &str = "sp,fen,depth,score_cp,mate,best_move,engine";
+
+/// An analysis table as CSV: one row per workunit; score, move and engine are empty until a
+/// quorum agrees.
+pub fn analysis_csv(rows: &[AnalysisRow]) -> String {
+    let mut out = String::from(ANALYSIS_CSV_HEADER);
+    out.push('\n');
+    for r in rows {
+        let res = r.result.as_ref();
+        let opt = |v: Option<i32>| v.map(|v| v.to_string()).unwrap_or_default();
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{}\n",
+            r.sp.map(|n| n.to_string()).unwrap_or_default(),
+            r.fen,
+            r.depth,
+            opt(res.and_then(|a| a.score_cp)),
+            opt(res.and_then(|a| a.mate)),
+            res.and_then(|a| a.best_move.clone()).unwrap_or_default(),
+            balance::csv_field(res.map(|a| a.engine_id.as_str()).unwrap_or(""))
+        ));
+    }
+    out
+}
+
+/// The scores of the valid rows with a start position, for [`balance::report`].
+pub fn position_scores(rows: &[AnalysisRow]) -> Vec<PositionScore> {
+    rows.iter()
+        .filter_map(|r| {
+            let a = r.result.as_ref()?;
+            Some(PositionScore {
+                sp: r.sp?,
+                score_cp: a.score_cp,
+                mate: a.mate,
+            })
+        })
+        .collect()
+}
+
+/// One position in the balance report.
+#[derive(Clone, Debug, Serialize)]
+pub struct BalanceEntry {
+    /// Start position.
+    pub sp: u16,
+    /// Rank, 1 = best for White; ties share a rank.
+    pub rank: usize,
+    /// Centipawns (White's view), unless mate.
+    pub score_cp: Option<i32>,
+    /// Mate distance, positive when White mates.
+    pub mate: Option<i32>,
+    /// White's win/draw/loss per mille when the engine gave it.
+    pub wdl: Option<[u16; 3]>,
+    /// Best move.
+    pub best_move: Option<String>,
+    /// Engine id of the canonical result.
+    pub engine: String,
+}
+
+/// The balance summary of an analysis campaign.
+#[derive(Clone, Debug, Serialize)]
+pub struct BalanceSummary {
+    /// Positions with a canonical score.
+    pub positions_scored: usize,
+    /// Positions in the campaign.
+    pub positions_total: usize,
+    /// Every workunit is valid.
+    pub complete: bool,
+    /// Mean White edge in centipawns (a mate counts as ±10000).
+    pub mean_cp: f64,
+    /// Median White edge in centipawns.
+    pub median_cp: f64,
+    /// Spread: population standard deviation in centipawns.
+    pub std_dev_cp: f64,
+    /// Positions scoring above zero for White.
+    pub white_better: usize,
+    /// Smallest absolute scores, most balanced first.
+    pub most_balanced: Vec<BalanceEntry>,
+    /// Largest absolute scores, least balanced first.
+    pub least_balanced: Vec<BalanceEntry>,
+    /// The classical position 518, when scored.
+    pub classical: Option<BalanceEntry>,
+    /// Share of scored positions that 518 beats for White (0..1).
+    pub classical_percentile: Option<f64>,
+    /// Distinct engine ids among the canonical results (one, unless a UCI campaign had
+    /// volunteers with different engines; each position's quorum is single-engine regardless).
+    pub engines: Vec<String>,
+}
+
+/// The balance report of an analysis campaign: summary and the full ranking.
+#[derive(Clone, Debug, Serialize)]
+pub struct BalanceJson<'a> {
+    /// The campaign.
+    pub campaign: &'a Campaign,
+    /// The summary.
+    pub summary: BalanceSummary,
+    /// Every scored position, best for White first.
+    pub ranked: Vec<BalanceEntry>,
+}
+
+/// Builds the balance report of an analysis table; `Err` when no position is scored yet.
+pub fn balance_report<'a>(
+    campaign: &'a Campaign,
+    rows: &[AnalysisRow],
+) -> Result<(BalanceJson<'a>, balance::BalanceReport), String> {
+    let report = balance::report(&position_scores(rows)).map_err(|e| e.to_string())?;
+    let entry = |r: &RankedPosition| {
+        let row = rows.iter().find(|x| x.sp == Some(r.score.sp));
+        let a = row.and_then(|x| x.result.as_ref());
+        BalanceEntry {
+            sp: r.score.sp,
+            rank: r.rank,
+            score_cp: r.score.score_cp,
+            mate: r.score.mate,
+            wdl: a.and_then(|a| a.wdl),
+            best_move: a.and_then(|a| a.best_move.clone()),
+            engine: a.map(|a| a.engine_id.clone()).unwrap_or_default(),
+        }
+    };
+    let mut engines: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.result.as_ref().map(|a| a.engine_id.clone()))
+        .collect();
+    engines.sort();
+    engines.dedup();
+    let summary = BalanceSummary {
+        positions_scored: report.ranked.len(),
+        positions_total: rows.len(),
+        complete: rows.iter().all(|r| r.status == "valid"),
+        mean_cp: report.mean_cp,
+        median_cp: report.median_cp,
+        std_dev_cp: report.std_dev_cp,
+        white_better: report.white_better,
+        most_balanced: report.most_balanced.iter().map(entry).collect(),
+        least_balanced: report.least_balanced.iter().map(entry).collect(),
+        classical: report.classical.as_ref().map(entry),
+        classical_percentile: report.classical_percentile(),
+        engines,
+    };
+    let ranked = report.ranked.iter().map(entry).collect();
+    Ok((
+        BalanceJson {
+            campaign,
+            summary,
+            ranked,
+        },
+        report,
+    ))
+}
+
+/// The balance report as pretty JSON.
+pub fn balance_json(campaign: &Campaign, rows: &[AnalysisRow]) -> Result<String, String> {
+    let (j, _) = balance_report(campaign, rows)?;
+    serde_json::to_string_pretty(&j).map_err(|e| e.to_string())
+}
+
+/// The sorted-score chart (518 marked) as SVG.
+pub fn balance_svg(campaign: &Campaign, rows: &[AnalysisRow]) -> Result<String, String> {
+    let (_, report) = balance_report(campaign, rows)?;
+    let title = format!(
+        "Campaign {}: depth {} with {}",
+        campaign.id,
+        campaign.depth,
+        campaign.engine.as_deref().unwrap_or("?")
+    );
+    Ok(balance::svg_chart(&report, &title))
+}
+
+#[derive(Serialize)]
+struct JsonAnalysisTable<'a> {
+    campaign: &'a Campaign,
+    complete: bool,
+    rows: &'a [AnalysisRow],
+}
+
+/// An analysis table as JSON, with every canonical result in full (PV, nodes, WDL).
+pub fn analysis_json(campaign: &Campaign, rows: &[AnalysisRow]) -> String {
+    let t = JsonAnalysisTable {
+        campaign,
+        complete: rows.iter().all(|r| r.status == "valid"),
+        rows,
+    };
+    serde_json::to_string_pretty(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// A split campaign assembled per start position.
+pub fn split_table(
+    store: &dyn crate::store::Store,
+    campaign_id: u64,
+) -> Result<(Campaign, Vec<crate::assembly::SplitRow>), crate::store::StoreError> {
+    let (c, units) = store.split_units(campaign_id)?;
+    let rows = crate::assembly::assemble(c.depth, &units, |sp| {
+        c960_common::StartPosition::new(u32::from(sp))
+            .map(|s| s.position().to_fen(c960_common::CastlingNotation::Shredder))
+            .unwrap_or_default()
+    });
+    Ok((c, rows))
+}
+
+#[derive(Serialize)]
+struct JsonSplitTable<'a> {
+    campaign: &'a Campaign,
+    complete: bool,
+    total_nodes: String,
+    check: crate::assembly::CheckReport,
+    rows: &'a [crate::assembly::SplitRow],
+}
+
+/// The complete start positions' totals, for [`crate::assembly::check`].
+pub fn split_totals(rows: &[crate::assembly::SplitRow]) -> std::collections::BTreeMap<u16, u128> {
+    rows.iter().filter_map(|r| Some((r.sp, r.nodes?))).collect()
+}
+
+/// A split table as JSON: per start position the total, ply-1 divide and share done, plus the
+/// check against the reference table and OEIS A157851.
+pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> String {
+    let totals = split_totals(rows);
+    let t = JsonSplitTable {
+        campaign,
+        complete: rows.iter().all(|r| r.status == "valid"),
+        total_nodes: totals.values().sum::<u128>().to_string(),
+        check: crate::assembly::check(campaign.depth, &totals),
+        rows,
+    };
+    serde_json::to_string_pretty(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
 #[derive(Serialize)]

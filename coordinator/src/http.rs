@@ -17,9 +17,9 @@ use axum::routing::{get, post};
 use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
-    AbandonRequest, AbandonResponse, Assignment, CONTENT_TYPE, ErrorBody, FetchRequest,
-    FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
-    SubmitRequest, SubmitResponse, WorkerAuth,
+    AbandonRequest, AbandonResponse, Assignment, CONTENT_TYPE, ErrorBody, FailRequest,
+    FailResponse, FetchRequest, FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest,
+    RegisterResponse, SubmitRequest, SubmitResponse, WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -244,8 +244,10 @@ pub fn app(state: AppState) -> Router {
         .route("/api/v1/fetch", post(fetch))
         .route("/api/v1/submit", post(submit))
         .route("/api/v1/abandon", post(abandon))
+        .route("/api/v1/fail", post(fail))
         .route("/api/v1/status", get(status))
         .route("/api/v1/campaigns/{id}/table", get(table))
+        .route("/api/v1/campaigns/{id}/balance", get(balance))
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })
@@ -299,7 +301,7 @@ async fn fetch(
                 ),
             ));
         }
-        Ok(store.assign(w.id, now_ms(), lease_ms)?)
+        Ok(store.assign(w.id, &req.capabilities, now_ms(), lease_ms)?)
     })
     .await?;
     match lease {
@@ -348,6 +350,17 @@ async fn submit(
         let now = now_ms();
         // The digest is recomputed from the payload: a mismatch means a broken or lying client,
         // and the replica is closed as an error so that it is reissued to someone else.
+        if let Err(e @ validator::ShapeError::WrongKind { .. }) =
+            validator::check_result_shape(&lease.kind, &req.result)
+        {
+            // Checked before the digest: a result of the wrong kind cannot match any digest.
+            store.refuse(w.id, lease.id, &e.to_string(), now)?;
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "wrong_result_kind",
+                e.to_string(),
+            ));
+        }
         let digest = result_digest(req.workunit_id, &lease.kind, &req.result);
         if digest != req.digest {
             store.refuse(w.id, lease.id, "digest mismatch", now)?;
@@ -357,7 +370,7 @@ async fn submit(
                 "the digest does not match the payload",
             ));
         }
-        if let Err(e) = validator::check_perft_shape(&lease.kind, &req.result) {
+        if let Err(e) = validator::check_result_shape(&lease.kind, &req.result) {
             store.refuse(w.id, lease.id, &e.to_string(), now)?;
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -377,6 +390,19 @@ async fn submit(
     })
     .await?;
     wire_response(&SubmitResponse::Accepted)
+}
+
+async fn fail(
+    State(st): State<AppState>,
+    Wire(req): Wire<FailRequest>,
+) -> Result<Response, ApiError> {
+    let store = st.store.clone();
+    blocking(move || {
+        let w = authenticate(&*store, &req.auth)?;
+        Ok(store.fail(w.id, req.lease_id, &req.reason, now_ms())?)
+    })
+    .await?;
+    wire_response(&FailResponse::Recorded)
 }
 
 async fn abandon(
@@ -446,10 +472,40 @@ async fn table(
     let format = export::Format::parse(q.format.as_deref().unwrap_or("json"))
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
     let store = st.store.clone();
-    let (campaign, rows) = blocking(move || Ok(store.table(id)?)).await?;
-    let (ct, text) = match format {
-        export::Format::Csv => ("text/csv; charset=utf-8", export::csv(&rows)),
-        export::Format::Json => ("application/json", export::json(&campaign, &rows)),
+    let text = blocking(move || Ok(export::render(&*store, id, format)?))
+        .await?
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
+    Ok((
+        [(header::CONTENT_TYPE, format.content_type())],
+        Body::from(text),
+    )
+        .into_response())
+}
+
+/// `GET /api/v1/campaigns/{id}/balance`: the balance report of an analysis campaign (JSON, or
+/// `?format=svg` for the chart).
+async fn balance(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<TableQuery>,
+) -> Result<Response, ApiError> {
+    let format = match q.format.as_deref().unwrap_or("json") {
+        "json" => "balance",
+        "svg" => "svg",
+        other => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_query",
+                format!("unknown format {other:?}; use json or svg"),
+            ));
+        }
     };
-    Ok(([(header::CONTENT_TYPE, ct)], Body::from(text)).into_response())
+    table(
+        State(st),
+        Path(id),
+        Query(TableQuery {
+            format: Some(format.into()),
+        }),
+    )
+    .await
 }

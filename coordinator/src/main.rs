@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
+use c960_common::wire::AnalysisEngine;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::http::{self, AppState, Config};
@@ -55,18 +56,31 @@ enum Command {
         /// Campaign id.
         #[arg(long)]
         campaign: u64,
-        /// csv or json.
+        /// csv or json; for analysis campaigns also balance (JSON report) or svg (chart).
         #[arg(long, default_value = "csv")]
         format: String,
         /// Output file (default stdout).
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Run a whole perft campaign on this machine with in-process workers, then print the table.
+    /// Run a whole perft (or analysis) campaign on this machine with in-process workers, then
+    /// print the table.
     Run {
-        /// Perft depth.
+        /// Perft depth, or search depth with --analyse.
         #[arg(long)]
         depth: u32,
+        /// An analysis campaign (fixed-depth search per start position) instead of perft.
+        #[arg(long)]
+        analyse: bool,
+        /// With --analyse: `builtin`, or `uci:PATH` for a UCI engine such as /usr/games/stockfish.
+        #[arg(long, requires = "analyse")]
+        engine: Option<String>,
+        /// Perft: split each start position at this ply, merging transpositions (0: no split).
+        #[arg(long, default_value_t = 0, conflicts_with = "analyse")]
+        split_ply: u32,
+        /// Perft hash table per local worker in MiB, kept across workunits (0: none).
+        #[arg(long, default_value_t = 32)]
+        hash: u32,
         /// In-process workers (default: one per core, at least the quorum).
         #[arg(long)]
         local_workers: Option<usize>,
@@ -93,14 +107,23 @@ enum Command {
 
 #[derive(Subcommand)]
 enum CampaignCommand {
-    /// Add a perft campaign; prints its id.
+    /// Add a perft (or analysis) campaign; prints its id.
     Add {
         /// SQLite database file (created if missing).
         #[arg(long)]
         db: PathBuf,
-        /// Perft depth.
+        /// Perft depth, or search depth with --analyse.
         #[arg(long)]
         depth: u32,
+        /// An analysis campaign (fixed-depth search per start position) instead of perft.
+        #[arg(long)]
+        analyse: bool,
+        /// With --analyse: `builtin` (default) or `uci` (volunteers' UCI engines).
+        #[arg(long, requires = "analyse")]
+        engine: Option<String>,
+        /// Perft: split each start position at this ply, merging transpositions (0: no split).
+        #[arg(long, default_value_t = 0, conflicts_with = "analyse")]
+        split_ply: u32,
         /// Agreeing results from distinct workers needed per workunit.
         #[arg(long, default_value_t = 2)]
         quorum: u32,
@@ -169,6 +192,17 @@ fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
     })
 }
 
+/// `builtin` or `uci:PATH` (the `--engine` of `run --analyse`).
+fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<PathBuf>)> {
+    match text.split_once(':') {
+        None if text == "builtin" => Ok((Some(AnalysisEngine::Builtin), None)),
+        Some(("uci", path)) if !path.is_empty() => {
+            Ok((Some(AnalysisEngine::Uci), Some(PathBuf::from(path))))
+        }
+        _ => Err(anyhow!("--engine {text:?}: use builtin or uci:PATH")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -194,18 +228,35 @@ fn main() -> ExitCode {
                 CampaignCommand::Add {
                     db,
                     depth,
+                    analyse,
+                    engine,
+                    split_ply,
                     quorum,
                     max_results,
                     positions,
                 },
         } => {
             let positions = parse_positions(&positions).map_err(|e| anyhow!("--positions: {e}"))?;
-            let spec =
+            let mut spec =
                 NewCampaign::new(depth, quorum, max_results, positions).map_err(|e| anyhow!(e))?;
+            if analyse {
+                let name = engine.as_deref().unwrap_or("builtin");
+                let engine = AnalysisEngine::parse(name)
+                    .ok_or_else(|| anyhow!("--engine {name:?}: use builtin or uci"))?;
+                spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
+            }
+            let spec = spec.split_at(split_ply).map_err(|e| anyhow!(e))?;
             let c = open(&db)?.create_campaign(&spec, http::now_ms())?;
             eprintln!(
-                "campaign {}: perft depth {} over {}, quorum {}",
-                c.id, c.depth, c.positions, c.quorum
+                "campaign {}: {} depth {} over {}, quorum {}",
+                c.id,
+                match &c.engine {
+                    Some(e) => format!("analysis ({e})"),
+                    None => "perft".into(),
+                },
+                c.depth,
+                c.positions,
+                c.quorum
             );
             println!("{}", c.id);
             Ok(ExitCode::SUCCESS)
@@ -215,8 +266,12 @@ fn main() -> ExitCode {
         } => {
             for p in open(&db)?.progress()? {
                 println!(
-                    "{}\tperft depth {}\tpositions {}\tquorum {}\t{}/{} valid\t{} failed",
+                    "{}\t{} depth {}\tpositions {}\tquorum {}\t{}/{} valid\t{} failed",
                     p.campaign.id,
+                    match &p.campaign.engine {
+                        Some(e) => format!("analysis/{e}"),
+                        None => p.campaign.kind.clone(),
+                    },
                     p.campaign.depth,
                     p.campaign.positions,
                     p.campaign.quorum,
@@ -234,11 +289,11 @@ fn main() -> ExitCode {
             out,
         } => {
             let format = Format::parse(&format).map_err(|e| anyhow!("--format: {e}"))?;
-            let (c, rows) = open(&db)?.table(campaign)?;
-            let text = match format {
-                Format::Csv => export::csv(&rows),
-                Format::Json => export::json(&c, &rows) + "\n",
-            };
+            let mut text =
+                export::render(&open(&db)?, campaign, format)?.map_err(|e| anyhow!(e))?;
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
             match out {
                 Some(path) => std::fs::write(&path, text)
                     .with_context(|| format!("cannot write {}", path.display()))?,
@@ -248,6 +303,10 @@ fn main() -> ExitCode {
         }
         Command::Run {
             depth,
+            analyse,
+            engine,
+            split_ply,
+            hash,
             local_workers,
             db,
             out,
@@ -256,9 +315,18 @@ fn main() -> ExitCode {
             max_results,
             lease_secs,
         } => {
+            let (analysis, uci) = if analyse {
+                parse_run_engine(engine.as_deref().unwrap_or("builtin"))?
+            } else {
+                (None, None)
+            };
             init_tracing("warn");
             let opts = RunOptions {
                 depth,
+                analysis,
+                uci,
+                split_ply,
+                hash_mib: hash,
                 local_workers,
                 db,
                 out,

@@ -14,6 +14,8 @@ use c960_worker::runner::{self, RunnerConfig};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::sync::watch;
 
+use c960_common::wire::AnalysisEngine;
+
 use crate::campaign::{NewCampaign, parse_positions};
 use crate::export;
 use crate::http::{self, AppState, Config};
@@ -22,8 +24,16 @@ use crate::store::{CampaignProgress, SqliteStore, Store};
 /// Options of `run`.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Perft depth.
+    /// Perft (or analysis) depth.
     pub depth: u32,
+    /// `None`: a perft campaign. `Some`: an analysis campaign with this engine kind.
+    pub analysis: Option<AnalysisEngine>,
+    /// The UCI engine the local workers drive (required for UCI analysis).
+    pub uci: Option<PathBuf>,
+    /// Perft: split each start position at this ply (0: no split).
+    pub split_ply: u32,
+    /// Hash table of each local worker's perft engine, in MiB (kept across workunits).
+    pub hash_mib: u32,
     /// In-process workers (default: one per core, at least the quorum).
     pub local_workers: Option<usize>,
     /// The SQLite file; running again with the same file resumes.
@@ -60,8 +70,20 @@ pub enum RunOutcome {
 /// arguments, unreadable database, no progress possible).
 pub fn run(opts: RunOptions) -> Result<RunOutcome> {
     let positions = parse_positions(&opts.positions).map_err(|e| anyhow!("--positions: {e}"))?;
-    let spec = NewCampaign::new(opts.depth, opts.quorum, opts.max_results, positions)
+    let mut spec = NewCampaign::new(opts.depth, opts.quorum, opts.max_results, positions)
         .map_err(|e| anyhow!(e))?;
+    if let Some(engine) = opts.analysis {
+        if engine == AnalysisEngine::Uci && opts.uci.is_none() {
+            bail!("a UCI analysis needs the engine's path: --engine uci:PATH");
+        }
+        spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
+    }
+    spec = spec.split_at(opts.split_ply).map_err(|e| anyhow!(e))?;
+    if let Some(path) = &opts.uci
+        && !path.is_file()
+    {
+        bail!("UCI engine {}: no such file", path.display());
+    }
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -112,10 +134,15 @@ async fn run_async(
     let released = store.release_all_leases(now)?;
     let start = progress_of(&store, campaign.id).await?;
     eprintln!(
-        "campaign {}: perft depth {} over {} positions, quorum {}; {} of {} workunits already done{}",
+        "campaign {}: {} depth {} over start positions {}, quorum {}; {} of {} workunits already done{}",
         campaign.id,
+        match (&campaign.engine, campaign.split_ply) {
+            (Some(e), _) => format!("analysis ({e})"),
+            (None, 0) => "perft".into(),
+            (None, k) => format!("perft split at ply {k}"),
+        },
         campaign.depth,
-        start.total,
+        campaign.positions,
         campaign.quorum,
         start.valid + start.failed,
         start.total,
@@ -139,6 +166,12 @@ async fn run_async(
         return Ok(RunOutcome::Interrupted);
     }
 
+    if campaign.kind == "analysis" {
+        return finish_analysis(&opts, &store, campaign.id).await;
+    }
+    if campaign.split_ply > 0 {
+        return finish_split(&opts, &store, campaign.id).await;
+    }
     let s2 = store.clone();
     let (_, rows) = tokio::task::spawn_blocking(move || s2.table(campaign.id)).await??;
     let csv = export::csv(&rows);
@@ -157,6 +190,109 @@ async fn run_async(
         return Ok(RunOutcome::Failed { failed });
     }
     Ok(RunOutcome::Complete(total))
+}
+
+/// Writes the split table (one row per start position, assembled from its workunits), the total
+/// on stdout, and the reference / OEIS check on standard error.
+async fn finish_split(
+    opts: &RunOptions,
+    store: &Arc<dyn Store>,
+    campaign_id: u64,
+) -> Result<RunOutcome> {
+    let s2 = store.clone();
+    let (campaign, rows) =
+        tokio::task::spawn_blocking(move || export::split_table(&*s2, campaign_id)).await??;
+    let csv = crate::assembly::split_csv(&rows);
+    let totals = export::split_totals(&rows);
+    let total: u128 = totals.values().sum();
+    let mut stdout = std::io::stdout().lock();
+    match &opts.out {
+        Some(path) => std::fs::write(path, &csv)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => stdout.write_all(csv.as_bytes())?,
+    }
+    writeln!(stdout, "{total}")?;
+    stdout.flush()?;
+    let check = crate::assembly::check(campaign.depth, &totals);
+    if check.compared > 0 {
+        eprintln!(
+            "reference table: {} of {} start positions agree",
+            check.compared - check.mismatches.len(),
+            check.compared
+        );
+    }
+    for (sp, ours, want) in &check.mismatches {
+        eprintln!("MISMATCH sp {sp}: {ours}, reference {want}");
+    }
+    if let Some((ours, want)) = &check.oeis {
+        eprintln!(
+            "OEIS A157851 depth {}: {ours} vs {want}: {}",
+            campaign.depth,
+            if ours == want { "agrees" } else { "DIFFERS" }
+        );
+    }
+    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    if failed > 0 || !check.ok {
+        eprintln!("{failed} start positions have failed workunits");
+        return Ok(RunOutcome::Failed {
+            failed: failed.max(1),
+        });
+    }
+    Ok(RunOutcome::Complete(total))
+}
+
+/// Writes the analysis CSV (header `sp,fen,depth,score_cp,mate,best_move,engine`) and prints the
+/// balance summary on standard error.
+async fn finish_analysis(
+    opts: &RunOptions,
+    store: &Arc<dyn Store>,
+    campaign_id: u64,
+) -> Result<RunOutcome> {
+    let s2 = store.clone();
+    let (campaign, rows) =
+        tokio::task::spawn_blocking(move || s2.analysis_table(campaign_id)).await??;
+    let csv = export::analysis_csv(&rows);
+    match &opts.out {
+        Some(path) => std::fs::write(path, &csv)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(csv.as_bytes())?;
+            stdout.flush()?;
+        }
+    }
+    if let Ok((b, _)) = export::balance_report(&campaign, &rows) {
+        let s = &b.summary;
+        let classical = s.classical.as_ref().map_or(String::new(), |c| {
+            format!(
+                "; 518 ranks {} of {} ({})",
+                c.rank,
+                s.positions_scored,
+                c.score_cp
+                    .map_or_else(|| format!("mate {:?}", c.mate), |cp| format!("{cp:+} cp"))
+            )
+        });
+        eprintln!(
+            "balance: mean White edge {:+.1} cp, spread (sd) {:.1} cp, White better in {} of {}; most balanced sp {}, least balanced sp {}{classical}",
+            s.mean_cp,
+            s.std_dev_cp,
+            s.white_better,
+            s.positions_scored,
+            s.most_balanced.first().map_or(0, |e| e.sp),
+            s.least_balanced.first().map_or(0, |e| e.sp),
+        );
+    }
+    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    if failed > 0 {
+        eprintln!("{failed} workunits failed: their replicas never agreed");
+        return Ok(RunOutcome::Failed { failed });
+    }
+    let nodes = rows
+        .iter()
+        .filter_map(|r| r.result.as_ref())
+        .map(|a| u128::from(a.nodes))
+        .sum();
+    Ok(RunOutcome::Complete(nodes))
 }
 
 /// Serves on 127.0.0.1, runs the workers and shows progress until the campaign is finished.
@@ -197,6 +333,8 @@ async fn serve_and_work(
         cfg.backoff_base = Duration::from_millis(50);
         cfg.backoff_cap = Duration::from_secs(1);
         cfg.progress = false;
+        cfg.uci = opts.uci.clone();
+        cfg.hash_mib = opts.hash_mib;
         tasks.push(tokio::spawn(runner::run(cfg, stop_rx.clone())));
     }
 

@@ -9,11 +9,14 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use c960_common::wire::{PerftResult, PositionSpec, WorkUnitKind};
+use c960_common::wire::{
+    AnalysisEngine, AnalysisResult, Capabilities, PositionSpec, WorkResult, WorkUnitKind,
+};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
-use crate::campaign::{NewCampaign, format_positions};
+use crate::assembly::SplitUnit;
+use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, format_positions};
 use crate::scheduler::{self, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::validator::Digest;
 
@@ -60,8 +63,12 @@ pub type StoreResult<T> = Result<T, StoreError>;
 pub struct Campaign {
     /// Id.
     pub id: u64,
-    /// `perft` (later kinds: analysis).
+    /// `perft` or `analysis`.
     pub kind: String,
+    /// Analysis campaigns: `builtin` or `uci`.
+    pub engine: Option<String>,
+    /// Perft campaigns split at this ply (0: one workunit per start position).
+    pub split_ply: u32,
     /// Depth.
     pub depth: u32,
     /// Quorum.
@@ -123,8 +130,8 @@ pub struct Lease {
 /// An accepted result to store.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submission {
-    /// The counts.
-    pub result: PerftResult,
+    /// The result (its kind already checked against the workunit).
+    pub result: WorkResult,
     /// Digest (already verified against the payload).
     pub digest: Digest,
     /// Wall time.
@@ -223,8 +230,15 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<u64>;
     /// A worker by id.
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
-    /// Expires overdue leases, then leases one replica to this worker, if any is wanted.
-    fn assign(&self, worker_id: u64, now_ms: i64, lease_ms: i64) -> StoreResult<Option<Lease>>;
+    /// Expires overdue leases, then leases one replica of a workunit of a kind the worker
+    /// accepts, if any is wanted.
+    fn assign(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Lease>>;
     /// A lease, for checking a submission before storing it.
     fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>>;
     /// Whether a workunit exists.
@@ -234,6 +248,10 @@ pub trait Store: Send + Sync {
     -> StoreResult<()>;
     /// Closes a lease whose result was refused, and records the refusal against the worker.
     fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()>;
+    /// Closes a lease whose worker could not compute it (its engine failed). Unlike
+    /// [`Store::refuse`] this is no strike against the worker, but the worker is not offered the
+    /// workunit again.
+    fn fail(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()>;
     /// Closes a lease its worker gave back.
     fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()>;
     /// Expires leases past their deadline; returns how many.
@@ -248,10 +266,34 @@ pub trait Store: Send + Sync {
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)>;
     /// All results of a workunit.
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
+    /// The table of an analysis campaign with the canonical result of each valid workunit.
+    fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)>;
+    /// The workunits of a split campaign, for [`crate::assembly::assemble`].
+    fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)>;
+}
+
+/// One row of an analysis campaign table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AnalysisRow {
+    /// Workunit id.
+    pub workunit_id: u64,
+    /// Start position number.
+    pub sp: Option<u16>,
+    /// Shredder-FEN.
+    pub fen: String,
+    /// Search depth.
+    pub depth: u32,
+    /// `open`, `valid` or `failed`.
+    pub status: String,
+    /// Results that agree with the canonical one.
+    pub agreeing_results: u32,
+    /// The canonical result once valid.
+    pub result: Option<AnalysisResult>,
 }
 
 /// Numbered migrations; `PRAGMA user_version` records how many have run.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE campaigns (
     id INTEGER PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -308,7 +350,54 @@ CREATE TABLE results (
 CREATE INDEX results_workunit ON results(workunit_id, worker_id);
 CREATE INDEX results_open ON results(deadline_ms) WHERE state = 0;
 CREATE INDEX results_worker ON results(worker_id);
-"#];
+"#,
+    r#"
+-- 2: analysis workunits. Perft rows keep kind 0 and need no new values.
+ALTER TABLE campaigns ADD COLUMN engine TEXT;                      -- analysis: builtin | uci
+ALTER TABLE workunits ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;  -- see kind_code
+ALTER TABLE workunits ADD COLUMN hash_mib INTEGER;                 -- analysis table size
+ALTER TABLE results ADD COLUMN payload TEXT;                       -- analysis result, JSON
+"#,
+    r#"
+-- 3: split campaigns. A split workunit has sp NULL, its own FEN, and belongs to origin_sp.
+ALTER TABLE campaigns ADD COLUMN split_ply INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE workunits ADD COLUMN origin_sp INTEGER;
+ALTER TABLE workunits ADD COLUMN multiplicity INTEGER;             -- paths to this position
+ALTER TABLE workunits ADD COLUMN first_moves TEXT;                 -- JSON [[uci, paths], ...]
+CREATE INDEX workunits_origin ON workunits(campaign_id, origin_sp);
+"#,
+];
+
+/// A workunit as the assign query reads it: id, sp, fen, depth, kind, hash MiB.
+type WorkunitRow = (i64, Option<i64>, String, i64, i64, Option<i64>);
+
+/// Workunit kinds as stored in `workunits.kind`; the assign query filters on them.
+const KIND_PERFT: i64 = 0;
+const KIND_BUILTIN_ANALYSIS: i64 = 1;
+const KIND_UCI_ANALYSIS: i64 = 2;
+
+fn kind_code(analysis: Option<AnalysisEngine>) -> i64 {
+    match analysis {
+        None => KIND_PERFT,
+        Some(AnalysisEngine::Builtin) => KIND_BUILTIN_ANALYSIS,
+        Some(AnalysisEngine::Uci) => KIND_UCI_ANALYSIS,
+    }
+}
+
+/// The stored kinds a worker with these capabilities accepts, as an SQL list (integers only).
+fn accepted_codes(c: &Capabilities) -> String {
+    let mut codes = Vec::new();
+    if c.perft {
+        codes.push(KIND_PERFT.to_string());
+    }
+    if c.builtin_analysis {
+        codes.push(KIND_BUILTIN_ANALYSIS.to_string());
+    }
+    if c.uci_analysis {
+        codes.push(KIND_UCI_ANALYSIS.to_string());
+    }
+    codes.join(",")
+}
 
 /// The SQLite store: one file, WAL journal, one connection behind a mutex.
 pub struct SqliteStore {
@@ -323,14 +412,32 @@ fn db_to_u64(v: i64) -> u64 {
     v as u64
 }
 
-fn kind_of(sp: Option<i64>, fen: String, depth: i64) -> WorkUnitKind {
+fn kind_of(
+    sp: Option<i64>,
+    fen: String,
+    depth: i64,
+    kind: i64,
+    hash_mib: Option<i64>,
+) -> WorkUnitKind {
     let position = match sp {
         Some(n) => PositionSpec::StartPosition(n as u16),
         None => PositionSpec::Fen(fen),
     };
-    WorkUnitKind::Perft {
+    let engine = match kind {
+        KIND_BUILTIN_ANALYSIS => AnalysisEngine::Builtin,
+        KIND_UCI_ANALYSIS => AnalysisEngine::Uci,
+        _ => {
+            return WorkUnitKind::Perft {
+                position,
+                depth: depth as u32,
+            };
+        }
+    };
+    WorkUnitKind::Analysis {
         position,
         depth: depth as u32,
+        engine,
+        hash_mib: hash_mib.unwrap_or(i64::from(ANALYSIS_HASH_MIB)) as u32,
     }
 }
 
@@ -352,6 +459,7 @@ impl SqliteStore {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.set_prepared_statement_cache_capacity(64);
         let store = SqliteStore {
             conn: Mutex::new(conn),
         };
@@ -392,6 +500,12 @@ impl SqliteStore {
     }
 }
 
+/// Runs a statement through the connection's statement cache: assign and submit run the same few
+/// statements thousands of times a second, and preparing them anew is a large share of the cost.
+fn exec<P: rusqlite::Params>(c: &Connection, sql: &str, params: P) -> rusqlite::Result<usize> {
+    c.prepare_cached(sql)?.execute(params)
+}
+
 fn replicas(tx: &Connection, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> {
     let mut st = tx.prepare_cached(
         "SELECT id, worker_id, state, digest FROM results WHERE workunit_id = ?1",
@@ -411,11 +525,12 @@ fn replicas(tx: &Connection, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> 
 /// returned result, with the workers' vote counts) in the same transaction.
 fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
     let (state, quorum, max_results, canonical): (i64, i64, i64, Option<Vec<u8>>) = tx
-        .query_row(
+        .prepare_cached(
             "SELECT state, quorum, max_results, canonical_digest FROM workunits WHERE id = ?1",
-            [u64_to_db(workunit_id)],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
+        )?
+        .query_row([u64_to_db(workunit_id)], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .optional()?
         .ok_or(StoreError::UnknownWorkunit(workunit_id))?;
     let reps = replicas(tx, workunit_id)?;
@@ -427,14 +542,16 @@ fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<(
             };
             match scheduler::transition(policy, &reps) {
                 Transition::Pending { needed } => {
-                    tx.execute(
+                    exec(
+                        tx,
                         "UPDATE workunits SET needed = ?2 WHERE id = ?1",
                         params![u64_to_db(workunit_id), needed],
                     )?;
                     return Ok(());
                 }
                 Transition::Failed => {
-                    tx.execute(
+                    exec(
+                        tx,
                         "UPDATE workunits SET state = 2, needed = 0, completed_ms = ?2 WHERE id = ?1",
                         params![u64_to_db(workunit_id), now_ms],
                     )?;
@@ -445,7 +562,7 @@ fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<(
                         .iter()
                         .find(|r| r.state == ReplicaState::Returned && r.digest == Some(canonical))
                         .ok_or_else(|| StoreError::Db("quorum without a result".into()))?;
-                    tx.execute(
+                    exec(tx,
                         "UPDATE workunits SET state = 1, needed = 0, completed_ms = ?2, canonical_result_id = ?3,
                          canonical_digest = ?4, nodes = (SELECT nodes FROM results WHERE id = ?3) WHERE id = ?1",
                         params![u64_to_db(workunit_id), now_ms, u64_to_db(winner.id), canonical.to_vec()],
@@ -462,13 +579,15 @@ fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<(
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
         let Some(d) = r.digest else { continue };
         let good = scheduler::agrees(&canonical, &d);
-        let changed = tx.execute(
+        let changed = exec(
+            tx,
             "UPDATE results SET outcome = ?2 WHERE id = ?1 AND outcome = 0",
             params![u64_to_db(r.id), if good { 1 } else { 2 }],
         )?;
         if changed == 1 {
             let col = if good { "valid" } else { "lost_votes" };
-            tx.execute(
+            exec(
+                tx,
                 &format!("UPDATE workers SET {col} = {col} + 1 WHERE id = ?1"),
                 [u64_to_db(r.worker_id)],
             )?;
@@ -486,7 +605,8 @@ fn expire(tx: &Connection, now_ms: i64) -> StoreResult<u64> {
             .collect::<Result<_, _>>()?
     };
     for (id, wu) in &ids {
-        tx.execute(
+        exec(
+            tx,
             "UPDATE results SET state = ?2 WHERE id = ?1",
             params![id, ReplicaState::Expired.to_db()],
         )?;
@@ -503,11 +623,12 @@ fn open_lease_of(
     now_ms: i64,
 ) -> StoreResult<(u64, i64)> {
     let (wu, holder, state, deadline): (i64, i64, i64, i64) = tx
-        .query_row(
+        .prepare_cached(
             "SELECT workunit_id, worker_id, state, deadline_ms FROM results WHERE id = ?1",
-            [u64_to_db(lease_id)],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
+        )?
+        .query_row([u64_to_db(lease_id)], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .optional()?
         .ok_or(StoreError::UnknownLease(lease_id))?;
     if db_to_u64(holder) != worker_id {
@@ -533,35 +654,57 @@ fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
         quorum: r.get::<_, i64>(3)? as u32,
         max_results: r.get::<_, i64>(4)? as u32,
         positions: r.get(5)?,
+        engine: r.get(6)?,
+        split_ply: r.get::<_, i64>(7)? as u32,
     })
 }
 
-const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions";
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply";
 
 impl Store for SqliteStore {
     fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign> {
         let positions = format_positions(&c.positions);
         self.with_tx(|tx| {
-            tx.execute(
-                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms) VALUES ('perft', ?1, ?2, ?3, ?4, ?5)",
-                params![c.depth, c.quorum, c.max_results, positions, now_ms],
+            let engine = c.analysis.map(|e| e.name().to_string());
+            exec(tx,
+                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply],
             )?;
+            let kind = kind_code(c.analysis);
+            let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
             let id = tx.last_insert_rowid();
             let needed = match scheduler::transition(QuorumPolicy { quorum: c.quorum, max_results: c.max_results }, &[]) {
                 Transition::Pending { needed } => needed,
                 _ => c.quorum,
             };
             let mut st = tx.prepare_cached(
-                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?;
+            let mut split_st = tx.prepare_cached(
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, origin_sp, multiplicity, first_moves)
+                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9)",
+            )?;
+            // All workunits go in this one transaction through prepared statements: a campaign
+            // appears whole or not at all, and there is no per-unit commit.
             for &sp in &c.positions {
                 let start = c960_common::StartPosition::new(u32::from(sp)).map_err(|e| StoreError::Db(e.to_string()))?;
+                if c.split_ply > 0 {
+                    let sub_depth = c.depth - c.split_ply;
+                    for node in c960_common::split::split(&start.position(), c.split_ply) {
+                        let moves: Vec<(&String, &u64)> = node.by_first_move.iter().collect();
+                        let moves = serde_json::to_string(&moves).map_err(|e| StoreError::Db(e.to_string()))?;
+                        split_st.execute(params![id, node.fen, sub_depth, c.quorum, c.max_results, needed, sp, u64_to_db(node.multiplicity), moves])?;
+                    }
+                    continue;
+                }
                 let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
-                st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed])?;
+                st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib])?;
             }
             Ok(Campaign {
                 id: db_to_u64(id),
-                kind: "perft".into(),
+                kind: c.kind_name().into(),
+                engine,
+                split_ply: c.split_ply,
                 depth: c.depth,
                 quorum: c.quorum,
                 max_results: c.max_results,
@@ -575,10 +718,18 @@ impl Store for SqliteStore {
         Ok(conn
             .query_row(
                 &format!(
-                    "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = 'perft' AND depth = ?1 AND quorum = ?2
-                     AND max_results = ?3 AND positions = ?4 ORDER BY id LIMIT 1"
+                    "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
+                     AND max_results = ?3 AND positions = ?4 AND engine IS ?6 AND split_ply = ?7 ORDER BY id LIMIT 1"
                 ),
-                params![c.depth, c.quorum, c.max_results, format_positions(&c.positions)],
+                params![
+                    c.depth,
+                    c.quorum,
+                    c.max_results,
+                    format_positions(&c.positions),
+                    c.kind_name(),
+                    c.analysis.map(|e| e.name()),
+                    c.split_ply
+                ],
                 campaign_row,
             )
             .optional()?)
@@ -600,7 +751,7 @@ impl Store for SqliteStore {
         now_ms: i64,
     ) -> StoreResult<u64> {
         self.with_tx(|tx| {
-            tx.execute(
+            exec(tx,
                 "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms) VALUES (?1, ?2, ?3, ?4, ?4)",
                 params![name, key_hash, engine, now_ms],
             )?;
@@ -628,34 +779,47 @@ impl Store for SqliteStore {
             .optional()?)
     }
 
-    fn assign(&self, worker_id: u64, now_ms: i64, lease_ms: i64) -> StoreResult<Option<Lease>> {
+    fn assign(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Lease>> {
+        let codes = accepted_codes(accepts);
+        if codes.is_empty() {
+            return Ok(None);
+        }
         self.with_tx(|tx| {
             expire(tx, now_ms)?;
-            tx.execute("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
+            exec(tx, "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
             // The NOT EXISTS mirrors scheduler::may_receive so the index does the filtering;
             // may_receive is checked again below on the loaded replicas.
-            let found: Option<(i64, Option<i64>, String, i64)> = tx
-                .query_row(
-                    "SELECT w.id, w.sp, w.fen, w.depth FROM workunits w
-                     WHERE w.state = 0 AND w.needed > 0 AND NOT EXISTS (
+            // `codes` holds integers from accepted_codes only, so formatting it in is safe.
+            let found: Option<WorkunitRow> = tx
+                .prepare_cached(
+                    &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
+                     WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND NOT EXISTS (
                         SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-                     ORDER BY w.id LIMIT 1",
+                     ORDER BY w.id LIMIT 1"),
+                )?
+                .query_row(
                     [u64_to_db(worker_id)],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
                 )
                 .optional()?;
-            let Some((wu, sp, fen, depth)) = found else { return Ok(None) };
+            let Some((wu, sp, fen, depth, kind, hash_mib)) = found else { return Ok(None) };
             if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {
                 return Err(StoreError::Db("scheduler and query disagree".into()));
             }
             let deadline = scheduler::lease_deadline(now_ms, lease_ms);
-            tx.execute(
+            exec(tx,
                 "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4)",
                 params![wu, u64_to_db(worker_id), now_ms, deadline],
             )?;
             let lease_id = db_to_u64(tx.last_insert_rowid());
             retransition(tx, db_to_u64(wu), now_ms)?;
-            Ok(Some(Lease { lease_id, workunit_id: db_to_u64(wu), kind: kind_of(sp, fen, depth), deadline_ms: deadline }))
+            Ok(Some(Lease { lease_id, workunit_id: db_to_u64(wu), kind: kind_of(sp, fen, depth, kind, hash_mib), deadline_ms: deadline }))
         })
     }
 
@@ -663,7 +827,7 @@ impl Store for SqliteStore {
         let conn = self.lock()?;
         Ok(conn
             .query_row(
-                "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth
+                "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib
                  FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
                 [u64_to_db(lease_id)],
                 |r| {
@@ -673,7 +837,7 @@ impl Store for SqliteStore {
                         worker_id: db_to_u64(r.get(2)?),
                         state: ReplicaState::from_db(r.get(3)?),
                         deadline_ms: r.get(4)?,
-                        kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?),
+                        kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
                     })
                 },
             )
@@ -699,8 +863,12 @@ impl Store for SqliteStore {
         s: &Submission,
         now_ms: i64,
     ) -> StoreResult<()> {
-        let divide =
-            serde_json::to_string(&s.result.divide).map_err(|e| StoreError::Db(e.to_string()))?;
+        let json =
+            |v: Result<String, serde_json::Error>| v.map_err(|e| StoreError::Db(e.to_string()));
+        let (divide, payload) = match &s.result {
+            WorkResult::Perft(r) => (Some(json(serde_json::to_string(&r.divide))?), None),
+            WorkResult::Analysis(r) => (None, Some(json(serde_json::to_string(r))?)),
+        };
         // An expired lease is recorded as expired before refusing, so the refusal is durable.
         let mut expired = None;
         let out = self.with_tx(|tx| {
@@ -712,20 +880,21 @@ impl Store for SqliteStore {
                 }
                 other => other?,
             };
-            tx.execute(
-                "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7
+            exec(tx,
+                "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7, payload = ?8
                  WHERE id = ?1",
                 params![
                     u64_to_db(lease_id),
                     now_ms,
                     s.digest.to_vec(),
-                    u64_to_db(s.result.nodes),
+                    u64_to_db(s.result.nodes()),
                     divide,
                     u64_to_db(s.elapsed_ms),
-                    s.engine
+                    s.engine,
+                    payload
                 ],
             )?;
-            tx.execute("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
+            exec(tx, "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
             retransition(tx, wu, now_ms)
         });
         match expired {
@@ -737,7 +906,8 @@ impl Store for SqliteStore {
     fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
         self.with_tx(|tx| {
             let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
                 params![
                     u64_to_db(lease_id),
@@ -746,9 +916,33 @@ impl Store for SqliteStore {
                     reason
                 ],
             )?;
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
                 [u64_to_db(worker_id)],
+            )?;
+            retransition(tx, wu, now_ms)
+        })
+    }
+
+    fn fail(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
+        let reason: String = reason.chars().take(500).collect();
+        self.with_tx(|tx| {
+            let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
+            exec(
+                tx,
+                "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
+                params![
+                    u64_to_db(lease_id),
+                    ReplicaState::Error.to_db(),
+                    now_ms,
+                    format!("engine failed: {reason}")
+                ],
+            )?;
+            exec(
+                tx,
+                "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
+                params![u64_to_db(worker_id), now_ms],
             )?;
             retransition(tx, wu, now_ms)
         })
@@ -757,7 +951,8 @@ impl Store for SqliteStore {
     fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()> {
         self.with_tx(|tx| {
             let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE results SET state = ?2 WHERE id = ?1",
                 params![u64_to_db(lease_id), ReplicaState::Abandoned.to_db()],
             )?;
@@ -777,7 +972,8 @@ impl Store for SqliteStore {
                     .collect::<Result<_, _>>()?
             };
             for (id, wu) in &ids {
-                tx.execute(
+                exec(
+                    tx,
                     "UPDATE results SET state = ?2 WHERE id = ?1",
                     params![id, ReplicaState::Abandoned.to_db()],
                 )?;
@@ -908,6 +1104,103 @@ impl Store for SqliteStore {
         Ok((campaign, rows))
     }
 
+    fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)> {
+        let conn = self.lock()?;
+        let campaign = conn
+            .query_row(
+                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
+                [u64_to_db(campaign_id)],
+                campaign_row,
+            )
+            .optional()?
+            .ok_or(StoreError::UnknownCampaign(campaign_id))?;
+        let mut st = conn.prepare(
+            "SELECT origin_sp, state, nodes, multiplicity, first_moves FROM workunits
+             WHERE campaign_id = ?1 AND origin_sp IS NOT NULL",
+        )?;
+        let raw = st
+            .query_map([u64_to_db(campaign_id)], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let units = raw
+            .into_iter()
+            .map(|(sp, state, nodes, mult, moves)| {
+                Ok(SplitUnit {
+                    origin_sp: sp as u16,
+                    state,
+                    nodes: if state == 1 {
+                        nodes.map(db_to_u64)
+                    } else {
+                        None
+                    },
+                    multiplicity: db_to_u64(mult),
+                    first_moves: serde_json::from_str(&moves)
+                        .map_err(|e| StoreError::Db(e.to_string()))?,
+                })
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok((campaign, units))
+    }
+
+    fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
+        let conn = self.lock()?;
+        let campaign = conn
+            .query_row(
+                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
+                [u64_to_db(campaign_id)],
+                campaign_row,
+            )
+            .optional()?
+            .ok_or(StoreError::UnknownCampaign(campaign_id))?;
+        let mut st = conn.prepare(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.state,
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                    (SELECT payload FROM results r WHERE r.id = w.canonical_result_id)
+             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.id",
+        )?;
+        let rows = st
+            .query_map([u64_to_db(campaign_id)], |r| {
+                let state: i64 = r.get(4)?;
+                let payload: Option<String> = r.get(6)?;
+                Ok((
+                    AnalysisRow {
+                        workunit_id: db_to_u64(r.get(0)?),
+                        sp: r.get::<_, Option<i64>>(1)?.map(|n| n as u16),
+                        fen: r.get(2)?,
+                        depth: r.get::<_, i64>(3)? as u32,
+                        status: match state {
+                            0 => "open",
+                            1 => "valid",
+                            _ => "failed",
+                        }
+                        .into(),
+                        agreeing_results: r.get::<_, i64>(5)? as u32,
+                        result: None,
+                    },
+                    if state == 1 { payload } else { None },
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows = rows
+            .into_iter()
+            .map(|(mut row, payload)| {
+                if let Some(p) = payload {
+                    row.result =
+                        Some(serde_json::from_str(&p).map_err(|e| StoreError::Db(e.to_string()))?);
+                }
+                Ok(row)
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok((campaign, rows))
+    }
+
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>> {
         let conn = self.lock()?;
         let mut st = conn.prepare(
@@ -938,6 +1231,13 @@ impl Store for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use c960_common::wire::PerftResult;
+
+    const ALL: Capabilities = Capabilities {
+        perft: true,
+        builtin_analysis: true,
+        uci_analysis: true,
+    };
 
     fn store() -> (tempfile::TempDir, SqliteStore) {
         let dir = tempfile::tempdir().unwrap();
@@ -947,10 +1247,10 @@ mod tests {
 
     fn sub(nodes: u64, tag: u8) -> Submission {
         Submission {
-            result: PerftResult {
+            result: WorkResult::Perft(PerftResult {
                 nodes,
                 divide: vec![],
-            },
+            }),
             digest: [tag; 32],
             elapsed_ms: 1,
             engine: "test 0".into(),
@@ -966,24 +1266,27 @@ mod tests {
         let w: Vec<u64> = (0..4)
             .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
             .collect();
-        let l0 = s.assign(w[0], 1, 1000).unwrap().unwrap();
+        let l0 = s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap();
         assert!(
-            s.assign(w[0], 1, 1000).unwrap().is_none(),
+            s.assign(w[0], &ALL, 1, 1000).unwrap().is_none(),
             "second replica to the same worker"
         );
-        let l1 = s.assign(w[1], 1, 1000).unwrap().unwrap();
+        let l1 = s.assign(w[1], &ALL, 1, 1000).unwrap().unwrap();
         assert!(
-            s.assign(w[2], 1, 1000).unwrap().is_none(),
+            s.assign(w[2], &ALL, 1, 1000).unwrap().is_none(),
             "more replicas than the quorum"
         );
         s.submit(w[0], l0.lease_id, &sub(400, 1), 2).unwrap();
         s.submit(w[1], l1.lease_id, &sub(401, 2), 2).unwrap();
         let l2 = s
-            .assign(w[2], 3, 1000)
+            .assign(w[2], &ALL, 3, 1000)
             .unwrap()
             .expect("disagreement sends one more");
         s.submit(w[2], l2.lease_id, &sub(402, 3), 4).unwrap();
-        assert!(s.assign(w[3], 5, 1000).unwrap().is_none(), "cap reached");
+        assert!(
+            s.assign(w[3], &ALL, 5, 1000).unwrap().is_none(),
+            "cap reached"
+        );
         let (_, rows) = s.table(c.id).unwrap();
         assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("failed", None));
         assert!(matches!(
@@ -1001,11 +1304,11 @@ mod tests {
         let w: Vec<u64> = (0..3)
             .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
             .collect();
-        let l0 = s.assign(w[0], 0, 100).unwrap().unwrap();
-        let l1 = s.assign(w[1], 0, 100).unwrap().unwrap();
-        assert!(s.assign(w[2], 50, 100).unwrap().is_none());
+        let l0 = s.assign(w[0], &ALL, 0, 100).unwrap().unwrap();
+        let l1 = s.assign(w[1], &ALL, 0, 100).unwrap().unwrap();
+        assert!(s.assign(w[2], &ALL, 50, 100).unwrap().is_none());
         let l2 = s
-            .assign(w[2], 101, 100)
+            .assign(w[2], &ALL, 101, 100)
             .unwrap()
             .expect("expired replicas are reissued");
         assert!(matches!(
@@ -1013,7 +1316,7 @@ mod tests {
             Err(StoreError::LeaseExpired(_))
         ));
         // The expired holder may take it up again (it never returned a result).
-        let again = s.assign(w[0], 103, 100).unwrap().unwrap();
+        let again = s.assign(w[0], &ALL, 103, 100).unwrap().unwrap();
         assert_eq!(again.workunit_id, l0.workunit_id);
         s.submit(w[2], l2.lease_id, &sub(400, 1), 104).unwrap();
         s.submit(w[0], again.lease_id, &sub(400, 1), 105).unwrap();
@@ -1043,7 +1346,7 @@ mod tests {
         let spec = NewCampaign::new(1, 1, None, vec![1, 2]).unwrap();
         let c = s.create_campaign(&spec, 0).unwrap();
         let w = s.register_worker("w", b"h", "e", 0).unwrap();
-        let l = s.assign(w, 0, 100).unwrap().unwrap();
+        let l = s.assign(w, &ALL, 0, 100).unwrap().unwrap();
         s.submit(w, l.lease_id, &sub(20, 9), 1).unwrap();
         drop(s);
         let s = SqliteStore::open(&path).unwrap();

@@ -3,7 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use c960_common::wire::{PerftResult, PositionSpec, WorkUnitKind};
+use c960_common::search::ENGINE_ID;
+use c960_common::wire::{
+    AnalysisEngine, AnalysisResult, PerftResult, PositionSpec, WorkResult, WorkUnitKind,
+};
 use c960_common::{Position, StartPosition};
 
 /// A digest as stored and compared.
@@ -57,6 +60,17 @@ pub enum ShapeError {
     /// The divide does not list exactly the legal root moves.
     #[error("divide does not list exactly the legal root moves: {0}")]
     Moves(String),
+    /// The result is of another kind than the workunit.
+    #[error("a {got} result for a {want} workunit")]
+    WrongKind {
+        /// What the workunit asks for.
+        want: &'static str,
+        /// What was sent.
+        got: &'static str,
+    },
+    /// The analysis result is impossible (score, moves or engine id).
+    #[error("impossible analysis: {0}")]
+    Analysis(String),
     /// The divide does not sum to the node count.
     #[error("divide sums to {sum} but nodes is {nodes}")]
     Sum {
@@ -67,19 +81,127 @@ pub enum ShapeError {
     },
 }
 
-/// Checks what can be checked cheaply without redoing the work: the divide names exactly the
-/// legal root moves, once each, and sums to the node count. Catches broken or careless
-/// clients early; wrong counts that pass this are caught by the quorum.
-pub fn check_perft_shape(kind: &WorkUnitKind, result: &PerftResult) -> Result<(), ShapeError> {
-    let WorkUnitKind::Perft { position, depth } = kind;
-    let pos = match position {
+fn root(position: &PositionSpec) -> Result<Position, ShapeError> {
+    Ok(match position {
         PositionSpec::StartPosition(n) => StartPosition::new(u32::from(*n))
             .map_err(|e| ShapeError::BadWorkunit(e.to_string()))?
             .position(),
         PositionSpec::Fen(fen) => {
             Position::from_fen(fen).map_err(|e| ShapeError::BadWorkunit(e.to_string()))?
         }
+    })
+}
+
+/// Checks a result of either kind against its workunit: the kinds match, and the
+/// kind's own shape check ([`check_perft_shape`], [`check_analysis_shape`]) passes.
+pub fn check_result_shape(kind: &WorkUnitKind, result: &WorkResult) -> Result<(), ShapeError> {
+    match (kind, result) {
+        (WorkUnitKind::Perft { .. }, WorkResult::Perft(r)) => check_perft_shape(kind, r),
+        (WorkUnitKind::Analysis { .. }, WorkResult::Analysis(r)) => check_analysis_shape(kind, r),
+        (WorkUnitKind::Perft { .. }, WorkResult::Analysis(_)) => Err(ShapeError::WrongKind {
+            want: "perft",
+            got: "analysis",
+        }),
+        (WorkUnitKind::Analysis { .. }, WorkResult::Perft(_)) => Err(ShapeError::WrongKind {
+            want: "analysis",
+            got: "perft",
+        }),
+    }
+}
+
+/// The largest centipawn score accepted: beyond any evaluation, short of a mate.
+pub const MAX_SCORE_CP: i32 = 100_000;
+/// The longest mate distance (moves) and principal variation (plies) accepted.
+pub const MAX_MATE: i32 = 1_000;
+/// The longest principal variation accepted, in plies.
+pub const MAX_PV: usize = 256;
+
+/// Checks an analysis result without searching again: exactly one of centipawns and mate, in
+/// range; the best move legal and first in the PV; every PV move legal in turn; WDL in per
+/// mille; an engine id that fits the workunit's engine kind (the built-in id for built-in
+/// workunits, anything else for UCI ones), so a worker cannot pass one engine off as the other.
+/// A different score or move than the other replicas is for the quorum to catch.
+pub fn check_analysis_shape(kind: &WorkUnitKind, r: &AnalysisResult) -> Result<(), ShapeError> {
+    let WorkUnitKind::Analysis {
+        position, engine, ..
+    } = kind
+    else {
+        return Err(ShapeError::WrongKind {
+            want: "perft",
+            got: "analysis",
+        });
     };
+    let bad = |m: String| Err(ShapeError::Analysis(m));
+    let id = &r.engine_id;
+    if id.is_empty() || id.len() > 100 || id.chars().any(char::is_control) {
+        return bad(format!(
+            "engine id {id:?} is empty, too long or has control characters"
+        ));
+    }
+    let builtin = id.starts_with("c960-builtin ");
+    match engine {
+        AnalysisEngine::Builtin if id != ENGINE_ID && !builtin => {
+            return bad(format!("engine id {id:?} is not the built-in searcher"));
+        }
+        AnalysisEngine::Uci if builtin => {
+            return bad(format!(
+                "engine id {id:?} is the built-in searcher, not a UCI engine"
+            ));
+        }
+        _ => {}
+    }
+    match (r.score_cp, r.mate) {
+        (Some(cp), None) if cp.abs() <= MAX_SCORE_CP => {}
+        (None, Some(m)) if m.abs() <= MAX_MATE => {}
+        other => {
+            return bad(format!(
+                "score {other:?} is not one centipawn value or mate in range"
+            ));
+        }
+    }
+    if r.wdl.is_some_and(|w| w.iter().any(|&v| v > 1000)) {
+        return bad("win/draw/loss beyond 1000 per mille".into());
+    }
+    if r.pv.len() > MAX_PV {
+        return bad(format!("principal variation of {} plies", r.pv.len()));
+    }
+    let mut pos = root(position)?;
+    let has_moves = !pos.legal_moves().as_slice().is_empty();
+    match (&r.best_move, has_moves) {
+        (None, false) if r.pv.is_empty() => return Ok(()),
+        (None, _) => return bad("no best move although moves are legal".into()),
+        (Some(_), false) => return bad("a best move although no move is legal".into()),
+        (Some(best), true) if r.pv.first() != Some(best) => {
+            return bad(format!(
+                "the principal variation does not start with {best}"
+            ));
+        }
+        _ => {}
+    }
+    for (i, m) in r.pv.iter().enumerate() {
+        let mv = pos
+            .parse_uci_move(m)
+            .map_err(|e| ShapeError::Analysis(format!("pv ply {}: {e}", i + 1)))?;
+        // Only king-takes-rook castling is canonical: `e1g1` for `e1h1` would digest differently.
+        if mv.to_string() != *m {
+            return bad(format!("pv ply {}: {m} is not written as {mv}", i + 1));
+        }
+        pos = pos.play(mv);
+    }
+    Ok(())
+}
+
+/// Checks what can be checked cheaply without redoing the work: the divide names exactly the
+/// legal root moves, once each, and sums to the node count. Catches broken or careless
+/// clients early; wrong counts that pass this are caught by the quorum.
+pub fn check_perft_shape(kind: &WorkUnitKind, result: &PerftResult) -> Result<(), ShapeError> {
+    let WorkUnitKind::Perft { position, depth } = kind else {
+        return Err(ShapeError::WrongKind {
+            want: "analysis",
+            got: "perft",
+        });
+    };
+    let pos = root(position)?;
     let sum: u128 = result.divide.iter().map(|(_, n)| u128::from(*n)).sum();
     if *depth == 0 {
         return if result.nodes == 1 && result.divide.is_empty() {
@@ -190,5 +312,82 @@ mod tests {
         liar.divide[0].1 += 1;
         liar.nodes += 1;
         assert_eq!(check_perft_shape(&kind, &liar), Ok(()));
+    }
+
+    fn analysis_kind(engine: AnalysisEngine) -> WorkUnitKind {
+        WorkUnitKind::Analysis {
+            position: PositionSpec::StartPosition(518),
+            depth: 3,
+            engine,
+            hash_mib: 1,
+        }
+    }
+
+    fn builtin_result() -> AnalysisResult {
+        let pos = StartPosition::new(518).unwrap().position();
+        let a = c960_common::search::analyse(
+            &pos,
+            &c960_common::search::SearchLimits {
+                depth: 3,
+                hash_mib: 1,
+            },
+        );
+        AnalysisResult {
+            score_cp: a.score.cp(),
+            mate: a.score.mate(),
+            best_move: a.best_move.map(|m| m.to_string()),
+            pv: a.pv.iter().map(|m| m.to_string()).collect(),
+            nodes: a.nodes,
+            wdl: None,
+            engine_id: ENGINE_ID.into(),
+        }
+    }
+
+    #[test]
+    fn analysis_shape_checks() {
+        let k = analysis_kind(AnalysisEngine::Builtin);
+        let good = builtin_result();
+        assert_eq!(check_analysis_shape(&k, &good), Ok(()));
+        assert_eq!(
+            check_result_shape(&k, &WorkResult::Analysis(good.clone())),
+            Ok(())
+        );
+        let (pk, pr) = honest(1);
+        assert!(matches!(
+            check_result_shape(&k, &WorkResult::Perft(pr.clone())),
+            Err(ShapeError::WrongKind { .. })
+        ));
+        assert!(matches!(
+            check_result_shape(&pk, &WorkResult::Analysis(good.clone())),
+            Err(ShapeError::WrongKind { .. })
+        ));
+        // A built-in result passed off as a UCI engine, and a UCI id on a built-in workunit.
+        assert!(check_analysis_shape(&analysis_kind(AnalysisEngine::Uci), &good).is_err());
+        let mut sf = good.clone();
+        sf.engine_id = "Stockfish 15.1".into();
+        assert!(check_analysis_shape(&k, &sf).is_err());
+        assert_eq!(
+            check_analysis_shape(&analysis_kind(AnalysisEngine::Uci), &sf),
+            Ok(())
+        );
+        let changes: Vec<fn(&mut AnalysisResult)> = vec![
+            |a| a.mate = Some(3),
+            |a| {
+                a.score_cp = None;
+                a.mate = None
+            },
+            |a| a.score_cp = Some(MAX_SCORE_CP + 1),
+            |a| a.best_move = Some("e2e5".into()),
+            |a| a.best_move = None,
+            |a| a.pv.insert(0, "a2a3".into()),
+            |a| a.pv.push("a1a8".into()),
+            |a| a.wdl = Some([1001, 0, 0]),
+            |a| a.engine_id = String::new(),
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut a = good.clone();
+            change(&mut a);
+            assert!(check_analysis_shape(&k, &a).is_err(), "change {i}");
+        }
     }
 }

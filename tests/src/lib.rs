@@ -126,6 +126,20 @@ impl TestServer {
         self.store.create_campaign(&spec, http::now_ms()).unwrap()
     }
 
+    /// Adds an analysis campaign (quorum 2) searched with `engine` to `depth`.
+    pub fn analysis_campaign(
+        &self,
+        depth: u32,
+        positions: &str,
+        engine: c960_common::wire::AnalysisEngine,
+    ) -> Campaign {
+        let spec = NewCampaign::new(depth, 2, None, parse_positions(positions).unwrap())
+            .unwrap()
+            .analyse(engine)
+            .unwrap();
+        self.store.create_campaign(&spec, http::now_ms()).unwrap()
+    }
+
     /// Waits until every workunit of the campaign is valid or failed (at most `limit`).
     pub async fn wait_finished(&self, campaign: u64, limit: Duration) {
         let until = std::time::Instant::now() + limit;

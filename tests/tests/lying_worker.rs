@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use c960_common::digest::result_digest;
-use c960_common::wire::{FetchResponse, PROTOCOL_VERSION, SubmitRequest};
+use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
 use c960_coordinator::http::Config;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, reference};
@@ -33,7 +33,8 @@ async fn lying_worker_never_enters_the_table_and_is_excluded() {
         )
         .unwrap()
     };
-    let FetchResponse::Assigned(a1) = liar.fetch(&auth).await.unwrap() else {
+    let FetchResponse::Assigned(a1) = liar.fetch(&auth, &Capabilities::builtin()).await.unwrap()
+    else {
         panic!("no work")
     };
     // Lie 1: wrong but self-consistent counts, honest digest of the lie. Accepted for voting.
@@ -45,15 +46,16 @@ async fn lying_worker_never_enters_the_table_and_is_excluded() {
         auth: auth.clone(),
         lease_id: a1.lease_id,
         workunit_id: a1.workunit_id,
-        digest: result_digest(a1.workunit_id, &a1.kind, &lie),
-        result: lie,
+        digest: result_digest(a1.workunit_id, &a1.kind, &lie.clone().into()),
+        result: lie.into(),
         elapsed_ms: 1,
         engine: engine(),
     };
     liar.submit(&req).await.unwrap();
 
     // Lie 2: true counts with a digest that does not match them. Refused.
-    let FetchResponse::Assigned(a2) = liar.fetch(&auth).await.unwrap() else {
+    let FetchResponse::Assigned(a2) = liar.fetch(&auth, &Capabilities::builtin()).await.unwrap()
+    else {
         panic!("no work")
     };
     assert_ne!(
@@ -65,7 +67,7 @@ async fn lying_worker_never_enters_the_table_and_is_excluded() {
         lease_id: a2.lease_id,
         workunit_id: a2.workunit_id,
         digest: [7; 32],
-        result: truth,
+        result: truth.into(),
         ..req.clone()
     };
     let err = liar.submit(&req2).await.unwrap_err();
@@ -109,7 +111,10 @@ async fn lying_worker_never_enters_the_table_and_is_excluded() {
 
     let w = server.store.worker(auth.worker_id).unwrap().unwrap();
     assert_eq!((w.lost_votes, w.refused, w.valid), (1, 1, 0));
-    let err = liar.fetch(&auth).await.unwrap_err();
+    let err = liar
+        .fetch(&auth, &Capabilities::builtin())
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Some("worker_excluded"));
 
     // The status page shows the marked worker.

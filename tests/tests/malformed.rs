@@ -6,8 +6,8 @@ use std::time::Duration;
 use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
-    AbandonRequest, FetchRequest, FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION, SubmitRequest,
-    WorkerAuth,
+    AbandonRequest, Capabilities, FetchRequest, FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION,
+    SubmitRequest, WorkerAuth,
 };
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
@@ -44,6 +44,7 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
         codec::encode(&FetchRequest {
             protocol: PROTOCOL_VERSION,
             auth: auth.clone(),
+            capabilities: Capabilities::builtin(),
         })
         .unwrap()
     };
@@ -77,6 +78,7 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
     let old = codec::encode(&FetchRequest {
         protocol: 99,
         auth: alice.clone(),
+        capabilities: Capabilities::builtin(),
     })
     .unwrap();
     assert_eq!(
@@ -110,7 +112,11 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
     );
 
     // A real lease for alice, and submissions that must be refused.
-    let FetchResponse::Assigned(a) = client.fetch(&alice).await.unwrap() else {
+    let FetchResponse::Assigned(a) = client
+        .fetch(&alice, &Capabilities::builtin())
+        .await
+        .unwrap()
+    else {
         panic!("no work")
     };
     let result = compute(
@@ -124,8 +130,8 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
         auth: alice.clone(),
         lease_id: a.lease_id,
         workunit_id: a.workunit_id,
-        digest: result_digest(a.workunit_id, &a.kind, &result),
-        result,
+        digest: result_digest(a.workunit_id, &a.kind, &result.clone().into()),
+        result: result.into(),
         elapsed_ms: 1,
         engine: engine(),
     };

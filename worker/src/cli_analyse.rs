@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use c960_common::balance::csv_field;
-use c960_common::search::{self, Analysis, SearchLimits};
+use c960_common::search::{self, Analysis};
 use c960_common::{CastlingNotation, Position, StartPosition};
 
-use crate::uci_engine::{UciConfig, UciEngine};
+use c960_worker::engine::Engine;
 
 /// The CSV header of `--all`, shared with the coordinator's analysis campaign output.
 pub const CSV_HEADER: &str = "sp,fen,depth,score_cp,mate,best_move,engine";
@@ -51,57 +51,6 @@ pub struct AnalyseArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     json: bool,
-}
-
-/// The engine that answers: the built-in searcher or an external UCI process.
-pub enum Engine {
-    /// [`search::analyse`] with this table size in MiB.
-    Builtin {
-        /// Transposition-table size.
-        hash_mib: usize,
-    },
-    /// A running UCI engine.
-    Uci(UciEngine),
-}
-
-impl Engine {
-    /// Starts the engine the arguments ask for.
-    pub fn start(uci: Option<&PathBuf>, hash_mib: usize, timeout: Duration) -> Result<Engine> {
-        match uci {
-            None => Ok(Engine::Builtin { hash_mib }),
-            Some(path) => {
-                let config = UciConfig {
-                    hash_mib,
-                    // A healthy engine answers the handshake at once; a search may take long.
-                    handshake_timeout: timeout.min(Duration::from_secs(30)),
-                    search_timeout: timeout,
-                };
-                Ok(Engine::Uci(UciEngine::start(path, config)?))
-            }
-        }
-    }
-
-    /// The engine id recorded with each result.
-    pub fn id(&self) -> String {
-        match self {
-            Engine::Builtin { .. } => search::ENGINE_ID.to_string(),
-            Engine::Uci(e) => e.name().to_string(),
-        }
-    }
-
-    /// Searches `pos` to `depth` plies; the score is from White's point of view.
-    pub fn analyse(&mut self, pos: &Position, depth: u32) -> Result<Analysis> {
-        match self {
-            Engine::Builtin { hash_mib } => Ok(search::analyse(
-                pos,
-                &SearchLimits {
-                    depth,
-                    hash_mib: *hash_mib,
-                },
-            )),
-            Engine::Uci(e) => e.analyse(pos, depth),
-        }
-    }
 }
 
 pub fn run(args: AnalyseArgs) -> Result<()> {

@@ -13,10 +13,10 @@ pub struct WorkArgs {
     /// Coordinator URL, e.g. http://127.0.0.1:8960
     #[arg(long)]
     server: String,
-    /// Threads to use (passed to the coordinator; the engine is single-threaded for now).
+    /// Perft threads per workunit.
     #[arg(long, default_value_t = 1)]
     threads: u32,
-    /// Hash table size in MiB (passed to the coordinator; unused by the engine for now).
+    /// Perft hash table in MiB, kept across workunits (0: none).
     #[arg(long, default_value_t = 0)]
     hash: u32,
     /// Name shown on the coordinator's status page.
@@ -28,6 +28,14 @@ pub struct WorkArgs {
     /// Where the worker identity is kept (default: $XDG_STATE_HOME/c960/worker.json).
     #[arg(long)]
     state_file: Option<PathBuf>,
+    /// A UCI engine (e.g. /usr/games/stockfish) for UCI analysis workunits; without it the worker
+    /// takes perft and built-in analysis workunits only.
+    #[arg(long)]
+    uci: Option<PathBuf>,
+    /// Seconds the UCI engine may search one workunit before it is killed and the workunit
+    /// reported as failed.
+    #[arg(long, default_value_t = 600)]
+    uci_timeout: u64,
     /// Longest wait between retries, in seconds.
     #[arg(long, default_value_t = 300)]
     max_backoff_secs: u64,
@@ -39,6 +47,17 @@ pub fn run(args: WorkArgs) -> Result<()> {
     }
     if args.threads == 0 {
         bail!("--threads must be at least 1");
+    }
+    if args.hash > 65_536 {
+        bail!("--hash must be at most 65536 MiB");
+    }
+    if args.uci_timeout == 0 {
+        bail!("--uci-timeout must be at least 1 second");
+    }
+    if let Some(path) = &args.uci
+        && !path.is_file()
+    {
+        bail!("--uci {}: no such engine file", path.display());
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -55,6 +74,8 @@ pub fn run(args: WorkArgs) -> Result<()> {
     cfg.threads = args.threads;
     cfg.hash_mib = args.hash;
     cfg.once = args.once;
+    cfg.uci = args.uci;
+    cfg.uci_timeout = Duration::from_secs(args.uci_timeout);
     cfg.state_file = Some(args.state_file.unwrap_or_else(identity::default_path));
     cfg.backoff_cap = Duration::from_secs(args.max_backoff_secs.max(1));
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -85,9 +106,10 @@ pub fn run(args: WorkArgs) -> Result<()> {
         });
         let summary = runner::run(cfg, rx).await?;
         eprintln!(
-            "{} results submitted, {} refused, {} nodes{}",
+            "{} results submitted, {} refused, {} failed, {} nodes{}",
             summary.submitted,
             summary.refused,
+            summary.failed,
             summary.nodes,
             if summary.interrupted {
                 " (interrupted)"

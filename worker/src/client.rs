@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use c960_common::codec;
 use c960_common::wire::{
-    AbandonRequest, AbandonResponse, CONTENT_TYPE, EngineInfo, ErrorBody, FetchRequest,
-    FetchResponse, PROTOCOL_VERSION, RegisterRequest, RegisterResponse, SubmitRequest,
-    SubmitResponse, WorkerAuth,
+    AbandonRequest, AbandonResponse, CONTENT_TYPE, Capabilities, EngineInfo, ErrorBody,
+    FailRequest, FailResponse, FetchRequest, FetchResponse, PROTOCOL_VERSION, RegisterRequest,
+    RegisterResponse, SubmitRequest, SubmitResponse, WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -132,12 +132,36 @@ impl Client {
     }
 
     /// Asks for a workunit.
-    pub async fn fetch(&self, auth: &WorkerAuth) -> Result<FetchResponse, ClientError> {
+    pub async fn fetch(
+        &self,
+        auth: &WorkerAuth,
+        capabilities: &Capabilities,
+    ) -> Result<FetchResponse, ClientError> {
         self.call(
             "fetch",
             &FetchRequest {
                 protocol: PROTOCOL_VERSION,
                 auth: auth.clone(),
+                capabilities: capabilities.clone(),
+            },
+        )
+        .await
+    }
+
+    /// Reports that a lease could not be computed (the engine failed).
+    pub async fn fail(
+        &self,
+        auth: &WorkerAuth,
+        lease_id: u64,
+        reason: &str,
+    ) -> Result<FailResponse, ClientError> {
+        self.call(
+            "fail",
+            &FailRequest {
+                protocol: PROTOCOL_VERSION,
+                auth: auth.clone(),
+                lease_id,
+                reason: reason.chars().take(500).collect(),
             },
         )
         .await

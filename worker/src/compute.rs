@@ -1,10 +1,20 @@
-//! Computing a workunit with the engine of `c960-common`, root move by root move, so that
-//! progress can be shown and a cancel request is honoured between root moves.
+//! Computing a workunit: perft with the engine of `c960-common`, root move by root move, so that
+//! progress can be shown and a cancel request is honoured between root moves; analysis with the
+//! built-in searcher or the worker's UCI engine.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use c960_common::wire::{PerftResult, PositionSpec, WorkUnitKind};
-use c960_common::{Position, StartPosition, perft};
+use c960_common::search::{self, SearchLimits};
+use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
+use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
+
+use crate::engine::{Engine, to_wire};
+
+/// The largest table an analysis workunit may ask for, in MiB: a coordinator asking for more
+/// is misconfigured, and a volunteer's machine is not to be exhausted.
+pub const MAX_ANALYSIS_HASH_MIB: u32 = 4096;
 
 /// Why a workunit could not be computed.
 #[derive(Debug, thiserror::Error)]
@@ -15,12 +25,104 @@ pub enum ComputeError {
     /// Cancelled (Ctrl-C).
     #[error("cancelled")]
     Cancelled,
+    /// The analysis engine hung, crashed, answered nonsense, or is not available here. Reported
+    /// to the coordinator as a failed replica, never as a result.
+    #[error("engine failed: {0}")]
+    EngineFailed(String),
+}
+
+/// The worker's UCI engine: how to start it, and the running process kept across workunits.
+pub struct UciSlot {
+    /// The engine executable.
+    pub path: PathBuf,
+    /// How long one search may take before the engine is killed.
+    pub timeout: Duration,
+    /// The running engine and the `Hash` it was started with.
+    pub running: Option<(Engine, u32)>,
+}
+
+impl UciSlot {
+    /// A slot that starts `path` on first use.
+    pub fn new(path: PathBuf, timeout: Duration) -> UciSlot {
+        UciSlot {
+            path,
+            timeout,
+            running: None,
+        }
+    }
+}
+
+/// Computes any workunit. Perft goes root move by root move (see [`compute`]); analysis uses
+/// the built-in searcher (a fresh table each time, so replicas agree exactly) or the UCI engine
+/// in `uci`, which is started on first use, kept across workunits (it gets `ucinewgame` each
+/// time), and dropped — killing the process — after any failure.
+pub fn compute_any(
+    kind: &WorkUnitKind,
+    cancel: &AtomicBool,
+    perft: &PerftEngine,
+    uci: Option<&mut UciSlot>,
+    progress: impl FnMut(usize, usize, u64),
+) -> Result<WorkResult, ComputeError> {
+    let WorkUnitKind::Analysis {
+        depth,
+        engine,
+        hash_mib,
+        ..
+    } = kind
+    else {
+        return compute_with(perft, kind, cancel, progress).map(WorkResult::Perft);
+    };
+    let pos = root_position(kind)?;
+    if *depth == 0 || *depth > search::MAX_DEPTH {
+        return Err(ComputeError::BadPosition(format!(
+            "analysis depth {depth} is out of range 1..{}",
+            search::MAX_DEPTH
+        )));
+    }
+    if *hash_mib == 0 || *hash_mib > MAX_ANALYSIS_HASH_MIB {
+        return Err(ComputeError::BadPosition(format!(
+            "analysis hash {hash_mib} MiB is out of range 1..{MAX_ANALYSIS_HASH_MIB}"
+        )));
+    }
+    match engine {
+        AnalysisEngine::Builtin => {
+            let a = search::analyse(
+                &pos,
+                &SearchLimits {
+                    depth: *depth,
+                    hash_mib: *hash_mib as usize,
+                },
+            );
+            Ok(WorkResult::Analysis(to_wire(&a, search::ENGINE_ID)))
+        }
+        AnalysisEngine::Uci => {
+            let slot = uci.ok_or_else(|| {
+                ComputeError::EngineFailed("this worker has no UCI engine (--uci)".into())
+            })?;
+            // A different table size needs a fresh process: `Hash` is part of the
+            // reproducibility contract and is set once at start.
+            let (mut engine, _) = match slot.running.take() {
+                Some((e, h)) if h == *hash_mib => (e, h),
+                _ => {
+                    let e = Engine::start(Some(&slot.path), *hash_mib as usize, slot.timeout)
+                        .map_err(|e| ComputeError::EngineFailed(format!("{e:#}")))?;
+                    (e, *hash_mib)
+                }
+            };
+            // On error `engine` is dropped here, which kills the process.
+            let a = engine
+                .analyse(&pos, *depth)
+                .map_err(|e| ComputeError::EngineFailed(format!("{e:#}")))?;
+            let result = to_wire(&a, &engine.id());
+            slot.running = Some((engine, *hash_mib));
+            Ok(WorkResult::Analysis(result))
+        }
+    }
 }
 
 /// The root position of a workunit.
 pub fn root_position(kind: &WorkUnitKind) -> Result<Position, ComputeError> {
-    let WorkUnitKind::Perft { position, .. } = kind;
-    match position {
+    match kind.position() {
         PositionSpec::StartPosition(n) => StartPosition::new(u32::from(*n))
             .map(|s| s.position())
             .map_err(|e| ComputeError::BadPosition(e.to_string())),
@@ -30,13 +132,32 @@ pub fn root_position(kind: &WorkUnitKind) -> Result<Position, ComputeError> {
     }
 }
 
-/// Computes a perft workunit. `progress(done, total, nodes)` is called after each root move.
+/// Computes a perft workunit with a plain single-threaded engine (no table).
+/// `progress(done, total, nodes)` is called after each root move.
 pub fn compute(
+    kind: &WorkUnitKind,
+    cancel: &AtomicBool,
+    progress: impl FnMut(usize, usize, u64),
+) -> Result<PerftResult, ComputeError> {
+    compute_with(
+        &PerftEngine::new(PerftOptions::default()),
+        kind,
+        cancel,
+        progress,
+    )
+}
+
+/// Computes a perft workunit with `engine`, whose hash table (if any) persists across calls, so
+/// that a worker doing many split workunits of one start position reuses transpositions.
+pub fn compute_with(
+    engine: &PerftEngine,
     kind: &WorkUnitKind,
     cancel: &AtomicBool,
     mut progress: impl FnMut(usize, usize, u64),
 ) -> Result<PerftResult, ComputeError> {
-    let WorkUnitKind::Perft { depth, .. } = kind;
+    let WorkUnitKind::Perft { depth, .. } = kind else {
+        return Err(ComputeError::BadPosition("not a perft workunit".into()));
+    };
     let pos = root_position(kind)?;
     if *depth == 0 {
         return Ok(PerftResult {
@@ -52,7 +173,7 @@ pub fn compute(
         if cancel.load(Ordering::Relaxed) {
             return Err(ComputeError::Cancelled);
         }
-        let n = perft(&pos.play(m), depth - 1);
+        let n = engine.perft(&pos.play(m), depth - 1);
         nodes += n;
         divide.push((m.to_string(), n));
         progress(i + 1, total, nodes);
@@ -86,5 +207,62 @@ mod tests {
             depth: 1,
         };
         assert!(compute(&fen, &no, |_, _, _| {}).is_err());
+    }
+
+    #[test]
+    fn builtin_analysis_is_deterministic_and_uci_needs_an_engine() {
+        let kind = WorkUnitKind::Analysis {
+            position: PositionSpec::StartPosition(518),
+            depth: 3,
+            engine: AnalysisEngine::Builtin,
+            hash_mib: 1,
+        };
+        let no = AtomicBool::new(false);
+        let perft = PerftEngine::new(PerftOptions::default());
+        let a = compute_any(&kind, &no, &perft, None, |_, _, _| {}).unwrap();
+        let b = compute_any(&kind, &no, &perft, None, |_, _, _| {}).unwrap();
+        assert_eq!(a, b);
+        let WorkResult::Analysis(r) = a else {
+            panic!("not an analysis")
+        };
+        assert_eq!(r.engine_id, search::ENGINE_ID);
+        assert_eq!(r.pv.first(), r.best_move.as_ref());
+        let uci = WorkUnitKind::Analysis {
+            position: PositionSpec::StartPosition(518),
+            depth: 3,
+            engine: AnalysisEngine::Uci,
+            hash_mib: 1,
+        };
+        assert!(matches!(
+            compute_any(&uci, &no, &perft, None, |_, _, _| {}),
+            Err(ComputeError::EngineFailed(_))
+        ));
+        let mut missing = UciSlot::new("/nonexistent/engine".into(), Duration::from_secs(5));
+        assert!(matches!(
+            compute_any(&uci, &no, &perft, Some(&mut missing), |_, _, _| {}),
+            Err(ComputeError::EngineFailed(_))
+        ));
+    }
+
+    #[test]
+    fn a_kept_hashed_engine_with_its_own_seed_gives_the_same_counts() {
+        let engine = PerftEngine::new(PerftOptions {
+            threads: 1,
+            hash_mib: 1,
+            seed: 12345,
+        });
+        let no = AtomicBool::new(false);
+        for _ in 0..2 {
+            let kind = WorkUnitKind::Perft {
+                position: PositionSpec::StartPosition(518),
+                depth: 4,
+            };
+            assert_eq!(
+                compute_with(&engine, &kind, &no, |_, _, _| {})
+                    .unwrap()
+                    .nodes,
+                197_281
+            );
+        }
     }
 }

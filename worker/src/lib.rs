@@ -7,8 +7,10 @@
 pub mod backoff;
 pub mod client;
 pub mod compute;
+pub mod engine;
 pub mod identity;
 pub mod runner;
+pub mod uci_engine;
 
 /// The engine name reported with results.
 pub const ENGINE_NAME: &str = "c960-common";

@@ -6,7 +6,6 @@ mod cli_bench;
 mod cli_perft;
 mod cli_position;
 mod cli_work;
-mod uci_engine;
 
 use std::process::ExitCode;
 

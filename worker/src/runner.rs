@@ -9,13 +9,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use c960_common::digest::result_digest;
-use c960_common::wire::{Assignment, FetchResponse, PROTOCOL_VERSION, SubmitRequest, WorkerAuth};
+use c960_common::wire::{
+    Assignment, Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest, WorkerAuth,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::watch;
 
+use c960_common::{PerftEngine, PerftOptions};
+
 use crate::backoff::{Backoff, retry_after};
 use crate::client::{Client, engine};
-use crate::compute::{ComputeError, compute};
+use crate::compute::{ComputeError, UciSlot, compute_any};
 use crate::identity::{self, Identity};
 
 /// How a worker runs.
@@ -25,9 +29,9 @@ pub struct RunnerConfig {
     pub server: String,
     /// Name shown on the status page.
     pub name: String,
-    /// Threads offered (passed along; the engine is single-threaded for now).
+    /// Perft threads per workunit (also reported at registration).
     pub threads: u32,
-    /// Hash MiB offered (passed along).
+    /// Perft hash table in MiB, kept across workunits (0: none).
     pub hash_mib: u32,
     /// Stop after one workunit.
     pub once: bool,
@@ -39,6 +43,10 @@ pub struct RunnerConfig {
     pub backoff_cap: Duration,
     /// Show a progress bar per workunit (only drawn when stderr is a terminal).
     pub progress: bool,
+    /// A UCI engine for UCI analysis workunits; without one the worker does not ask for them.
+    pub uci: Option<PathBuf>,
+    /// How long the UCI engine may search one workunit before it is killed.
+    pub uci_timeout: Duration,
 }
 
 impl RunnerConfig {
@@ -54,6 +62,16 @@ impl RunnerConfig {
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(300),
             progress: true,
+            uci: None,
+            uci_timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// What this worker asks for: perft and built-in analysis always, UCI analysis with an engine.
+    pub fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            uci_analysis: self.uci.is_some(),
+            ..Capabilities::builtin()
         }
     }
 }
@@ -65,6 +83,8 @@ pub struct Summary {
     pub submitted: u64,
     /// Results the coordinator refused (expired lease, …).
     pub refused: u64,
+    /// Workunits the engine failed on (reported as failed replicas).
+    pub failed: u64,
     /// Nodes computed.
     pub nodes: u128,
     /// Stopped by the shutdown signal.
@@ -97,6 +117,11 @@ struct Worker {
     backoff: Backoff,
     shutdown: watch::Receiver<bool>,
     summary: Summary,
+    /// The UCI engine, kept running across workunits; moved into the compute task and back.
+    uci: Option<UciSlot>,
+    /// The perft engine, kept across workunits so its hash table carries over; its Zobrist seed
+    /// is drawn per worker, so replicas from two workers cross-check hash collisions too.
+    perft: Arc<PerftEngine>,
 }
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
@@ -104,7 +129,18 @@ struct Worker {
 pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
     let client = Client::new(&cfg.server)?;
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
+    let uci = cfg
+        .uci
+        .clone()
+        .map(|path| UciSlot::new(path, cfg.uci_timeout));
+    let perft = Arc::new(PerftEngine::new(PerftOptions {
+        threads: cfg.threads.max(1) as usize,
+        hash_mib: cfg.hash_mib as usize,
+        seed: rand::random(),
+    }));
     let mut w = Worker {
+        perft,
+        uci,
         cfg,
         client,
         backoff,
@@ -170,8 +206,9 @@ impl Worker {
                 self.summary.interrupted = true;
                 return Ok(());
             }
+            let capabilities = self.cfg.capabilities();
             let fetched = tokio::select! {
-                r = self.client.fetch(&auth) => r,
+                r = self.client.fetch(&auth, &capabilities) => r,
                 _ = shutdown_signalled(&mut self.shutdown) => { self.summary.interrupted = true; return Ok(()) }
             };
             match fetched {
@@ -233,18 +270,27 @@ impl Worker {
             let cancel = cancel.clone();
             let kind = a.kind.clone();
             let bar = bar.clone();
+            let mut uci = self.uci.take();
+            let perft = self.perft.clone();
             tokio::task::spawn_blocking(move || {
-                compute(&kind, &cancel, |done, total, nodes| {
-                    if let Some(bar) = &bar {
-                        bar.set_length(total as u64);
-                        bar.set_position(done as u64);
-                        let secs = started.elapsed().as_secs_f64().max(1e-3);
-                        bar.set_message(format!(
-                            "{nodes} nodes, {:.1} Mnodes/s",
-                            nodes as f64 / secs / 1e6
-                        ));
-                    }
-                })
+                let r = compute_any(
+                    &kind,
+                    &cancel,
+                    &perft,
+                    uci.as_mut(),
+                    |done, total, nodes| {
+                        if let Some(bar) = &bar {
+                            bar.set_length(total as u64);
+                            bar.set_position(done as u64);
+                            let secs = started.elapsed().as_secs_f64().max(1e-3);
+                            bar.set_message(format!(
+                                "{nodes} nodes, {:.1} Mnodes/s",
+                                nodes as f64 / secs / 1e6
+                            ));
+                        }
+                    },
+                );
+                (r, uci)
             })
         };
         let outcome = tokio::select! {
@@ -262,9 +308,22 @@ impl Worker {
                 return Ok(false);
             }
         };
+        let outcome = outcome.map(|(r, uci)| {
+            self.uci = uci;
+            r
+        });
         let result = match outcome {
             Ok(Ok(r)) => r,
             Ok(Err(ComputeError::Cancelled)) => return Ok(false),
+            Ok(Err(ComputeError::EngineFailed(reason))) => {
+                // Never a result: the replica is closed as failed and goes to another worker.
+                tracing::error!(lease = a.lease_id, "engine failed: {reason}");
+                if let Err(e) = self.client.fail(auth, a.lease_id, &reason).await {
+                    tracing::warn!(lease = a.lease_id, "could not report the failure: {e}");
+                }
+                self.summary.failed += 1;
+                return Ok(true);
+            }
             Ok(Err(e)) => {
                 // A position this engine refuses: give the lease back so someone else tries.
                 tracing::error!(lease = a.lease_id, "{e}");
@@ -278,7 +337,7 @@ impl Worker {
             bar.finish_and_clear();
         }
         let elapsed_ms = started.elapsed().as_millis() as u64;
-        let nodes = result.nodes;
+        let nodes = result.nodes();
         let req = SubmitRequest {
             protocol: PROTOCOL_VERSION,
             auth: auth.clone(),
