@@ -28,6 +28,9 @@ pub struct WorkArgs {
     /// Where the worker identity is kept (default: $XDG_STATE_HOME/c960/worker.json).
     #[arg(long)]
     state_file: Option<PathBuf>,
+    /// The enrolment secret the coordinator's operator gave you (needed only to register).
+    #[arg(long, env = "C960_ENROL_SECRET", hide_env_values = true)]
+    enrol_secret: Option<String>,
     /// Longest wait between retries, in seconds.
     #[arg(long, default_value_t = 300)]
     max_backoff_secs: u64,
@@ -57,6 +60,7 @@ pub fn run(args: WorkArgs) -> Result<()> {
     cfg.once = args.once;
     cfg.state_file = Some(args.state_file.unwrap_or_else(identity::default_path));
     cfg.backoff_cap = Duration::from_secs(args.max_backoff_secs.max(1));
+    cfg.enrol_secret = args.enrol_secret;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

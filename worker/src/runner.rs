@@ -39,6 +39,8 @@ pub struct RunnerConfig {
     pub backoff_cap: Duration,
     /// Show a progress bar per workunit (only drawn when stderr is a terminal).
     pub progress: bool,
+    /// The enrolment secret to present when registering.
+    pub enrol_secret: Option<String>,
 }
 
 impl RunnerConfig {
@@ -54,6 +56,7 @@ impl RunnerConfig {
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(300),
             progress: true,
+            enrol_secret: None,
         }
     }
 }
@@ -102,7 +105,7 @@ struct Worker {
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
 /// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
 pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
-    let client = Client::new(&cfg.server)?;
+    let client = Client::new(&cfg.server)?.with_enrol_secret(cfg.enrol_secret.clone());
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
     let mut w = Worker {
         cfg,
@@ -140,7 +143,7 @@ impl Worker {
                         let id = Identity {
                             server: self.cfg.server.clone(),
                             worker_id: auth.worker_id,
-                            key: auth.key.clone(),
+                            token: auth.token.clone(),
                         };
                         identity::save(path, &id)?;
                     }
@@ -148,7 +151,7 @@ impl Worker {
                     return Ok(Some(auth));
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next_delay();
+                    let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         return Ok(None);
@@ -196,7 +199,7 @@ impl Worker {
                     }
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next_delay();
+                    let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         self.summary.interrupted = true;
@@ -206,7 +209,8 @@ impl Worker {
                 // The coordinator does not know this identity (e.g. a new database): enrol again,
                 // once; a second refusal in a row is a real error.
                 Err(e)
-                    if matches!(e.code(), Some("unknown_worker" | "bad_key")) && !reregistered =>
+                    if matches!(e.code(), Some("unknown_worker" | "bad_token"))
+                        && !reregistered =>
                 {
                     tracing::warn!("{e}; registering again");
                     reregistered = true;
@@ -281,7 +285,6 @@ impl Worker {
         let nodes = result.nodes;
         let req = SubmitRequest {
             protocol: PROTOCOL_VERSION,
-            auth: auth.clone(),
             lease_id: a.lease_id,
             workunit_id: a.workunit_id,
             digest: result_digest(a.workunit_id, &a.kind, &result),
@@ -291,7 +294,7 @@ impl Worker {
         };
         // A computed result is worth retrying for, until shutdown or a definite refusal.
         loop {
-            match self.client.submit(&req).await {
+            match self.client.submit(auth, &req).await {
                 Ok(_) => {
                     self.backoff.reset();
                     self.summary.submitted += 1;
@@ -300,7 +303,7 @@ impl Worker {
                     return Ok(true);
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next_delay();
+                    let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying the submission in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         return Ok(false);
@@ -312,6 +315,19 @@ impl Worker {
                     return Ok(true);
                 }
             }
+        }
+    }
+
+    /// The wait before retrying after a transient error: the backoff, but never less than the
+    /// coordinator's `Retry-After` (plus jitter, so rate-limited workers do not return in step).
+    fn retry_delay(&mut self, e: &crate::client::ClientError) -> Duration {
+        let backoff = self.backoff.next_delay();
+        match e.retry_after() {
+            Some(ra) => backoff.max(retry_after(
+                ra.as_secs().min(u64::from(u32::MAX)) as u32,
+                self.cfg.backoff_cap.max(ra),
+            )),
+            None => backoff,
         }
     }
 
