@@ -9,6 +9,7 @@
 //! - [`limits`]: rate limits and request timeouts.
 //! - [`quarantine`]: voiding a caught worker's results and re-verifying what it validated.
 //! - [`admin`]: admin endpoints (campaigns, bans, raw results).
+//! - [`tls`]: HTTPS with rustls.
 //! - [`export`]: the table as CSV or JSON.
 //! - [`run`]: the one-machine main job: coordinator + in-process workers over 127.0.0.1.
 
@@ -24,4 +25,5 @@ pub mod quarantine;
 pub mod run;
 pub mod scheduler;
 pub mod store;
+pub mod tls;
 pub mod validator;

@@ -66,6 +66,12 @@ enum Command {
         /// Seconds a request may take before it is answered 503 timeout.
         #[arg(long, default_value_t = 30)]
         request_timeout_secs: u64,
+        /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The PEM private key of --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
     },
     /// Manage workers (ban, unban, list).
     Worker {
@@ -199,8 +205,17 @@ async fn stop_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
+fn serve(
+    listen: String,
+    db: PathBuf,
+    config: Config,
+    tls: Option<(PathBuf, PathBuf)>,
+) -> Result<()> {
     init_tracing("info");
+    let tls = match tls {
+        Some((cert, key)) => Some(c960_coordinator::tls::server_config(&cert, &key)?),
+        None => None,
+    };
     let store: Arc<dyn Store> = Arc::new(open(&db)?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -210,7 +225,8 @@ fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
         // The first stdout line names the address, so scripts and tests can use port 0.
-        println!("listening on http://{}", listener.local_addr()?);
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        println!("listening on {scheme}://{}", listener.local_addr()?);
         let enrolment = match &config.enrolment {
             Enrolment::Open => "open",
             Enrolment::Secret(_) => "by secret",
@@ -219,9 +235,22 @@ fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
         tracing::info!(db = %db.display(), enrolment, "serving");
         let app = http::app(AppState::new(store, config))
             .into_make_service_with_connect_info::<std::net::SocketAddr>();
-        axum::serve(listener, app)
-            .with_graceful_shutdown(stop_signal())
-            .await?;
+        match tls {
+            Some(tls) => {
+                use axum::serve::ListenerExt;
+                // tap_io: axum provides the peer address as connect info for tapped listeners.
+                let listener =
+                    c960_coordinator::tls::TlsListener::new(listener, tls)?.tap_io(|_| {});
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stop_signal())
+                    .await?
+            }
+            None => {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stop_signal())
+                    .await?
+            }
+        }
         Ok(())
     })
 }
@@ -245,6 +274,8 @@ fn main() -> ExitCode {
             rate_per_worker,
             max_open_leases,
             request_timeout_secs,
+            tls_cert,
+            tls_key,
         } => {
             let enrolment = match (enrol_secret, open_enrolment) {
                 (Some(s), _) if s.len() < 16 => {
@@ -275,7 +306,7 @@ fn main() -> ExitCode {
                     request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
                 },
             };
-            serve(listen, db, config).map(|_| ExitCode::SUCCESS)
+            serve(listen, db, config, tls_cert.zip(tls_key)).map(|_| ExitCode::SUCCESS)
         }
         Command::Worker { command } => {
             let (db, id, banned) = match command {

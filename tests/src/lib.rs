@@ -110,6 +110,8 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server with this configuration on a fresh database.
     pub async fn start(config: Config) -> TestServer {
+        // Tests also use plain reqwest clients, which need the crypto provider installed.
+        c960_worker::client::install_crypto_provider();
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(SqliteStore::open(&dir.path().join("c960.db")).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

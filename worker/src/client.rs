@@ -71,11 +71,29 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client for the coordinator at `base` (e.g. `http://127.0.0.1:8960`).
+    /// A client for the coordinator at `base` (e.g. `http://127.0.0.1:8960` or `https://…`).
     pub fn new(base: &str) -> Result<Client, ClientError> {
-        let http = reqwest::Client::builder()
+        Client::with_ca(base, None)
+    }
+
+    /// A client that also trusts the CA certificates in this PEM (for a coordinator with a
+    /// private or self-signed certificate), besides the system's roots.
+    pub fn with_ca(base: &str, ca_pem: Option<&[u8]>) -> Result<Client, ClientError> {
+        install_crypto_provider();
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(60))
+            .timeout(Duration::from_secs(60));
+        if let Some(pem) = ca_pem {
+            let certs = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| ClientError::Transport(format!("bad CA file: {e}")))?;
+            if certs.is_empty() {
+                return Err(ClientError::Transport(
+                    "the CA file holds no certificate".into(),
+                ));
+            }
+            builder = builder.tls_certs_merge(certs);
+        }
+        let http = builder
             .build()
             .map_err(|e| ClientError::Transport(e.to_string()))?;
         Ok(Client {
@@ -199,6 +217,14 @@ impl Client {
         )
         .await
     }
+}
+
+/// Installs rustls's ring crypto provider for the process (idempotent). reqwest is built
+/// without a default provider (ring avoids aws-lc's build needs), so any other
+/// `reqwest::Client` made in this process, e.g. by tests, needs this first.
+pub fn install_crypto_provider() {
+    // Fails harmlessly when a provider is already installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// This build's engine.

@@ -41,6 +41,8 @@ pub struct RunnerConfig {
     pub progress: bool,
     /// The enrolment secret to present when registering.
     pub enrol_secret: Option<String>,
+    /// PEM file of an extra CA to trust (a coordinator with a private certificate).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl RunnerConfig {
@@ -57,6 +59,7 @@ impl RunnerConfig {
             backoff_cap: Duration::from_secs(300),
             progress: true,
             enrol_secret: None,
+            ca_file: None,
         }
     }
 }
@@ -105,7 +108,14 @@ struct Worker {
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
 /// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
 pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
-    let client = Client::new(&cfg.server)?.with_enrol_secret(cfg.enrol_secret.clone());
+    let ca = match &cfg.ca_file {
+        Some(p) => {
+            Some(std::fs::read(p).with_context(|| format!("cannot read CA file {}", p.display()))?)
+        }
+        None => None,
+    };
+    let client =
+        Client::with_ca(&cfg.server, ca.as_deref())?.with_enrol_secret(cfg.enrol_secret.clone());
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
     let mut w = Worker {
         cfg,
