@@ -283,6 +283,9 @@ pub(crate) async fn blocking<T: Send + 'static>(
 
 /// The router of the whole API, without a socket (tests call it directly or serve it).
 ///
+/// Worker handlers report a bad body or protocol version before a missing or bad token, so a
+/// protocol-1 worker (credentials in the body, no header) is told `unsupported_protocol`.
+///
 /// The per-address rate limit needs the peer address: serve it with
 /// `into_make_service_with_connect_info::<SocketAddr>()` (without it, that limit is off).
 pub fn app(state: AppState) -> Router {
@@ -343,9 +346,10 @@ async fn register(
 
 async fn fetch(
     State(st): State<AppState>,
-    AuthedWorker(w): AuthedWorker,
+    auth: Result<AuthedWorker, ApiError>,
     Wire(_req): Wire<FetchRequest>,
 ) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
     let lease_ms = st.config.lease.as_millis() as i64;
     let cap = st.config.limits.max_open_leases;
     let store = st.store.clone();
@@ -389,9 +393,10 @@ async fn fetch(
 
 async fn submit(
     State(st): State<AppState>,
-    AuthedWorker(w): AuthedWorker,
+    auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<SubmitRequest>,
 ) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
     let store = st.store.clone();
     blocking(move || {
         if !store.workunit_exists(req.workunit_id)? {
@@ -447,9 +452,10 @@ async fn submit(
 
 async fn abandon(
     State(st): State<AppState>,
-    AuthedWorker(w): AuthedWorker,
+    auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<AbandonRequest>,
 ) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
     let store = st.store.clone();
     blocking(move || Ok(store.abandon(w.id, req.lease_id, now_ms())?)).await?;
     wire_response(&AbandonResponse::Released)

@@ -104,6 +104,11 @@ async fn no_token_is_401() {
         fetch_as(&server.url, None).await,
         (401, "missing_token".into())
     );
+    // A protocol-1 worker (credentials in the body, no header) learns that it is outdated.
+    let mut v1 = fetch_body();
+    v1[0] = 1;
+    let (s, c, _) = post(&server.url, "/api/v1/fetch", None, OCTET, v1).await;
+    assert_eq!((s, c.as_str()), (400, "unsupported_protocol"));
     // A token in the wrong scheme is no token.
     let resp = reqwest::Client::new()
         .post(format!("{}/api/v1/fetch", server.url))
