@@ -54,10 +54,6 @@ mod tests {
     fn sample() -> SubmitRequest {
         SubmitRequest {
             protocol: PROTOCOL_VERSION,
-            auth: WorkerAuth {
-                worker_id: 7,
-                key: "abc".into(),
-            },
             lease_id: 3,
             workunit_id: 9,
             result: WorkResult::Perft(PerftResult {
@@ -101,9 +97,8 @@ mod tests {
     fn huge_length_prefix_is_refused_without_allocating() {
         // A string length of ~2^60 must hit the limit, not the allocator.
         let mut bytes = encode(&PROTOCOL_VERSION).unwrap();
-        bytes.extend_from_slice(&[0u8]); // worker_id 0
-        bytes.push(255); // u64 varint marker
+        bytes.push(255); // u64 varint marker: the name length
         bytes.extend_from_slice(&(1u64 << 60).to_le_bytes());
-        assert!(decode::<FetchRequest>(&bytes).is_err());
+        assert!(decode::<RegisterRequest>(&bytes).is_err());
     }
 }

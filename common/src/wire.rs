@@ -16,14 +16,15 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 /// The content type of every bincode body.
 pub const CONTENT_TYPE: &str = "application/octet-stream";
 
-/// A worker's identity as stored in its state file and sent with every request after
-/// registration. The key is a random secret; the coordinator keeps only its SHA-256.
+/// A worker's identity as given at registration and kept in its state file. The token is sent
+/// with every later request as `Authorization: Bearer <token>`, never in a body; the coordinator
+/// keeps only a SHA-256 of its secret part.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkerAuth {
     /// The id the coordinator gave at registration.
     pub worker_id: u64,
-    /// The secret the coordinator gave at registration (hex).
-    pub key: String,
+    /// The API token: `<worker_id>.<secret>` with a secret of 128 random bits in hex.
+    pub token: String,
 }
 
 /// The engine that computed a result.
@@ -166,22 +167,22 @@ pub struct RegisterRequest {
     pub threads: u32,
     /// Hash table size in MiB (informational for now).
     pub hash_mib: u32,
+    /// The enrolment secret the operator handed out (`None` where enrolment is open).
+    pub enrol_secret: Option<String>,
 }
 
 /// Answer to [`RegisterRequest`]: the identity to keep.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegisterResponse {
-    /// The identity; the worker stores it and sends it with every later request.
+    /// The identity; the worker stores it and sends its token with every later request.
     pub auth: WorkerAuth,
 }
 
 /// `POST /api/v1/fetch`: ask for one workunit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FetchRequest {
-    /// Must equal [`PROTOCOL_VERSION`].
+    /// Must equal [`PROTOCOL_VERSION`]. Who asks is told by the bearer token.
     pub protocol: u32,
-    /// Who asks.
-    pub auth: WorkerAuth,
     /// Which workunit kinds the worker can compute.
     pub capabilities: Capabilities,
 }
@@ -274,10 +275,8 @@ impl From<AnalysisResult> for WorkResult {
 /// `POST /api/v1/submit`: the result of a lease.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubmitRequest {
-    /// Must equal [`PROTOCOL_VERSION`].
+    /// Must equal [`PROTOCOL_VERSION`]. The bearer token must be the lease holder's.
     pub protocol: u32,
-    /// Who submits; must hold the lease.
-    pub auth: WorkerAuth,
     /// The lease being answered.
     pub lease_id: u64,
     /// The workunit of the lease.
@@ -302,10 +301,8 @@ pub enum SubmitResponse {
 /// `POST /api/v1/abandon`: give a lease back (e.g. on Ctrl-C) so it is reissued at once.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbandonRequest {
-    /// Must equal [`PROTOCOL_VERSION`].
+    /// Must equal [`PROTOCOL_VERSION`]. The bearer token must be the lease holder's.
     pub protocol: u32,
-    /// Who gives it back; must hold the lease.
-    pub auth: WorkerAuth,
     /// The lease.
     pub lease_id: u64,
 }
@@ -322,10 +319,8 @@ pub enum AbandonResponse {
 /// another worker, and not offered to this worker again.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailRequest {
-    /// Must equal [`PROTOCOL_VERSION`].
+    /// Must equal [`PROTOCOL_VERSION`]. The bearer token must be the lease holder's.
     pub protocol: u32,
-    /// Who failed; must hold the lease.
-    pub auth: WorkerAuth,
     /// The lease.
     pub lease_id: u64,
     /// What went wrong (at most 500 bytes are kept).

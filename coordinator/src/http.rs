@@ -1,8 +1,10 @@
 //! The HTTP API: thin axum handlers over the [`Store`] and the pure decision modules.
 //!
 //! Worker endpoints (`POST /api/v1/{register,fetch,submit,abandon}`) take and return bincode
-//! bodies ([`c960_common::codec`]); human endpoints (`GET /api/v1/status`, the table export)
-//! return JSON or CSV. Every refusal is an [`ApiError`]: HTTP status + machine-readable code +
+//! bodies ([`c960_common::codec`]) and, after registration, a bearer token ([`crate::auth`]);
+//! they are rate limited ([`crate::limits`]). Human endpoints (`GET /api/v1/status`, the table
+//! export) are public and return JSON or CSV; admin endpoints ([`crate::admin`]) need the admin
+//! token. Every refusal is an [`ApiError`]: HTTP status + machine-readable code +
 //! message, as a JSON [`ErrorBody`] on every endpoint. `docs/protocol.md` lists the codes.
 
 use std::sync::Arc;
@@ -10,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Path, Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -23,12 +25,37 @@ use c960_common::wire::{
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sha2::{Digest as _, Sha256};
 
+use crate::auth::{self, AuthedWorker, Enrolment};
 use crate::export;
-use crate::scheduler::{self, ReplicaState};
+use crate::limits::{self, Limiter, Rate};
+use crate::scheduler::ReplicaState;
 use crate::store::{CampaignProgress, Store, StoreError, Submission, WorkerSummary};
-use crate::validator;
+use crate::{admin, validator};
+
+/// What one client may make the coordinator do.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Requests per client address on the worker API (TCP peer address).
+    pub per_address: Rate,
+    /// Requests per worker on the authenticated worker API.
+    pub per_worker: Rate,
+    /// Leases one worker may hold open at once (0: no cap).
+    pub max_open_leases: u64,
+    /// Longest time a request may take before it is answered with 503 `timeout`.
+    pub request_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            per_address: Rate::new(50.0, 200.0),
+            per_worker: Rate::new(5.0, 20.0),
+            max_open_leases: 4,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
 
 /// Tunables of a running coordinator.
 #[derive(Clone, Debug)]
@@ -39,6 +66,12 @@ pub struct Config {
     pub max_strikes: u64,
     /// The retry-after sent with "no work right now".
     pub retry_after_secs: u32,
+    /// Who may register.
+    pub enrolment: Enrolment,
+    /// SHA-256 of the admin token; `None` disables the admin endpoints.
+    pub admin_token_hash: Option<Vec<u8>>,
+    /// Rate limits, lease cap, timeout.
+    pub limits: Limits,
 }
 
 impl Default for Config {
@@ -47,6 +80,9 @@ impl Default for Config {
             lease: Duration::from_secs(3600),
             max_strikes: 3,
             retry_after_secs: 10,
+            enrolment: Enrolment::Closed,
+            admin_token_hash: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -58,6 +94,27 @@ pub struct AppState {
     pub store: Arc<dyn Store>,
     /// The tunables.
     pub config: Config,
+    /// The rate limiters (in memory: a restart forgives everyone, which is harmless).
+    pub limiter: Arc<Limiter>,
+}
+
+impl AppState {
+    /// State over this store with this configuration. Hands the quarantine threshold to the
+    /// store, which applies it inside the transactions that count lost votes.
+    pub fn new(store: Arc<dyn Store>, config: Config) -> AppState {
+        if let Err(e) = store.set_max_strikes(config.max_strikes) {
+            tracing::error!("cannot set the quarantine threshold: {e}");
+        }
+        let limiter = Arc::new(Limiter::new(
+            config.limits.per_address,
+            config.limits.per_worker,
+        ));
+        AppState {
+            store,
+            config,
+            limiter,
+        }
+    }
 }
 
 /// The one error type of the API.
@@ -69,6 +126,8 @@ pub struct ApiError {
     pub code: &'static str,
     /// Human-readable message.
     pub message: String,
+    /// Seconds to wait before retrying, sent as `Retry-After` (429, 503).
+    pub retry_after_secs: Option<u32>,
 }
 
 impl ApiError {
@@ -78,7 +137,14 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after_secs: None,
         }
+    }
+
+    /// The same error with a `Retry-After`.
+    pub fn with_retry_after(mut self, secs: u32) -> ApiError {
+        self.retry_after_secs = Some(secs);
+        self
     }
 }
 
@@ -93,7 +159,12 @@ impl IntoResponse for ApiError {
             code: self.code.to_string(),
             message: self.message,
         };
-        (self.status, axum::Json(body)).into_response()
+        let mut resp = (self.status, axum::Json(body)).into_response();
+        if let Some(secs) = self.retry_after_secs {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        resp
     }
 }
 
@@ -121,6 +192,7 @@ impl From<StoreError> for ApiError {
                 ApiError::new(StatusCode::NOT_FOUND, "unknown_campaign", msg)
             }
             StoreError::Db(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", msg),
+            StoreError::Bad(_) => ApiError::new(StatusCode::BAD_REQUEST, "bad_field", msg),
         }
     }
 }
@@ -200,18 +272,8 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// SHA-256 of a worker key, the only form in which keys are stored.
-pub fn key_hash(key: &str) -> Vec<u8> {
-    Sha256::digest(key.as_bytes()).to_vec()
-}
-
-/// Compares without an early exit, so timing does not reveal how much of a hash matched.
-fn same_hash(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// Runs blocking store work off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f)
@@ -219,38 +281,39 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
 }
 
-/// Checks a worker's id and key; returns its record.
-fn authenticate(
-    store: &dyn Store,
-    auth: &WorkerAuth,
-) -> Result<crate::store::WorkerRecord, ApiError> {
-    let w = store
-        .worker(auth.worker_id)?
-        .ok_or(StoreError::UnknownWorker(auth.worker_id))?;
-    if !same_hash(&w.key_hash, &key_hash(&auth.key)) {
-        return Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "bad_key",
-            "the worker key does not match",
-        ));
-    }
-    Ok(w)
-}
-
 /// The router of the whole API, without a socket (tests call it directly or serve it).
+///
+/// Worker handlers report a bad body or protocol version before a missing or bad token, so a
+/// protocol-1 worker (credentials in the body, no header) is told `unsupported_protocol`.
+///
+/// The per-address rate limit needs the peer address: serve it with
+/// `into_make_service_with_connect_info::<SocketAddr>()` (without it, that limit is off).
 pub fn app(state: AppState) -> Router {
-    Router::new()
+    let worker_api = Router::new()
         .route("/api/v1/register", post(register))
         .route("/api/v1/fetch", post(fetch))
         .route("/api/v1/submit", post(submit))
         .route("/api/v1/abandon", post(abandon))
         .route("/api/v1/fail", post(fail))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::per_address,
+        ));
+    Router::new()
+        .merge(worker_api)
+        .merge(admin::routes())
         .route("/api/v1/status", get(status))
         .route("/api/v1/campaigns/{id}/table", get(table))
         .route("/api/v1/campaigns/{id}/balance", get(balance))
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })
+        // Bodies other than the bincode ones (admin JSON) are bounded too.
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::timeout,
+        ))
         .with_state(state)
 }
 
@@ -265,11 +328,9 @@ async fn register(
             "name or engine longer than 100 bytes",
         ));
     }
-    let key: String = rand::random::<[u8; 16]>()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let hash = key_hash(&key);
+    st.config.enrolment.admit(req.enrol_secret.as_deref())?;
+    let secret = auth::new_secret();
+    let hash = auth::sha256(&secret);
     let engine = format!("{} {}", req.engine.name, req.engine.version);
     let id = blocking(move || {
         Ok(st
@@ -278,30 +339,39 @@ async fn register(
     })
     .await?;
     wire_response(&RegisterResponse {
-        auth: WorkerAuth { worker_id: id, key },
+        auth: WorkerAuth {
+            worker_id: id,
+            token: auth::format_token(id, &secret),
+        },
     })
 }
 
 async fn fetch(
     State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<FetchRequest>,
 ) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
     let lease_ms = st.config.lease.as_millis() as i64;
-    let max_strikes = st.config.max_strikes;
+    let cap = st.config.limits.max_open_leases;
     let store = st.store.clone();
     let lease = blocking(move || {
-        let w = authenticate(&*store, &req.auth)?;
-        if scheduler::is_excluded(w.lost_votes, w.refused, max_strikes) {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "worker_excluded",
-                format!(
-                    "worker {} lost {} votes and had {} results refused; it gets no more work",
-                    w.id, w.lost_votes, w.refused
-                ),
-            ));
+        let now = now_ms();
+        if cap > 0 {
+            let open = store.open_leases(w.id, now)?;
+            if open >= cap {
+                return Err(ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "lease_limit",
+                    format!(
+                        "worker {} already holds {open} open leases (cap {cap})",
+                        w.id
+                    ),
+                )
+                .with_retry_after(60));
+            }
         }
-        Ok(store.assign(w.id, &req.capabilities, now_ms(), lease_ms)?)
+        Ok(store.assign(w.id, &req.capabilities, now, lease_ms)?)
     })
     .await?;
     match lease {
@@ -325,11 +395,12 @@ async fn fetch(
 
 async fn submit(
     State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<SubmitRequest>,
 ) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
     let store = st.store.clone();
     blocking(move || {
-        let w = authenticate(&*store, &req.auth)?;
         if !store.workunit_exists(req.workunit_id)? {
             return Err(StoreError::UnknownWorkunit(req.workunit_id).into());
         }
@@ -394,27 +465,23 @@ async fn submit(
 
 async fn fail(
     State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<FailRequest>,
 ) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
     let store = st.store.clone();
-    blocking(move || {
-        let w = authenticate(&*store, &req.auth)?;
-        Ok(store.fail(w.id, req.lease_id, &req.reason, now_ms())?)
-    })
-    .await?;
+    blocking(move || Ok(store.fail(w.id, req.lease_id, &req.reason, now_ms())?)).await?;
     wire_response(&FailResponse::Recorded)
 }
 
 async fn abandon(
     State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<AbandonRequest>,
 ) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
     let store = st.store.clone();
-    blocking(move || {
-        let w = authenticate(&*store, &req.auth)?;
-        Ok(store.abandon(w.id, req.lease_id, now_ms())?)
-    })
-    .await?;
+    blocking(move || Ok(store.abandon(w.id, req.lease_id, now_ms())?)).await?;
     wire_response(&AbandonResponse::Released)
 }
 

@@ -5,17 +5,27 @@
 //! - [`scheduler`]: the transitioner and leasing rules, pure functions.
 //! - [`validator`]: quorum by digest and result sanity checks, pure functions.
 //! - [`http`]: the axum router ([`http::app`]) with thin handlers and the one error type.
+//! - [`auth`]: enrolment, worker API tokens, the admin token.
+//! - [`limits`]: rate limits and request timeouts.
+//! - [`quarantine`]: voiding a caught worker's results and re-verifying what it validated.
+//! - [`admin`]: admin endpoints (campaigns, bans, raw results).
+//! - [`tls`]: HTTPS with rustls.
 //! - [`export`]: the table as CSV or JSON.
 //! - [`assembly`]: split campaigns' per-position totals and the reference/OEIS checks.
 //! - [`run`]: the one-machine main job: coordinator + in-process workers over 127.0.0.1.
 
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod assembly;
+pub mod auth;
 pub mod campaign;
 pub mod export;
 pub mod http;
+pub mod limits;
+pub mod quarantine;
 pub mod run;
 pub mod scheduler;
 pub mod store;
+pub mod tls;
 pub mod validator;

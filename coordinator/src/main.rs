@@ -8,9 +8,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use c960_common::wire::AnalysisEngine;
+use c960_coordinator::auth::{self, Enrolment};
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::export::{self, Format};
-use c960_coordinator::http::{self, AppState, Config};
+use c960_coordinator::http::{self, AppState, Config, Limits};
+use c960_coordinator::limits::Rate;
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{SqliteStore, Store};
 use clap::{Parser, Subcommand};
@@ -42,6 +44,40 @@ enum Command {
         /// Seconds a worker is told to wait when there is no work.
         #[arg(long, default_value_t = 10)]
         retry_after_secs: u32,
+        /// Workers must present this secret to register (prefer the environment variable:
+        /// command lines are visible to other users).
+        #[arg(long, env = "C960_ENROL_SECRET", hide_env_values = true)]
+        enrol_secret: Option<String>,
+        /// Anyone may register a worker. Without this or --enrol-secret, nobody can.
+        #[arg(long, conflicts_with = "enrol_secret")]
+        open_enrolment: bool,
+        /// Token for the admin endpoints (campaigns, bans, raw results); none: they are off.
+        #[arg(long, env = "C960_ADMIN_TOKEN", hide_env_values = true)]
+        admin_token: Option<String>,
+        /// Worker API requests per second per client address (0: no limit; raise it behind a
+        /// reverse proxy, where all requests come from one address).
+        #[arg(long, default_value_t = 50.0)]
+        rate_per_address: f64,
+        /// Worker API requests per second per worker (0: no limit).
+        #[arg(long, default_value_t = 5.0)]
+        rate_per_worker: f64,
+        /// Open leases one worker may hold at once (0: no cap).
+        #[arg(long, default_value_t = 4)]
+        max_open_leases: u64,
+        /// Seconds a request may take before it is answered 503 timeout.
+        #[arg(long, default_value_t = 30)]
+        request_timeout_secs: u64,
+        /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The PEM private key of --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
+    },
+    /// Manage workers (ban, unban, list).
+    Worker {
+        #[command(subcommand)]
+        command: WorkerCommand,
     },
     /// Manage campaigns.
     Campaign {
@@ -142,6 +178,26 @@ enum CampaignCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum WorkerCommand {
+    /// Ban a worker: it gets nothing more, and what it helped validate is re-verified.
+    Ban {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Worker id.
+        id: u64,
+    },
+    /// Lift a ban or quarantine (and forgive the worker's strikes).
+    Unban {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Worker id.
+        id: u64,
+    },
+}
+
 fn open(db: &Path) -> Result<SqliteStore> {
     SqliteStore::open(db).with_context(|| format!("cannot open database {}", db.display()))
 }
@@ -172,8 +228,17 @@ async fn stop_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
+fn serve(
+    listen: String,
+    db: PathBuf,
+    config: Config,
+    tls: Option<(PathBuf, PathBuf)>,
+) -> Result<()> {
     init_tracing("info");
+    let tls = match tls {
+        Some((cert, key)) => Some(c960_coordinator::tls::server_config(&cert, &key)?),
+        None => None,
+    };
     let store: Arc<dyn Store> = Arc::new(open(&db)?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -183,11 +248,32 @@ fn serve(listen: String, db: PathBuf, config: Config) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
         // The first stdout line names the address, so scripts and tests can use port 0.
-        println!("listening on http://{}", listener.local_addr()?);
-        tracing::info!(db = %db.display(), "serving");
-        axum::serve(listener, http::app(AppState { store, config }))
-            .with_graceful_shutdown(stop_signal())
-            .await?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        println!("listening on {scheme}://{}", listener.local_addr()?);
+        let enrolment = match &config.enrolment {
+            Enrolment::Open => "open",
+            Enrolment::Secret(_) => "by secret",
+            Enrolment::Closed => "closed",
+        };
+        tracing::info!(db = %db.display(), enrolment, "serving");
+        let app = http::app(AppState::new(store, config))
+            .into_make_service_with_connect_info::<std::net::SocketAddr>();
+        match tls {
+            Some(tls) => {
+                use axum::serve::ListenerExt;
+                // tap_io: axum provides the peer address as connect info for tapped listeners.
+                let listener =
+                    c960_coordinator::tls::TlsListener::new(listener, tls)?.tap_io(|_| {});
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stop_signal())
+                    .await?
+            }
+            None => {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stop_signal())
+                    .await?
+            }
+        }
         Ok(())
     })
 }
@@ -215,13 +301,58 @@ fn main() -> ExitCode {
             lease_secs,
             max_strikes,
             retry_after_secs,
+            enrol_secret,
+            open_enrolment,
+            admin_token,
+            rate_per_address,
+            rate_per_worker,
+            max_open_leases,
+            request_timeout_secs,
+            tls_cert,
+            tls_key,
         } => {
+            let enrolment = match (enrol_secret, open_enrolment) {
+                (Some(s), _) if s.len() < 16 => {
+                    return Err(anyhow!("--enrol-secret must be at least 16 characters"));
+                }
+                (Some(s), _) => Enrolment::secret(&s),
+                (None, true) => Enrolment::Open,
+                (None, false) => {
+                    eprintln!(
+                        "warning: enrolment is closed (no --enrol-secret, no --open-enrolment): only registered workers can work"
+                    );
+                    Enrolment::Closed
+                }
+            };
+            if admin_token.as_ref().is_some_and(|t| t.len() < 16) {
+                return Err(anyhow!("--admin-token must be at least 16 characters"));
+            }
             let config = Config {
                 lease: Duration::from_secs(lease_secs.max(1)),
                 max_strikes,
                 retry_after_secs,
+                enrolment,
+                admin_token_hash: admin_token.as_deref().map(auth::sha256),
+                limits: Limits {
+                    per_address: Rate::new(rate_per_address, rate_per_address * 4.0),
+                    per_worker: Rate::new(rate_per_worker, rate_per_worker * 4.0),
+                    max_open_leases,
+                    request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
+                },
             };
-            serve(listen, db, config).map(|_| ExitCode::SUCCESS)
+            serve(listen, db, config, tls_cert.zip(tls_key)).map(|_| ExitCode::SUCCESS)
+        }
+        Command::Worker { command } => {
+            let (db, id, banned) = match command {
+                WorkerCommand::Ban { db, id } => (db, id, true),
+                WorkerCommand::Unban { db, id } => (db, id, false),
+            };
+            let w = open(&db)?.set_banned(id, banned, http::now_ms())?;
+            println!(
+                "worker {} ({}): banned {}, quarantined {}, {} valid, {} lost votes, {} refused",
+                w.id, w.name, w.banned, w.quarantined, w.valid, w.lost_votes, w.refused
+            );
+            Ok(ExitCode::SUCCESS)
         }
         Command::Campaign {
             command:

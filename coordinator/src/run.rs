@@ -306,15 +306,22 @@ async fn serve_and_work(
 ) -> Result<bool> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
+    // The local workers enrol with a secret made up for this run: nobody else on this machine
+    // can register through the port. They are trusted, so rate limits are off.
+    let secret = crate::auth::new_secret();
     let config = Config {
         lease: opts.lease,
         retry_after_secs: 1,
+        enrolment: crate::auth::Enrolment::secret(&secret),
+        limits: http::Limits {
+            per_address: crate::limits::Rate::UNLIMITED,
+            per_worker: crate::limits::Rate::UNLIMITED,
+            ..http::Limits::default()
+        },
         ..Config::default()
     };
-    let app = http::app(AppState {
-        store: store.clone(),
-        config,
-    });
+    let app = http::app(AppState::new(store.clone(), config))
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
     let (stop_tx, stop_rx) = watch::channel(false);
     let server = {
         let mut rx = stop_rx.clone();
@@ -335,6 +342,7 @@ async fn serve_and_work(
         cfg.progress = false;
         cfg.uci = opts.uci.clone();
         cfg.hash_mib = opts.hash_mib;
+        cfg.enrol_secret = Some(secret.clone());
         tasks.push(tokio::spawn(runner::run(cfg, stop_rx.clone())));
     }
 

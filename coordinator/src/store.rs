@@ -47,6 +47,9 @@ pub enum StoreError {
     /// The database failed or holds something impossible.
     #[error("database: {0}")]
     Db(String),
+    /// A request the store refuses on its merits (e.g. a campaign with bad parameters).
+    #[error("{0}")]
+    Bad(String),
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -95,6 +98,28 @@ pub struct WorkerRecord {
     pub refused: u64,
     /// Results that agreed with the canonical result.
     pub valid: u64,
+    /// Banned by the operator.
+    pub banned: bool,
+    /// Quarantined (automatically, after too many lost votes and refused results, or by a ban).
+    pub quarantined: bool,
+}
+
+/// The columns [`worker_row`] reads.
+pub(crate) const WORKER_COLS: &str =
+    "id, name, key_hash, lost_votes, refused, valid, banned, quarantined_ms IS NOT NULL";
+
+/// A [`WorkerRecord`] from a row of [`WORKER_COLS`].
+pub(crate) fn worker_row(r: &rusqlite::Row) -> rusqlite::Result<WorkerRecord> {
+    Ok(WorkerRecord {
+        id: db_to_u64(r.get(0)?),
+        name: r.get(1)?,
+        key_hash: r.get(2)?,
+        lost_votes: db_to_u64(r.get(3)?),
+        refused: db_to_u64(r.get(4)?),
+        valid: db_to_u64(r.get(5)?),
+        banned: r.get::<_, i64>(6)? != 0,
+        quarantined: r.get::<_, i64>(7)? != 0,
+    })
 }
 
 /// A lease as the HTTP layer needs it to check a submission.
@@ -266,6 +291,13 @@ pub trait Store: Send + Sync {
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)>;
     /// All results of a workunit.
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
+    /// Sets the quarantine threshold: lost votes + refused results (0: never).
+    fn set_max_strikes(&self, max_strikes: u64) -> StoreResult<()>;
+    /// Leases this worker holds open (issued, not answered, deadline not passed).
+    fn open_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<u64>;
+    /// Bans a worker (and quarantines it: see [`crate::quarantine`]) or lifts the ban (which
+    /// also lifts the quarantine and forgives its strikes). Returns the updated record.
+    fn set_banned(&self, worker_id: u64, banned: bool, now_ms: i64) -> StoreResult<WorkerRecord>;
     /// The table of an analysis campaign with the canonical result of each valid workunit.
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)>;
     /// The workunits of a split campaign, for [`crate::assembly::assemble`].
@@ -366,6 +398,12 @@ ALTER TABLE workunits ADD COLUMN multiplicity INTEGER;             -- paths to t
 ALTER TABLE workunits ADD COLUMN first_moves TEXT;                 -- JSON [[uci, paths], ...]
 CREATE INDEX workunits_origin ON workunits(campaign_id, origin_sp);
 "#,
+    r#"
+-- 4: quarantine and bans.
+ALTER TABLE workers ADD COLUMN banned INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE workers ADD COLUMN quarantined_ms INTEGER;
+CREATE TABLE settings (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"#,
 ];
 
 /// A workunit as the assign query reads it: id, sp, fen, depth, kind, hash MiB.
@@ -404,11 +442,11 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
 }
 
-fn u64_to_db(v: u64) -> i64 {
+pub(crate) fn u64_to_db(v: u64) -> i64 {
     v as i64
 }
 
-fn db_to_u64(v: i64) -> u64 {
+pub(crate) fn db_to_u64(v: i64) -> u64 {
     v as u64
 }
 
@@ -523,7 +561,7 @@ fn replicas(tx: &Connection, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> 
 
 /// Runs the transitioner on one workunit and writes its verdict (and the verdict on each
 /// returned result, with the workers' vote counts) in the same transaction.
-fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
+pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
     let (state, quorum, max_results, canonical): (i64, i64, i64, Option<Vec<u8>>) = tx
         .prepare_cached(
             "SELECT state, quorum, max_results, canonical_digest FROM workunits WHERE id = ?1",
@@ -576,6 +614,7 @@ fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<(
         _ => return Ok(()),
     };
     // Grade every returned result not graded yet (including late ones after validation).
+    let mut losers = Vec::new();
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
         let Some(d) = r.digest else { continue };
         let good = scheduler::agrees(&canonical, &d);
@@ -591,7 +630,14 @@ fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<(
                 &format!("UPDATE workers SET {col} = {col} + 1 WHERE id = ?1"),
                 [u64_to_db(r.worker_id)],
             )?;
+            if !good {
+                losers.push(r.worker_id);
+            }
         }
+    }
+    // After the grading, so the quarantine sees this workunit settled.
+    for w in losers {
+        crate::quarantine::check(tx, w, now_ms)?;
     }
     Ok(())
 }
@@ -763,18 +809,9 @@ impl Store for SqliteStore {
         let conn = self.lock()?;
         Ok(conn
             .query_row(
-                "SELECT id, name, key_hash, lost_votes, refused, valid FROM workers WHERE id = ?1",
+                &format!("SELECT {WORKER_COLS} FROM workers WHERE id = ?1"),
                 [u64_to_db(id)],
-                |r| {
-                    Ok(WorkerRecord {
-                        id: db_to_u64(r.get(0)?),
-                        name: r.get(1)?,
-                        key_hash: r.get(2)?,
-                        lost_votes: db_to_u64(r.get(3)?),
-                        refused: db_to_u64(r.get(4)?),
-                        valid: db_to_u64(r.get(5)?),
-                    })
-                },
+                worker_row,
             )
             .optional()?)
     }
@@ -921,7 +958,8 @@ impl Store for SqliteStore {
                 "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
                 [u64_to_db(worker_id)],
             )?;
-            retransition(tx, wu, now_ms)
+            retransition(tx, wu, now_ms)?;
+            crate::quarantine::check(tx, worker_id, now_ms)
         })
     }
 
@@ -1038,22 +1076,12 @@ impl Store for SqliteStore {
             [now_ms - 3_600_000],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        let mut st = conn.prepare(
-            "SELECT id, name, key_hash, lost_votes, refused, valid FROM workers WHERE lost_votes + refused > 0
-             ORDER BY lost_votes + refused DESC, id LIMIT 20",
-        )?;
-        let marked = st
-            .query_map([], |r| {
-                Ok(WorkerRecord {
-                    id: db_to_u64(r.get(0)?),
-                    name: r.get(1)?,
-                    key_hash: r.get(2)?,
-                    lost_votes: db_to_u64(r.get(3)?),
-                    refused: db_to_u64(r.get(4)?),
-                    valid: db_to_u64(r.get(5)?),
-                })
-            })?
-            .collect::<Result<_, _>>()?;
+        let mut st = conn.prepare(&format!(
+            "SELECT {WORKER_COLS} FROM workers
+             WHERE lost_votes + refused > 0 OR banned != 0 OR quarantined_ms IS NOT NULL
+             ORDER BY banned DESC, quarantined_ms IS NOT NULL DESC, lost_votes + refused DESC, id LIMIT 20"
+        ))?;
+        let marked = st.query_map([], worker_row)?.collect::<Result<_, _>>()?;
         Ok(WorkerSummary {
             registered: registered as u64,
             active_last_hour: active as u64,
@@ -1225,6 +1253,53 @@ impl Store for SqliteStore {
                 })
             })?
             .collect::<Result<_, _>>()?)
+    }
+
+    fn set_max_strikes(&self, max_strikes: u64) -> StoreResult<()> {
+        self.with_tx(|tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO settings (key, value) VALUES ('max_strikes', ?1)",
+                [u64_to_db(max_strikes)],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn open_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
+        let conn = self.lock()?;
+        let n: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM results WHERE worker_id = ?1 AND state = 0 AND deadline_ms >= ?2",
+            params![u64_to_db(worker_id), now_ms],
+            |r| r.get(0),
+        )?;
+        Ok(n as u64)
+    }
+
+    fn set_banned(&self, worker_id: u64, banned: bool, now_ms: i64) -> StoreResult<WorkerRecord> {
+        self.with_tx(|tx| {
+            let changed = if banned {
+                tx.execute(
+                    "UPDATE workers SET banned = 1 WHERE id = ?1",
+                    [u64_to_db(worker_id)],
+                )?
+            } else {
+                tx.execute(
+                    "UPDATE workers SET banned = 0, quarantined_ms = NULL, lost_votes = 0, refused = 0 WHERE id = ?1",
+                    [u64_to_db(worker_id)],
+                )?
+            };
+            if changed == 0 {
+                return Err(StoreError::UnknownWorker(worker_id));
+            }
+            if banned {
+                crate::quarantine::quarantine(tx, worker_id, now_ms)?;
+            }
+            Ok(tx.query_row(
+                &format!("SELECT {WORKER_COLS} FROM workers WHERE id = ?1"),
+                [u64_to_db(worker_id)],
+                worker_row,
+            )?)
+        })
     }
 }
 

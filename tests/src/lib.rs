@@ -6,8 +6,10 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use c960_coordinator::auth::Enrolment;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
-use c960_coordinator::http::{self, AppState, Config};
+use c960_coordinator::http::{self, AppState, Config, Limits};
+use c960_coordinator::limits::Rate;
 use c960_coordinator::store::{Campaign, SqliteStore, Store};
 
 /// Paths of the `c960-coordinator` and `c960-worker` binaries, built once per test process.
@@ -108,14 +110,14 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server with this configuration on a fresh database.
     pub async fn start(config: Config) -> TestServer {
+        // Tests also use plain reqwest clients, which need the crypto provider installed.
+        c960_worker::client::install_crypto_provider();
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(SqliteStore::open(&dir.path().join("c960.db")).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let app = http::app(AppState {
-            store: store.clone(),
-            config,
-        });
+        let app = http::app(AppState::new(store.clone(), config))
+            .into_make_service_with_connect_info::<std::net::SocketAddr>();
         tokio::spawn(async move { axum::serve(listener, app).await });
         TestServer { url, store, dir }
     }
@@ -163,11 +165,19 @@ impl TestServer {
     }
 }
 
-/// A configuration with short leases and retries, for tests.
+/// A configuration with short retries and open enrolment, for tests. The default rate limits
+/// stay on except per address (every test client is 127.0.0.1).
 pub fn quick_config() -> Config {
     Config {
         lease: Duration::from_secs(3600),
         max_strikes: 3,
         retry_after_secs: 1,
+        enrolment: Enrolment::Open,
+        limits: Limits {
+            per_address: Rate::UNLIMITED,
+            per_worker: Rate::new(50.0, 100.0),
+            ..Limits::default()
+        },
+        ..Config::default()
     }
 }

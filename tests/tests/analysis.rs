@@ -109,16 +109,18 @@ async fn lease(client: &Client, auth: &WorkerAuth, caps: &Capabilities) -> Optio
 async fn submit(client: &Client, auth: &WorkerAuth, a: &Assignment, r: AnalysisResult) {
     let result = WorkResult::Analysis(r);
     client
-        .submit(&SubmitRequest {
-            protocol: PROTOCOL_VERSION,
-            auth: auth.clone(),
-            lease_id: a.lease_id,
-            workunit_id: a.workunit_id,
-            digest: result_digest(a.workunit_id, &a.kind, &result),
-            result,
-            elapsed_ms: 1,
-            engine: engine(),
-        })
+        .submit(
+            &auth,
+            &SubmitRequest {
+                protocol: PROTOCOL_VERSION,
+                lease_id: a.lease_id,
+                workunit_id: a.workunit_id,
+                digest: result_digest(a.workunit_id, &a.kind, &result),
+                result,
+                elapsed_ms: 1,
+                engine: engine(),
+            },
+        )
         .await
         .unwrap();
 }
@@ -193,16 +195,18 @@ async fn a_failed_engine_is_a_failed_replica_not_a_result() {
     fake.engine_id = "Stockfish 16".into();
     let result = WorkResult::Analysis(fake);
     let err = client
-        .submit(&SubmitRequest {
-            protocol: PROTOCOL_VERSION,
-            auth: b_auth.clone(),
-            lease_id: b.lease_id,
-            workunit_id: b.workunit_id,
-            digest: result_digest(b.workunit_id, &b.kind, &result),
-            result,
-            elapsed_ms: 1,
-            engine: engine(),
-        })
+        .submit(
+            &b_auth,
+            &SubmitRequest {
+                protocol: PROTOCOL_VERSION,
+                lease_id: b.lease_id,
+                workunit_id: b.workunit_id,
+                digest: result_digest(b.workunit_id, &b.kind, &result),
+                result,
+                elapsed_ms: 1,
+                engine: engine(),
+            },
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code(), Some("invalid_result"));

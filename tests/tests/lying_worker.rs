@@ -1,6 +1,6 @@
 //! A lying worker: wrong counts (with a matching digest) lose the vote, a digest that does not
 //! match its payload is refused; neither enters the table, the workunits complete correctly, and
-//! the worker is marked and then excluded.
+//! the worker is marked and then quarantined.
 
 use std::time::Duration;
 
@@ -8,17 +8,16 @@ use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
 use c960_coordinator::http::Config;
 use c960_coordinator::store::Store;
-use c960_tests::{TestServer, reference};
+use c960_tests::{TestServer, quick_config, reference};
 use c960_worker::client::{Client, engine};
 use c960_worker::compute::compute;
 use c960_worker::runner::{self, RunnerConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lying_worker_never_enters_the_table_and_is_excluded() {
+async fn lying_worker_never_enters_the_table_and_is_quarantined() {
     let server = TestServer::start(Config {
-        lease: Duration::from_secs(3600),
         max_strikes: 2,
-        retry_after_secs: 1,
+        ..quick_config()
     })
     .await;
     let c = server.campaign(3, "0-3");
@@ -43,7 +42,6 @@ async fn lying_worker_never_enters_the_table_and_is_excluded() {
     lie.nodes += 1;
     let req = SubmitRequest {
         protocol: PROTOCOL_VERSION,
-        auth: auth.clone(),
         lease_id: a1.lease_id,
         workunit_id: a1.workunit_id,
         digest: result_digest(a1.workunit_id, &a1.kind, &lie.clone().into()),
@@ -51,7 +49,7 @@ async fn lying_worker_never_enters_the_table_and_is_excluded() {
         elapsed_ms: 1,
         engine: engine(),
     };
-    liar.submit(&req).await.unwrap();
+    liar.submit(&auth, &req).await.unwrap();
 
     // Lie 2: true counts with a digest that does not match them. Refused.
     let FetchResponse::Assigned(a2) = liar.fetch(&auth, &Capabilities::builtin()).await.unwrap()
@@ -70,7 +68,7 @@ async fn lying_worker_never_enters_the_table_and_is_excluded() {
         result: truth.into(),
         ..req.clone()
     };
-    let err = liar.submit(&req2).await.unwrap_err();
+    let err = liar.submit(&auth, &req2).await.unwrap_err();
     assert_eq!(err.code(), Some("digest_mismatch"));
 
     // Two honest workers finish the campaign.
@@ -115,7 +113,8 @@ async fn lying_worker_never_enters_the_table_and_is_excluded() {
         .fetch(&auth, &Capabilities::builtin())
         .await
         .unwrap_err();
-    assert_eq!(err.code(), Some("worker_excluded"));
+    assert_eq!(err.code(), Some("worker_quarantined"));
+    assert!(w.quarantined);
 
     // The status page shows the marked worker.
     let text = reqwest::get(format!("{}/api/v1/status", server.url))

@@ -7,7 +7,7 @@ use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     AbandonRequest, Capabilities, FetchRequest, FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION,
-    SubmitRequest, WorkerAuth,
+    SubmitRequest,
 };
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
@@ -15,14 +15,21 @@ use c960_worker::client::{Client, engine};
 use c960_worker::compute::compute;
 use c960_worker::runner::{self, RunnerConfig};
 
-async fn post(url: &str, path: &str, ct: &str, body: Vec<u8>) -> (u16, String) {
-    let resp = reqwest::Client::new()
+async fn post_as(
+    token: Option<&str>,
+    url: &str,
+    path: &str,
+    ct: &str,
+    body: Vec<u8>,
+) -> (u16, String) {
+    let mut req = reqwest::Client::new()
         .post(format!("{url}/api/v1/{path}"))
         .header("content-type", ct)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+        .body(body);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let resp = req.send().await.unwrap();
     let status = resp.status().as_u16();
     let text = resp.text().await.unwrap();
     let v: serde_json::Value =
@@ -40,75 +47,71 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
     let client = Client::new(&url).unwrap();
     let alice = client.register("alice", 1, 0).await.unwrap();
     let bob = client.register("bob", 1, 0).await.unwrap();
-    let fetch = |auth: &WorkerAuth| {
+    let fetch = || {
         codec::encode(&FetchRequest {
             protocol: PROTOCOL_VERSION,
-            auth: auth.clone(),
             capabilities: Capabilities::builtin(),
         })
         .unwrap()
     };
+    let a = alice.token.clone();
+    let post = |path: &'static str, ct: &'static str, body: Vec<u8>| {
+        post_as(Some(&a), &url, path, ct, body)
+    };
 
     // Garbage, truncated bincode, trailing bytes.
     assert_eq!(
-        post(&url, "fetch", OCTET, vec![0xff; 40]).await,
+        post("fetch", OCTET, vec![0xff; 40]).await,
         (400, "bad_body".into())
     );
-    let good = fetch(&alice);
-    assert_eq!(
-        post(&url, "fetch", OCTET, good[..good.len() - 3].to_vec()).await,
-        (400, "bad_body".into())
-    );
-    assert_eq!(
-        post(&url, "fetch", OCTET, vec![]).await,
-        (400, "bad_body".into())
-    );
-    let mut longer = good.clone();
-    longer.push(1);
-    assert_eq!(
-        post(&url, "fetch", OCTET, longer).await,
-        (400, "bad_body".into())
-    );
-    // Oversize body.
-    assert_eq!(
-        post(&url, "submit", OCTET, vec![1; MAX_BODY_BYTES + 1]).await,
-        (413, "body_too_large".into())
-    );
-    // Wrong protocol version, wrong content type, unknown endpoint.
-    let old = codec::encode(&FetchRequest {
-        protocol: 99,
-        auth: alice.clone(),
-        capabilities: Capabilities::builtin(),
+    let good = fetch();
+    let truncated = codec::encode(&AbandonRequest {
+        protocol: PROTOCOL_VERSION,
+        lease_id: 1 << 40,
     })
     .unwrap();
     assert_eq!(
-        post(&url, "fetch", OCTET, old).await,
+        post("abandon", OCTET, truncated[..truncated.len() - 3].to_vec()).await,
+        (400, "bad_body".into())
+    );
+    assert_eq!(post("fetch", OCTET, vec![]).await, (400, "bad_body".into()));
+    let mut longer = good.clone();
+    longer.push(1);
+    assert_eq!(post("fetch", OCTET, longer).await, (400, "bad_body".into()));
+    // Oversize body.
+    assert_eq!(
+        post("submit", OCTET, vec![1; MAX_BODY_BYTES + 1]).await,
+        (413, "body_too_large".into())
+    );
+    // Wrong protocol version, wrong content type, unknown endpoint.
+    let mut old = good.clone();
+    old[0] = 99;
+    assert_eq!(
+        post("fetch", OCTET, old).await,
         (400, "unsupported_protocol".into())
     );
     assert_eq!(
-        post(&url, "fetch", "application/json", good.clone()).await,
+        post("fetch", "application/json", good.clone()).await,
         (415, "wrong_content_type".into())
     );
     assert_eq!(
-        post(&url, "nonsense", OCTET, good.clone()).await,
+        post("nonsense", OCTET, good.clone()).await,
         (404, "not_found".into())
     );
-    // Unknown worker and wrong key.
-    let ghost = WorkerAuth {
-        worker_id: 999,
-        key: alice.key.clone(),
-    };
+    // Unknown worker, wrong token, no token.
+    let ghost = format!("999.{}", alice.token.split_once('.').unwrap().1);
     assert_eq!(
-        post(&url, "fetch", OCTET, fetch(&ghost)).await,
+        post_as(Some(&ghost), &url, "fetch", OCTET, fetch()).await,
         (401, "unknown_worker".into())
     );
-    let forger = WorkerAuth {
-        worker_id: alice.worker_id,
-        key: "00".into(),
-    };
+    let forger = format!("{}.00", alice.worker_id);
     assert_eq!(
-        post(&url, "fetch", OCTET, fetch(&forger)).await,
-        (401, "bad_key".into())
+        post_as(Some(&forger), &url, "fetch", OCTET, fetch()).await,
+        (401, "bad_token".into())
+    );
+    assert_eq!(
+        post_as(None, &url, "fetch", OCTET, fetch()).await,
+        (401, "missing_token".into())
     );
 
     // A real lease for alice, and submissions that must be refused.
@@ -127,7 +130,6 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
     .unwrap();
     let honest = SubmitRequest {
         protocol: PROTOCOL_VERSION,
-        auth: alice.clone(),
         lease_id: a.lease_id,
         workunit_id: a.workunit_id,
         digest: result_digest(a.workunit_id, &a.kind, &result.clone().into()),
@@ -141,7 +143,7 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
         ..honest.clone()
     };
     assert_eq!(
-        post(&url, "submit", OCTET, submit(&unknown_wu)).await,
+        post("submit", OCTET, submit(&unknown_wu)).await,
         (404, "unknown_workunit".into())
     );
     let unknown_lease = SubmitRequest {
@@ -149,31 +151,27 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
         ..honest.clone()
     };
     assert_eq!(
-        post(&url, "submit", OCTET, submit(&unknown_lease)).await,
+        post("submit", OCTET, submit(&unknown_lease)).await,
         (404, "unknown_lease".into())
     );
-    let bobs = SubmitRequest {
-        auth: bob.clone(),
-        ..honest.clone()
-    };
+    // Someone else's lease: bob's valid token cannot answer or give back alice's lease.
     assert_eq!(
-        post(&url, "submit", OCTET, submit(&bobs)).await,
+        post_as(Some(&bob.token), &url, "submit", OCTET, submit(&honest)).await,
         (403, "lease_not_yours".into())
     );
     let bob_abandons = codec::encode(&AbandonRequest {
         protocol: PROTOCOL_VERSION,
-        auth: bob.clone(),
         lease_id: a.lease_id,
     })
     .unwrap();
     assert_eq!(
-        post(&url, "abandon", OCTET, bob_abandons).await,
+        post_as(Some(&bob.token), &url, "abandon", OCTET, bob_abandons).await,
         (403, "lease_not_yours".into())
     );
     // None of that touched alice's lease: her honest result is accepted once, then the lease is closed.
-    client.submit(&honest).await.unwrap();
+    client.submit(&alice, &honest).await.unwrap();
     assert_eq!(
-        post(&url, "submit", OCTET, submit(&honest)).await,
+        post("submit", OCTET, submit(&honest)).await,
         (409, "lease_closed".into())
     );
     // Human endpoints refuse bad input with codes too.

@@ -51,16 +51,18 @@ async fn coordinator_overhead() {
                 let r = compute(&a.kind, &Default::default(), |_, _, _| {}).unwrap();
                 let result = WorkResult::Perft(r);
                 client
-                    .submit(&SubmitRequest {
-                        protocol: PROTOCOL_VERSION,
-                        auth: auth.clone(),
-                        lease_id: a.lease_id,
-                        workunit_id: a.workunit_id,
-                        digest: result_digest(a.workunit_id, &a.kind, &result),
-                        result,
-                        elapsed_ms: 0,
-                        engine: engine(),
-                    })
+                    .submit(
+                        &auth,
+                        &SubmitRequest {
+                            protocol: PROTOCOL_VERSION,
+                            lease_id: a.lease_id,
+                            workunit_id: a.workunit_id,
+                            digest: result_digest(a.workunit_id, &a.kind, &result),
+                            result,
+                            elapsed_ms: 0,
+                            engine: engine(),
+                        },
+                    )
                     .await
                     .unwrap();
                 done += 1;

@@ -49,8 +49,7 @@ async fn killed_worker_lease_expires_and_workunit_completes_elsewhere() {
     bins();
     let server = TestServer::start(Config {
         lease: Duration::from_secs(2),
-        max_strikes: 3,
-        retry_after_secs: 1,
+        ..c960_tests::quick_config()
     })
     .await;
     // Depth 6 of one position: long enough (≈ 10^8 nodes) that the kill lands mid-computation.

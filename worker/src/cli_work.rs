@@ -36,6 +36,12 @@ pub struct WorkArgs {
     /// reported as failed.
     #[arg(long, default_value_t = 600)]
     uci_timeout: u64,
+    /// The enrolment secret the coordinator's operator gave you (needed only to register).
+    #[arg(long, env = "C960_ENROL_SECRET", hide_env_values = true)]
+    enrol_secret: Option<String>,
+    /// PEM file of an extra CA to trust for an https:// coordinator with a private certificate.
+    #[arg(long)]
+    ca_file: Option<PathBuf>,
     /// Longest wait between retries, in seconds.
     #[arg(long, default_value_t = 300)]
     max_backoff_secs: u64,
@@ -78,6 +84,8 @@ pub fn run(args: WorkArgs) -> Result<()> {
     cfg.uci_timeout = Duration::from_secs(args.uci_timeout);
     cfg.state_file = Some(args.state_file.unwrap_or_else(identity::default_path));
     cfg.backoff_cap = Duration::from_secs(args.max_backoff_secs.max(1));
+    cfg.enrol_secret = args.enrol_secret;
+    cfg.ca_file = args.ca_file;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -1,4 +1,5 @@
-//! The HTTP client of the worker protocol: bincode over plain HTTP with reqwest.
+//! The HTTP client of the worker protocol: bincode over HTTP with reqwest; the API token goes
+//! in `Authorization: Bearer …`.
 
 use std::time::Duration;
 
@@ -26,6 +27,8 @@ pub enum ClientError {
         code: String,
         /// Message.
         message: String,
+        /// The `Retry-After` the coordinator sent (429, 503), if any.
+        retry_after: Option<Duration>,
     },
     /// The answer was not a valid message.
     #[error("bad answer from the coordinator: {0}")]
@@ -39,6 +42,14 @@ impl ClientError {
             ClientError::Transport(_) => true,
             ClientError::Refused { status, .. } => *status >= 500 || *status == 429,
             ClientError::BadAnswer(_) => true,
+        }
+    }
+
+    /// How long the coordinator asked us to wait before retrying, if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ClientError::Refused { retry_after, .. } => *retry_after,
+            _ => None,
         }
     }
 
@@ -56,20 +67,46 @@ impl ClientError {
 pub struct Client {
     http: reqwest::Client,
     base: String,
+    enrol_secret: Option<String>,
 }
 
 impl Client {
-    /// A client for the coordinator at `base` (e.g. `http://127.0.0.1:8960`).
+    /// A client for the coordinator at `base` (e.g. `http://127.0.0.1:8960` or `https://…`).
     pub fn new(base: &str) -> Result<Client, ClientError> {
-        let http = reqwest::Client::builder()
+        Client::with_ca(base, None)
+    }
+
+    /// A client that also trusts the CA certificates in this PEM (for a coordinator with a
+    /// private or self-signed certificate), besides the system's roots.
+    pub fn with_ca(base: &str, ca_pem: Option<&[u8]>) -> Result<Client, ClientError> {
+        install_crypto_provider();
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(60))
+            .timeout(Duration::from_secs(60));
+        if let Some(pem) = ca_pem {
+            let certs = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| ClientError::Transport(format!("bad CA file: {e}")))?;
+            if certs.is_empty() {
+                return Err(ClientError::Transport(
+                    "the CA file holds no certificate".into(),
+                ));
+            }
+            builder = builder.tls_certs_merge(certs);
+        }
+        let http = builder
             .build()
             .map_err(|e| ClientError::Transport(e.to_string()))?;
         Ok(Client {
             http,
             base: base.trim_end_matches('/').to_string(),
+            enrol_secret: None,
         })
+    }
+
+    /// The same client, presenting this enrolment secret when it registers.
+    pub fn with_enrol_secret(mut self, secret: Option<String>) -> Client {
+        self.enrol_secret = secret;
+        self
     }
 
     /// The coordinator's base URL.
@@ -80,18 +117,28 @@ impl Client {
     async fn call<Req: Serialize, Resp: DeserializeOwned>(
         &self,
         path: &str,
+        auth: Option<&WorkerAuth>,
         req: &Req,
     ) -> Result<Resp, ClientError> {
         let body = codec::encode(req).map_err(|e| ClientError::BadAnswer(e.to_string()))?;
-        let resp = self
+        let mut post = self
             .http
             .post(format!("{}/api/v1/{path}", self.base))
             .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
-            .body(body)
+            .body(body);
+        if let Some(a) = auth {
+            post = post.bearer_auth(&a.token);
+        }
+        let resp = post
             .send()
             .await
             .map_err(|e| ClientError::Transport(e.to_string()))?;
         let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let bytes = resp
             .bytes()
             .await
@@ -110,6 +157,7 @@ impl Client {
             status: status.as_u16(),
             code,
             message,
+            retry_after,
         })
     }
 
@@ -126,8 +174,9 @@ impl Client {
             engine: engine(),
             threads,
             hash_mib,
+            enrol_secret: self.enrol_secret.clone(),
         };
-        let resp: RegisterResponse = self.call("register", &req).await?;
+        let resp: RegisterResponse = self.call("register", None, &req).await?;
         Ok(resp.auth)
     }
 
@@ -139,9 +188,9 @@ impl Client {
     ) -> Result<FetchResponse, ClientError> {
         self.call(
             "fetch",
+            Some(auth),
             &FetchRequest {
                 protocol: PROTOCOL_VERSION,
-                auth: auth.clone(),
                 capabilities: capabilities.clone(),
             },
         )
@@ -157,9 +206,9 @@ impl Client {
     ) -> Result<FailResponse, ClientError> {
         self.call(
             "fail",
+            Some(auth),
             &FailRequest {
                 protocol: PROTOCOL_VERSION,
-                auth: auth.clone(),
                 lease_id,
                 reason: reason.chars().take(500).collect(),
             },
@@ -168,8 +217,12 @@ impl Client {
     }
 
     /// Submits a result (the request is built by the caller, digest included).
-    pub async fn submit(&self, req: &SubmitRequest) -> Result<SubmitResponse, ClientError> {
-        self.call("submit", req).await
+    pub async fn submit(
+        &self,
+        auth: &WorkerAuth,
+        req: &SubmitRequest,
+    ) -> Result<SubmitResponse, ClientError> {
+        self.call("submit", Some(auth), req).await
     }
 
     /// Gives a lease back.
@@ -180,14 +233,22 @@ impl Client {
     ) -> Result<AbandonResponse, ClientError> {
         self.call(
             "abandon",
+            Some(auth),
             &AbandonRequest {
                 protocol: PROTOCOL_VERSION,
-                auth: auth.clone(),
                 lease_id,
             },
         )
         .await
     }
+}
+
+/// Installs rustls's ring crypto provider for the process (idempotent). reqwest is built
+/// without a default provider (ring avoids aws-lc's build needs), so any other
+/// `reqwest::Client` made in this process, e.g. by tests, needs this first.
+pub fn install_crypto_provider() {
+    // Fails harmlessly when a provider is already installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// This build's engine.

@@ -1,5 +1,6 @@
-//! The worker's identity file: the id and key the coordinator gave at registration, kept so that
-//! a restarted worker is the same worker (its votes and leases stay its own).
+//! The worker's identity file: the id and API token the coordinator gave at registration, kept
+//! so that a restarted worker is the same worker (its votes and leases stay its own). The file
+//! is a secret: it is written readable by its owner only (on Unix).
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +14,8 @@ pub struct Identity {
     pub server: String,
     /// Worker id.
     pub worker_id: u64,
-    /// Worker key.
-    pub key: String,
+    /// API token (`<id>.<secret>`).
+    pub token: String,
 }
 
 impl Identity {
@@ -22,7 +23,7 @@ impl Identity {
     pub fn auth(&self) -> WorkerAuth {
         WorkerAuth {
             worker_id: self.worker_id,
-            key: self.key.clone(),
+            token: self.token.clone(),
         }
     }
 }
@@ -46,8 +47,13 @@ pub fn load(path: &Path, server: &str) -> anyhow::Result<Option<Identity>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
     };
-    let id: Identity = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{} is not a worker state file: {e}", path.display()))?;
+    // A protocol-1 file (with a `key`, no `token`) does not parse: treat it as absent, so the
+    // worker registers afresh rather than refusing to start.
+    let id: Identity = match serde_json::from_str(&text) {
+        Ok(id) => id,
+        Err(_) if text.contains("\"key\"") && !text.contains("\"token\"") => return Ok(None),
+        Err(e) => anyhow::bail!("{} is not a worker state file: {e}", path.display()),
+    };
     Ok((id.server == server).then_some(id))
 }
 
@@ -59,7 +65,13 @@ pub fn save(path: &Path, id: &Identity) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     }
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(id)?)
+    let text = serde_json::to_string_pretty(id)?;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    opts.open(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
@@ -78,7 +90,7 @@ mod tests {
         let id = Identity {
             server: "http://a".into(),
             worker_id: 3,
-            key: "k".into(),
+            token: "3.k".into(),
         };
         save(&path, &id).unwrap();
         assert_eq!(load(&path, "http://a").unwrap(), Some(id));

@@ -47,6 +47,10 @@ pub struct RunnerConfig {
     pub uci: Option<PathBuf>,
     /// How long the UCI engine may search one workunit before it is killed.
     pub uci_timeout: Duration,
+    /// The enrolment secret to present when registering.
+    pub enrol_secret: Option<String>,
+    /// PEM file of an extra CA to trust (a coordinator with a private certificate).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl RunnerConfig {
@@ -62,6 +66,8 @@ impl RunnerConfig {
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(300),
             progress: true,
+            enrol_secret: None,
+            ca_file: None,
             uci: None,
             uci_timeout: Duration::from_secs(600),
         }
@@ -127,7 +133,14 @@ struct Worker {
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
 /// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
 pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
-    let client = Client::new(&cfg.server)?;
+    let ca = match &cfg.ca_file {
+        Some(p) => {
+            Some(std::fs::read(p).with_context(|| format!("cannot read CA file {}", p.display()))?)
+        }
+        None => None,
+    };
+    let client =
+        Client::with_ca(&cfg.server, ca.as_deref())?.with_enrol_secret(cfg.enrol_secret.clone());
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
     let uci = cfg
         .uci
@@ -176,7 +189,7 @@ impl Worker {
                         let id = Identity {
                             server: self.cfg.server.clone(),
                             worker_id: auth.worker_id,
-                            key: auth.key.clone(),
+                            token: auth.token.clone(),
                         };
                         identity::save(path, &id)?;
                     }
@@ -184,7 +197,7 @@ impl Worker {
                     return Ok(Some(auth));
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next_delay();
+                    let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         return Ok(None);
@@ -233,7 +246,7 @@ impl Worker {
                     }
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next_delay();
+                    let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         self.summary.interrupted = true;
@@ -243,7 +256,8 @@ impl Worker {
                 // The coordinator does not know this identity (e.g. a new database): enrol again,
                 // once; a second refusal in a row is a real error.
                 Err(e)
-                    if matches!(e.code(), Some("unknown_worker" | "bad_key")) && !reregistered =>
+                    if matches!(e.code(), Some("unknown_worker" | "bad_token"))
+                        && !reregistered =>
                 {
                     tracing::warn!("{e}; registering again");
                     reregistered = true;
@@ -340,7 +354,6 @@ impl Worker {
         let nodes = result.nodes();
         let req = SubmitRequest {
             protocol: PROTOCOL_VERSION,
-            auth: auth.clone(),
             lease_id: a.lease_id,
             workunit_id: a.workunit_id,
             digest: result_digest(a.workunit_id, &a.kind, &result),
@@ -350,7 +363,7 @@ impl Worker {
         };
         // A computed result is worth retrying for, until shutdown or a definite refusal.
         loop {
-            match self.client.submit(&req).await {
+            match self.client.submit(auth, &req).await {
                 Ok(_) => {
                     self.backoff.reset();
                     self.summary.submitted += 1;
@@ -359,7 +372,7 @@ impl Worker {
                     return Ok(true);
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.backoff.next_delay();
+                    let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying the submission in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
                         return Ok(false);
@@ -371,6 +384,19 @@ impl Worker {
                     return Ok(true);
                 }
             }
+        }
+    }
+
+    /// The wait before retrying after a transient error: the backoff, but never less than the
+    /// coordinator's `Retry-After` (plus jitter, so rate-limited workers do not return in step).
+    fn retry_delay(&mut self, e: &crate::client::ClientError) -> Duration {
+        let backoff = self.backoff.next_delay();
+        match e.retry_after() {
+            Some(ra) => backoff.max(retry_after(
+                ra.as_secs().min(u64::from(u32::MAX)) as u32,
+                self.cfg.backoff_cap.max(ra),
+            )),
+            None => backoff,
         }
     }
 

@@ -1,0 +1,251 @@
+//! Identity: enrolment policy, worker API tokens, the admin token, and the axum extractors that
+//! check them.
+//!
+//! A worker token is `<worker_id>.<secret>`, the secret 128 random bits in hex. The id lets the
+//! coordinator find the worker's row; only SHA-256 of the secret is stored, and hashes are
+//! compared without an early exit. Tokens travel only in `Authorization: Bearer …`, never in a
+//! body, so they do not end up in request dumps or bincode logs. The parsing and comparison are
+//! pure functions; the extractors are thin.
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use sha2::{Digest as _, Sha256};
+
+use crate::http::{ApiError, AppState, blocking};
+use crate::store::{Store, StoreError, WorkerRecord};
+
+/// Who may register a worker.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Enrolment {
+    /// Nobody: the operator has not chosen (the safe default of `serve`).
+    #[default]
+    Closed,
+    /// Anyone (`--open-enrolment`).
+    Open,
+    /// Whoever presents the secret whose SHA-256 this is (`--enrol-secret`).
+    Secret(Vec<u8>),
+}
+
+impl Enrolment {
+    /// A policy requiring this secret.
+    pub fn secret(secret: &str) -> Enrolment {
+        Enrolment::Secret(sha256(secret))
+    }
+
+    /// Whether a registration presenting `presented` may proceed.
+    pub fn admit(&self, presented: Option<&str>) -> Result<(), ApiError> {
+        match (self, presented) {
+            (Enrolment::Open, _) => Ok(()),
+            (Enrolment::Closed, _) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "enrolment_closed",
+                "this coordinator does not enrol new workers",
+            )),
+            (Enrolment::Secret(_), None) => Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "enrolment_secret_required",
+                "registration needs the enrolment secret",
+            )),
+            (Enrolment::Secret(h), Some(s)) if same_hash(h, &sha256(s)) => Ok(()),
+            (Enrolment::Secret(_), Some(_)) => Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "bad_enrolment_secret",
+                "the enrolment secret does not match",
+            )),
+        }
+    }
+}
+
+/// SHA-256, the only form in which secrets are stored or kept in memory.
+pub fn sha256(secret: &str) -> Vec<u8> {
+    Sha256::digest(secret.as_bytes()).to_vec()
+}
+
+/// Compares without an early exit, so timing does not reveal how much of a hash matched.
+pub fn same_hash(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A fresh secret: 128 random bits in hex.
+pub fn new_secret() -> String {
+    rand::random::<[u8; 16]>()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The token of a worker: its id and its secret.
+pub fn format_token(worker_id: u64, secret: &str) -> String {
+    format!("{worker_id}.{secret}")
+}
+
+/// Splits a token into worker id and secret; `None` if it is not of that shape.
+pub fn parse_token(token: &str) -> Option<(u64, &str)> {
+    let (id, secret) = token.split_once('.')?;
+    if secret.is_empty() || secret.len() > 128 {
+        return None;
+    }
+    Some((id.parse().ok()?, secret))
+}
+
+/// The bearer token of an `Authorization` header value, if it is one.
+pub fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+fn missing_token() -> ApiError {
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "missing_token",
+        "send the API token as Authorization: Bearer <token>",
+    )
+}
+
+fn bad_token() -> ApiError {
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "bad_token",
+        "the API token does not match",
+    )
+}
+
+fn bearer_of(parts: &Parts) -> Result<&str, ApiError> {
+    parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer)
+        .ok_or_else(missing_token)
+}
+
+/// Checks a worker token against the store; returns the worker if the token is its own.
+/// Refuses banned and quarantined workers: they get nothing from the worker API.
+pub fn authenticate(store: &dyn Store, token: &str) -> Result<WorkerRecord, ApiError> {
+    let (id, secret) = parse_token(token).ok_or_else(bad_token)?;
+    let w = store.worker(id)?.ok_or(StoreError::UnknownWorker(id))?;
+    if !same_hash(&w.key_hash, &sha256(secret)) {
+        return Err(bad_token());
+    }
+    standing(&w)?;
+    Ok(w)
+}
+
+/// Refuses a banned or quarantined worker.
+pub fn standing(w: &WorkerRecord) -> Result<(), ApiError> {
+    if w.banned {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "worker_banned",
+            format!("worker {} is banned by the operator", w.id),
+        ));
+    }
+    if w.quarantined {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "worker_quarantined",
+            format!(
+                "worker {} is quarantined: {} lost votes and {} refused results; its results are being re-verified",
+                w.id, w.lost_votes, w.refused
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An authenticated worker in good standing, within its rate limit.
+pub struct AuthedWorker(pub WorkerRecord);
+
+impl FromRequestParts<AppState> for AuthedWorker {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, ApiError> {
+        let token = bearer_of(parts)?.to_string();
+        let store = st.store.clone();
+        let w = blocking(move || authenticate(&*store, &token)).await?;
+        // Per worker, after authentication: a forged token cannot spend someone else's budget.
+        st.limiter.check_worker(w.id)?;
+        Ok(AuthedWorker(w))
+    }
+}
+
+/// The operator, proven by the admin token.
+pub struct Admin;
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, ApiError> {
+        let Some(hash) = &st.config.admin_token_hash else {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "admin_disabled",
+                "no admin token is configured on this coordinator",
+            ));
+        };
+        let token = bearer_of(parts)?;
+        if same_hash(hash, &sha256(token)) {
+            Ok(Admin)
+        } else {
+            Err(bad_token())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_parse_and_refuse_garbage() {
+        let s = new_secret();
+        assert_eq!(s.len(), 32);
+        let t = format_token(42, &s);
+        assert_eq!(parse_token(&t), Some((42, s.as_str())));
+        for bad in [
+            "",
+            "42",
+            "42.",
+            ".abc",
+            "x.abc",
+            "-1.abc",
+            &format!("1.{}", "a".repeat(129)),
+        ] {
+            assert_eq!(parse_token(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn bearer_header() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer  abc "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearer "), None);
+        assert_eq!(bearer("Bearerabc"), None);
+    }
+
+    #[test]
+    fn enrolment_policies() {
+        assert!(Enrolment::Open.admit(None).is_ok());
+        assert_eq!(
+            Enrolment::Closed.admit(Some("x")).unwrap_err().code,
+            "enrolment_closed"
+        );
+        let p = Enrolment::secret("s3cret");
+        assert!(p.admit(Some("s3cret")).is_ok());
+        assert_eq!(
+            p.admit(Some("s3cre")).unwrap_err().code,
+            "bad_enrolment_secret"
+        );
+        assert_eq!(p.admit(None).unwrap_err().code, "enrolment_secret_required");
+    }
+
+    #[test]
+    fn hashes_compare() {
+        assert!(same_hash(&sha256("a"), &sha256("a")));
+        assert!(!same_hash(&sha256("a"), &sha256("b")));
+        assert!(!same_hash(b"ab", b"a"));
+    }
+}

@@ -1,0 +1,255 @@
+//! Limits on what one client can make the coordinator do: token-bucket rate limits per client
+//! address and per worker (429 + `Retry-After`), and a timeout on every request.
+//!
+//! The bucket arithmetic is a pure function of the bucket, the rate and the time ([`take`]);
+//! the keyed limiter only stores buckets, and bounds how many it stores so that a flood of
+//! addresses cannot grow memory without bound.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::http::{ApiError, AppState};
+
+/// A token-bucket rate: `per_sec` requests per second on average, bursts of up to `burst`.
+/// `per_sec == 0` disables the limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    /// Sustained requests per second.
+    pub per_sec: f64,
+    /// Requests allowed at once after a quiet period.
+    pub burst: f64,
+}
+
+impl Rate {
+    /// No limit.
+    pub const UNLIMITED: Rate = Rate {
+        per_sec: 0.0,
+        burst: 0.0,
+    };
+
+    /// `per_sec` with a burst of `burst`.
+    pub fn new(per_sec: f64, burst: f64) -> Rate {
+        Rate {
+            per_sec: per_sec.max(0.0),
+            burst: burst.max(1.0),
+        }
+    }
+
+    fn unlimited(&self) -> bool {
+        self.per_sec <= 0.0
+    }
+}
+
+/// One client's bucket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bucket {
+    tokens: f64,
+    last_ms: u64,
+}
+
+impl Bucket {
+    /// A full bucket at `now_ms`.
+    pub fn full(rate: Rate, now_ms: u64) -> Bucket {
+        Bucket {
+            tokens: rate.burst,
+            last_ms: now_ms,
+        }
+    }
+
+    fn refilled(&self, rate: Rate, now_ms: u64) -> f64 {
+        let dt = now_ms.saturating_sub(self.last_ms) as f64 / 1000.0;
+        (self.tokens + dt * rate.per_sec).min(rate.burst)
+    }
+}
+
+/// Takes one token. `Err(wait)` is how long until one is available: the `Retry-After`.
+pub fn take(b: &mut Bucket, rate: Rate, now_ms: u64) -> Result<(), Duration> {
+    if rate.unlimited() {
+        return Ok(());
+    }
+    let tokens = b.refilled(rate, now_ms);
+    b.last_ms = b.last_ms.max(now_ms);
+    if tokens >= 1.0 {
+        b.tokens = tokens - 1.0;
+        Ok(())
+    } else {
+        b.tokens = tokens;
+        Err(Duration::from_secs_f64((1.0 - tokens) / rate.per_sec))
+    }
+}
+
+/// Buckets per key, at most `max_keys` of them.
+pub struct Keyed<K> {
+    rate: Rate,
+    max_keys: usize,
+    buckets: Mutex<HashMap<K, Bucket>>,
+}
+
+impl<K: Eq + Hash> Keyed<K> {
+    /// A limiter at `rate` remembering at most `max_keys` clients.
+    pub fn new(rate: Rate, max_keys: usize) -> Keyed<K> {
+        Keyed {
+            rate,
+            max_keys: max_keys.max(1),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one token from `key`'s bucket.
+    pub fn check(&self, key: K, now_ms: u64) -> Result<(), Duration> {
+        if self.rate.unlimited() {
+            return Ok(());
+        }
+        let mut map = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= self.max_keys && !map.contains_key(&key) {
+            // Forget clients whose buckets have refilled: they are indistinguishable from new
+            // ones. If that frees nothing, the table is full of active clients; forget them
+            // all rather than refuse a newcomer forever (the limit is soft under such a flood,
+            // memory stays bounded).
+            let rate = self.rate;
+            map.retain(|_, b| b.refilled(rate, now_ms) < rate.burst);
+            if map.len() >= self.max_keys {
+                map.clear();
+            }
+        }
+        let b = map
+            .entry(key)
+            .or_insert_with(|| Bucket::full(self.rate, now_ms));
+        take(b, self.rate, now_ms)
+    }
+}
+
+/// Per-address and per-worker limits of one coordinator.
+pub struct Limiter {
+    epoch: Instant,
+    address: Keyed<IpAddr>,
+    worker: Keyed<u64>,
+}
+
+/// Most clients remembered per limiter.
+const MAX_KEYS: usize = 100_000;
+
+impl Limiter {
+    /// Limiters at these rates.
+    pub fn new(per_address: Rate, per_worker: Rate) -> Limiter {
+        Limiter {
+            epoch: Instant::now(),
+            address: Keyed::new(per_address, MAX_KEYS),
+            worker: Keyed::new(per_worker, MAX_KEYS),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Takes a token for this client address.
+    pub fn check_address(&self, ip: IpAddr) -> Result<(), ApiError> {
+        self.address.check(ip, self.now_ms()).map_err(too_many)
+    }
+
+    /// Takes a token for this worker.
+    pub fn check_worker(&self, worker_id: u64) -> Result<(), ApiError> {
+        self.worker
+            .check(worker_id, self.now_ms())
+            .map_err(too_many)
+    }
+}
+
+/// Whole seconds to wait, at least 1 (`Retry-After` has one-second resolution).
+pub fn retry_after_secs(wait: Duration) -> u32 {
+    wait.as_secs_f64().ceil().clamp(1.0, u32::MAX as f64) as u32
+}
+
+fn too_many(wait: Duration) -> ApiError {
+    let secs = retry_after_secs(wait);
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        format!("too many requests; retry after {secs} s"),
+    )
+    .with_retry_after(secs)
+}
+
+/// Middleware: the per-address limit. The address is the TCP peer; behind a reverse proxy every
+/// request comes from the proxy, so there the limit should be raised or disabled (a forwarded
+/// header is not trusted: any client can write one).
+pub async fn per_address(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    if let Some(ConnectInfo(addr)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
+        && let Err(e) = st.limiter.check_address(addr.ip())
+    {
+        return e.into_response();
+    }
+    next.run(req).await
+}
+
+/// Middleware: every request finishes within the configured time or gets 503 `timeout`. A
+/// store transaction already started still commits or rolls back as a whole, so a timed-out
+/// submission is either stored or not; the worker retries and learns which (`lease_closed`).
+pub async fn timeout(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(st.config.limits.request_timeout, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            "the request took too long",
+        )
+        .with_retry_after(1)
+        .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_allows_burst_then_refills_at_rate() {
+        let rate = Rate::new(2.0, 3.0);
+        let mut b = Bucket::full(rate, 0);
+        for _ in 0..3 {
+            assert_eq!(take(&mut b, rate, 0), Ok(()));
+        }
+        let wait = take(&mut b, rate, 0).unwrap_err();
+        assert_eq!(wait, Duration::from_millis(500));
+        assert!(take(&mut b, rate, 499).is_err());
+        assert_eq!(take(&mut b, rate, 500), Ok(()));
+        // A long pause refills to the burst, no more.
+        for _ in 0..3 {
+            assert_eq!(take(&mut b, rate, 100_000), Ok(()));
+        }
+        assert!(take(&mut b, rate, 100_000).is_err());
+        // Time going backwards (it cannot with Instant, but) never adds tokens.
+        assert!(take(&mut b, rate, 50).is_err());
+    }
+
+    #[test]
+    fn unlimited_and_retry_after() {
+        let mut b = Bucket::full(Rate::UNLIMITED, 0);
+        for _ in 0..1000 {
+            assert_eq!(take(&mut b, Rate::UNLIMITED, 0), Ok(()));
+        }
+        assert_eq!(retry_after_secs(Duration::from_millis(10)), 1);
+        assert_eq!(retry_after_secs(Duration::from_millis(1500)), 2);
+    }
+
+    #[test]
+    fn keyed_limits_each_key_and_stays_bounded() {
+        let k: Keyed<u32> = Keyed::new(Rate::new(1.0, 1.0), 4);
+        assert!(k.check(1, 0).is_ok());
+        assert!(k.check(1, 0).is_err());
+        assert!(k.check(2, 0).is_ok(), "another key has its own bucket");
+        for key in 3..100 {
+            let _ = k.check(key, 0);
+            assert!(k.buckets.lock().unwrap().len() <= 4);
+        }
+    }
+}

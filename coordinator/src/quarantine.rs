@@ -1,0 +1,262 @@
+//! Quarantine: a worker caught lying (too many lost votes and refused results) or banned by the
+//! operator gets no more work, its pending results stop counting, and every workunit it helped
+//! validate is re-verified without it.
+//!
+//! Re-verification reopens the workunit: the quarantined worker's result is voided (state
+//! `error`, outcome `invalid`), the other results go back to ungraded (their workers' vote
+//! counts are rolled back so the regrading does not count them twice), and the transitioner asks
+//! for as many fresh replicas as the quorum needs. The honest results still vote, but the quorum
+//! must now be reached without the quarantined worker; a peer that had agreed with a lie will
+//! lose its vote in turn, and may be quarantined itself (each worker at most once, so the
+//! cascade ends).
+//!
+//! These functions run inside the store's transactions (they take the open transaction), so a
+//! quarantine is all-or-nothing like every other state change.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::scheduler::{self, ReplicaState};
+use crate::store::{StoreResult, db_to_u64, retransition, u64_to_db};
+
+/// The quarantine threshold stored by [`crate::store::Store::set_max_strikes`] (default 3).
+fn max_strikes(tx: &Connection) -> StoreResult<u64> {
+    Ok(tx
+        .query_row(
+            "SELECT value FROM settings WHERE key = 'max_strikes'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?
+        .map_or(3, db_to_u64))
+}
+
+/// Quarantines the worker if its strikes reached the threshold and it is not quarantined yet.
+pub(crate) fn check(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreResult<()> {
+    let row: Option<(i64, i64, bool)> = tx
+        .query_row(
+            "SELECT lost_votes, refused, quarantined_ms IS NOT NULL FROM workers WHERE id = ?1",
+            [u64_to_db(worker_id)],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((lost, refused, already)) = row else {
+        return Ok(());
+    };
+    if !already && scheduler::is_excluded(db_to_u64(lost), db_to_u64(refused), max_strikes(tx)?) {
+        tracing::warn!(
+            worker = worker_id,
+            lost,
+            refused,
+            "worker quarantined; re-verifying its results"
+        );
+        quarantine(tx, worker_id, now_ms)?;
+    }
+    Ok(())
+}
+
+fn pairs(tx: &Connection, sql: &str, worker_id: u64) -> StoreResult<Vec<(i64, i64)>> {
+    let mut st = tx.prepare_cached(sql)?;
+    let rows = st.query_map([u64_to_db(worker_id)], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Quarantines a worker now (idempotent): see the module documentation.
+pub(crate) fn quarantine(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreResult<()> {
+    let w = u64_to_db(worker_id);
+    let newly = tx.execute(
+        "UPDATE workers SET quarantined_ms = ?2 WHERE id = ?1 AND quarantined_ms IS NULL",
+        params![w, now_ms],
+    )?;
+    if newly == 0 {
+        return Ok(());
+    }
+    let mut touched = BTreeSet::new();
+
+    // Open leases go back to the pool at once.
+    for (id, wu) in pairs(
+        tx,
+        "SELECT id, workunit_id FROM results WHERE worker_id = ?1 AND state = 0",
+        worker_id,
+    )? {
+        tx.execute(
+            "UPDATE results SET state = ?2 WHERE id = ?1",
+            params![id, ReplicaState::Abandoned.to_db()],
+        )?;
+        touched.insert(wu);
+    }
+
+    // Returned but not yet graded: they no longer vote.
+    for (id, wu) in pairs(
+        tx,
+        "SELECT id, workunit_id FROM results WHERE worker_id = ?1 AND state = 1 AND outcome = 0",
+        worker_id,
+    )? {
+        tx.execute(
+            "UPDATE results SET state = ?2, error = 'quarantined' WHERE id = ?1",
+            params![id, ReplicaState::Error.to_db()],
+        )?;
+        touched.insert(wu);
+    }
+
+    // Workunits it helped validate: void its result, ungrade the others, reopen.
+    for (id, wu) in pairs(
+        tx,
+        "SELECT r.id, r.workunit_id FROM results r JOIN workunits u ON u.id = r.workunit_id
+         WHERE r.worker_id = ?1 AND r.state = 1 AND r.outcome = 1 AND u.state = 1",
+        worker_id,
+    )? {
+        tx.execute(
+            "UPDATE results SET state = ?2, outcome = 2, error = 'quarantined' WHERE id = ?1",
+            params![id, ReplicaState::Error.to_db()],
+        )?;
+        // Roll back the vote counts of the others, so that regrading counts them once.
+        tx.execute(
+            "UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.outcome = 1),
+                                lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.outcome = 2)
+             WHERE id IN (SELECT worker_id FROM results WHERE workunit_id = ?1 AND state = 1 AND outcome != 0)",
+            [wu],
+        )?;
+        tx.execute(
+            "UPDATE results SET outcome = 0 WHERE workunit_id = ?1 AND state = 1",
+            [wu],
+        )?;
+        tx.execute(
+            "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL
+             WHERE id = ?1",
+            [wu],
+        )?;
+        touched.insert(wu);
+    }
+
+    for wu in touched {
+        retransition(tx, db_to_u64(wu), now_ms)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use c960_common::wire::{Capabilities, PerftResult, WorkResult};
+
+    use crate::campaign::NewCampaign;
+    use crate::store::{SqliteStore, Store, Submission};
+
+    fn sub(nodes: u64, tag: u8) -> Submission {
+        Submission {
+            result: WorkResult::Perft(PerftResult {
+                nodes,
+                divide: vec![],
+            }),
+            digest: [tag; 32],
+            elapsed_ms: 1,
+            engine: "test 0".into(),
+        }
+    }
+
+    /// Worker L agrees with honest H on workunit 1 (the truth), then lies on workunit 2 and is
+    /// quarantined (threshold 1): workunit 1 is reopened and validated again by H and a third
+    /// worker, and L's counts stay as history.
+    #[test]
+    fn quarantine_reopens_what_the_worker_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        s.set_max_strikes(1).unwrap();
+        let c = s
+            .create_campaign(&NewCampaign::new(1, 2, None, vec![0, 1]).unwrap(), 0)
+            .unwrap();
+        let [l, h, x] = ["l", "h", "x"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
+        let l1 = s
+            .assign(l, &Capabilities::builtin(), 0, 1000)
+            .unwrap()
+            .unwrap();
+        let h1 = s
+            .assign(h, &Capabilities::builtin(), 0, 1000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(l1.workunit_id, h1.workunit_id);
+        s.submit(l, l1.lease_id, &sub(20, 1), 1).unwrap();
+        s.submit(h, h1.lease_id, &sub(20, 1), 1).unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(rows[0].status, "valid");
+        assert_eq!(s.worker(h).unwrap().unwrap().valid, 1);
+
+        // Workunit 2: L lies, H and X tell the truth; L loses its vote and is quarantined.
+        let l2 = s
+            .assign(l, &Capabilities::builtin(), 2, 1000)
+            .unwrap()
+            .unwrap();
+        let h2 = s
+            .assign(h, &Capabilities::builtin(), 2, 1000)
+            .unwrap()
+            .unwrap();
+        s.submit(l, l2.lease_id, &sub(99, 9), 3).unwrap();
+        s.submit(h, h2.lease_id, &sub(20, 2), 3).unwrap();
+        let x2 = s
+            .assign(x, &Capabilities::builtin(), 4, 1000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(x2.workunit_id, l2.workunit_id);
+        s.submit(x, x2.lease_id, &sub(20, 2), 5).unwrap();
+        let lw = s.worker(l).unwrap().unwrap();
+        assert!(lw.quarantined && !lw.banned);
+        assert_eq!((lw.lost_votes, lw.valid), (1, 1));
+
+        // Workunit 1 is open again, wants one replica, which H (already returned) cannot take.
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(
+            (rows[0].status.as_str(), rows[1].status.as_str()),
+            ("open", "valid")
+        );
+        assert_eq!(
+            s.worker(h).unwrap().unwrap().valid,
+            1,
+            "H's vote on wu 1 rolled back"
+        );
+        assert!(
+            s.assign(h, &Capabilities::builtin(), 6, 1000)
+                .unwrap()
+                .is_none()
+        );
+        let x1 = s
+            .assign(x, &Capabilities::builtin(), 6, 1000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(x1.workunit_id, l1.workunit_id);
+        s.submit(x, x1.lease_id, &sub(20, 1), 7).unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(
+            (rows[0].status.as_str(), rows[0].agreeing_results),
+            ("valid", 2)
+        );
+        let rs = s.results(l1.workunit_id).unwrap();
+        let voided = rs.iter().find(|r| r.id == l1.lease_id).unwrap();
+        assert_eq!(
+            (voided.state.as_str(), voided.outcome.as_str()),
+            ("error", "invalid")
+        );
+        assert_eq!(s.worker(h).unwrap().unwrap().valid, 2);
+        assert_eq!(s.worker(x).unwrap().unwrap().valid, 2);
+    }
+
+    #[test]
+    fn ban_releases_leases_and_unban_forgives() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        s.create_campaign(&NewCampaign::new(1, 2, None, vec![0]).unwrap(), 0)
+            .unwrap();
+        let w = s.register_worker("w", b"k", "e", 0).unwrap();
+        s.assign(w, &Capabilities::builtin(), 0, 1000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.open_leases(w, 0).unwrap(), 1);
+        let rec = s.set_banned(w, true, 1).unwrap();
+        assert!(rec.banned && rec.quarantined);
+        assert_eq!(s.open_leases(w, 1).unwrap(), 0);
+        assert_eq!(s.progress().unwrap()[0].queued_replicas, 2);
+        let rec = s.set_banned(w, false, 2).unwrap();
+        assert!(!rec.banned && !rec.quarantined);
+        assert!(s.set_banned(999, true, 3).is_err());
+    }
+}
