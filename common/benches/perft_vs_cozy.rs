@@ -6,34 +6,12 @@
 //! wall clock, and the thread's own CPU time (which leaves out time spent descheduled, so ratios
 //! stay meaningful on a machine with other load).
 
+#[path = "../tests/common/cozy.rs"]
+mod cozy;
+
 use std::time::Instant;
 
 use c960_common::{Position, StartPosition, perft};
-
-fn cozy_perft(board: &cozy_chess::Board, depth: u32) -> u64 {
-    // cozy-chess's own bulk-counting perft (its examples/perft.rs).
-    let mut nodes = 0;
-    match depth {
-        0 => nodes = 1,
-        1 => {
-            board.generate_moves(|moves| {
-                nodes += moves.len() as u64;
-                false
-            });
-        }
-        _ => {
-            board.generate_moves(|moves| {
-                for mv in moves {
-                    let mut child = board.clone();
-                    child.play_unchecked(mv);
-                    nodes += cozy_perft(&child, depth - 1);
-                }
-                false
-            });
-        }
-    }
-    nodes
-}
 
 struct Case {
     name: String,
@@ -138,7 +116,8 @@ fn main() {
             let (n, wall, cpu) = timed(|| ours.iter().map(|p| perft(p, case.depth)).sum());
             our_wall.push(n as f64 / wall);
             our_cpu.push(n as f64 / cpu);
-            let (m, wall, cpu) = timed(|| theirs.iter().map(|b| cozy_perft(b, case.depth)).sum());
+            let (m, wall, cpu) =
+                timed(|| theirs.iter().map(|b| cozy::cozy_perft(b, case.depth)).sum());
             their_wall.push(m as f64 / wall);
             their_cpu.push(m as f64 / cpu);
             assert_eq!(n, m, "{}: the engines disagree", case.name);

@@ -3,23 +3,10 @@
 //!
 //! `cargo run -p c960-common --example divide_vs_cozy -- "FEN" DEPTH`
 
-use c960_common::{CastlingNotation, Position, divide};
+#[path = "../tests/common/cozy.rs"]
+mod cozy;
 
-fn cozy_perft(board: &cozy_chess::Board, depth: u32) -> u64 {
-    if depth == 0 {
-        return 1;
-    }
-    let mut nodes = 0;
-    board.generate_moves(|moves| {
-        for mv in moves {
-            let mut child = board.clone();
-            child.play_unchecked(mv);
-            nodes += cozy_perft(&child, depth - 1);
-        }
-        false
-    });
-    nodes
-}
+use c960_common::{CastlingNotation, Position, divide};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -36,7 +23,7 @@ fn main() {
         for (m, ours) in divide(&pos, depth) {
             let mut child = board.clone();
             child.play(m.to_string().parse().expect("UCI move"));
-            let theirs = cozy_perft(&child, depth - 1);
+            let theirs = cozy::cozy_perft(&child, depth - 1);
             if ours != theirs {
                 println!("{fen} {m}: c960 {ours}, cozy-chess {theirs}");
                 culprit = Some(pos.play(m));

@@ -302,10 +302,10 @@ impl PerftEngine {
         if depth == 0 {
             return moves.iter().map(|&m| (m, 0)).collect();
         }
-        // Tasks are the positions after one ply, or after two when there are too few root moves
-        // to keep every thread busy until the end.
-        let split_twice =
-            depth >= 3 && moves.len() < 4 * self.options.threads && self.options.threads > 1;
+        // Tasks are the positions after one ply, or after two with several threads: with one
+        // task per root move, the last big subtree often runs alone at the end; the
+        // positions after two plies (about 400) keep every thread busy until the end.
+        let split_twice = depth >= 4 && self.options.threads > 1;
         let mut tasks: Vec<(usize, Position)> = Vec::new();
         for (i, &m) in moves.iter().enumerate() {
             let child = pos.play(m);

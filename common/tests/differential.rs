@@ -5,26 +5,6 @@ mod common;
 
 use c960_common::{CastlingNotation, Position, perft};
 
-fn cozy_perft(board: &cozy_chess::Board, depth: u32) -> u64 {
-    if depth == 0 {
-        return 1;
-    }
-    let mut nodes = 0;
-    board.generate_moves(|moves| {
-        if depth == 1 {
-            nodes += moves.len() as u64;
-        } else {
-            for mv in moves {
-                let mut child = board.clone();
-                child.play_unchecked(mv);
-                nodes += cozy_perft(&child, depth - 1);
-            }
-        }
-        false
-    });
-    nodes
-}
-
 fn cozy_moves(board: &cozy_chess::Board) -> Vec<String> {
     let mut out = Vec::new();
     board.generate_moves(|moves| {
@@ -61,7 +41,7 @@ fn random_play_agrees_with_cozy_chess() {
             .count();
         assert_eq!(
             perft(pos, 3),
-            cozy_perft(&board, 3),
+            common::cozy::cozy_perft(&board, 3),
             "perft(3) differs in {fen}"
         );
     }

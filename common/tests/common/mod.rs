@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod cozy;
+
 use c960_common::epd::{PerftLine, parse_perft_line};
 
 use c960_common::{MoveKind, Position, StartPosition};
