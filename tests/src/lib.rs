@@ -181,3 +181,33 @@ pub fn quick_config() -> Config {
         ..Config::default()
     }
 }
+
+/// A raw POST, as a misbehaving client would send it: status, the refusal's machine-readable
+/// `code` (or the whole body when it is not a JSON refusal) and the `Retry-After` header.
+pub async fn raw_post(
+    url: &str,
+    path: &str,
+    token: Option<&str>,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, String, Option<String>) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{url}{path}"))
+        .header("content-type", content_type)
+        .body(body);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    let text = resp.text().await.unwrap();
+    let code = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v["code"].as_str().map(str::to_string))
+        .unwrap_or(text);
+    (status, code, retry)
+}

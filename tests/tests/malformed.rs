@@ -22,19 +22,9 @@ async fn post_as(
     ct: &str,
     body: Vec<u8>,
 ) -> (u16, String) {
-    let mut req = reqwest::Client::new()
-        .post(format!("{url}/api/v1/{path}"))
-        .header("content-type", ct)
-        .body(body);
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    let v: serde_json::Value =
-        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
-    (status, v["code"].as_str().unwrap().to_string())
+    let (status, code, _) =
+        c960_tests::raw_post(url, &format!("/api/v1/{path}"), token, ct, body).await;
+    (status, code)
 }
 
 const OCTET: &str = "application/octet-stream";

@@ -33,25 +33,7 @@ async fn post(
     ct: &str,
     body: Vec<u8>,
 ) -> (u16, String, Option<String>) {
-    let mut req = reqwest::Client::new()
-        .post(format!("{url}{path}"))
-        .header("content-type", ct)
-        .body(body);
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let retry = resp
-        .headers()
-        .get("retry-after")
-        .map(|v| v.to_str().unwrap().to_string());
-    let text = resp.text().await.unwrap();
-    let code = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v["code"].as_str().map(str::to_string))
-        .unwrap_or(text);
-    (status, code, retry)
+    c960_tests::raw_post(url, path, token, ct, body).await
 }
 
 fn fetch_body() -> Vec<u8> {
