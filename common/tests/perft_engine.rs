@@ -93,14 +93,14 @@ fn a_table_reused_across_positions_stays_exact() {
 fn table_verifies_keys() {
     let table = c960_common::PerftTable::new(1);
     let key: u128 = 0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210;
-    assert_eq!(table.probe(key), None);
+    assert_eq!(table.probe(key, 5), None);
     table.store(key, 5, 42);
-    assert_eq!(table.probe(key), Some(42));
+    assert_eq!(table.probe(key, 5), Some(42));
     // A subtree with no leaf (mate at the horizon) is a count like any other.
     table.store(key ^ 1, 3, 0);
-    assert_eq!(table.probe(key ^ 1), Some(0));
+    assert_eq!(table.probe(key ^ 1, 3), Some(0));
     // Same low half (same bucket), different high half: must miss.
-    assert_eq!(table.probe(key ^ (1u128 << 100)), None);
+    assert_eq!(table.probe(key ^ (1u128 << 100), 5), None);
     table.clear();
-    assert_eq!(table.probe(key), None);
+    assert_eq!(table.probe(key, 5), None);
 }
