@@ -692,6 +692,17 @@ fn open_lease_of(
     Ok((db_to_u64(wu), deadline))
 }
 
+/// The campaign `campaign_id`, or [`StoreError::UnknownCampaign`].
+fn campaign_by_id(conn: &Connection, campaign_id: u64) -> StoreResult<Campaign> {
+    conn.query_row(
+        &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
+        [u64_to_db(campaign_id)],
+        campaign_row,
+    )
+    .optional()?
+    .ok_or(StoreError::UnknownCampaign(campaign_id))
+}
+
 fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
         id: db_to_u64(r.get(0)?),
@@ -1091,14 +1102,7 @@ impl Store for SqliteStore {
 
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
         let conn = self.lock()?;
-        let campaign = conn
-            .query_row(
-                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
-                [u64_to_db(campaign_id)],
-                campaign_row,
-            )
-            .optional()?
-            .ok_or(StoreError::UnknownCampaign(campaign_id))?;
+        let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.nodes, w.state, w.canonical_digest,
                     (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1)
@@ -1134,14 +1138,7 @@ impl Store for SqliteStore {
 
     fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)> {
         let conn = self.lock()?;
-        let campaign = conn
-            .query_row(
-                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
-                [u64_to_db(campaign_id)],
-                campaign_row,
-            )
-            .optional()?
-            .ok_or(StoreError::UnknownCampaign(campaign_id))?;
+        let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT origin_sp, state, nodes, multiplicity, first_moves FROM workunits
              WHERE campaign_id = ?1 AND origin_sp IS NOT NULL",
@@ -1179,14 +1176,7 @@ impl Store for SqliteStore {
 
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
         let conn = self.lock()?;
-        let campaign = conn
-            .query_row(
-                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
-                [u64_to_db(campaign_id)],
-                campaign_row,
-            )
-            .optional()?
-            .ok_or(StoreError::UnknownCampaign(campaign_id))?;
+        let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.state,
                     (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),

@@ -143,6 +143,25 @@ impl TestServer {
     }
 
     /// Waits until every workunit of the campaign is valid or failed (at most `limit`).
+    /// Runs `n` honest in-process workers until campaign `campaign` is finished, then stops
+    /// them and checks they ended cleanly.
+    pub async fn finish_with_honest_workers(&self, campaign: u64, n: usize) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let mut tasks = Vec::new();
+        for i in 0..n {
+            let mut cfg = c960_worker::runner::RunnerConfig::new(&self.url);
+            cfg.name = format!("honest-{i}");
+            cfg.progress = false;
+            cfg.backoff_cap = Duration::from_secs(1);
+            tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
+        }
+        self.wait_finished(campaign, Duration::from_secs(120)).await;
+        tx.send(true).unwrap();
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+    }
+
     pub async fn wait_finished(&self, campaign: u64, limit: Duration) {
         let until = std::time::Instant::now() + limit;
         loop {

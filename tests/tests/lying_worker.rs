@@ -2,8 +2,6 @@
 //! match its payload is refused; neither enters the table, the workunits complete correctly, and
 //! the worker is marked and then quarantined.
 
-use std::time::Duration;
-
 use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
 use c960_coordinator::http::Config;
@@ -11,7 +9,6 @@ use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
 use c960_worker::client::{Client, engine};
 use c960_worker::compute::compute;
-use c960_worker::runner::{self, RunnerConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lying_worker_never_enters_the_table_and_is_quarantined() {
@@ -72,20 +69,7 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
     assert_eq!(err.code(), Some("digest_mismatch"));
 
     // Two honest workers finish the campaign.
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut tasks = Vec::new();
-    for i in 0..2 {
-        let mut cfg = RunnerConfig::new(&server.url);
-        cfg.name = format!("honest-{i}");
-        cfg.progress = false;
-        cfg.backoff_cap = Duration::from_secs(1);
-        tasks.push(tokio::spawn(runner::run(cfg, rx.clone())));
-    }
-    server.wait_finished(c.id, Duration::from_secs(120)).await;
-    tx.send(true).unwrap();
-    for t in tasks {
-        t.await.unwrap().unwrap();
-    }
+    server.finish_with_honest_workers(c.id, 2).await;
 
     let (_, rows) = server.store.table(c.id).unwrap();
     for r in &rows {

@@ -1,8 +1,6 @@
 //! Malformed and unauthorised requests each get a 4xx with their code; the coordinator stays up
 //! and loses nothing: afterwards the campaign still completes exactly.
 
-use std::time::Duration;
-
 use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
@@ -13,7 +11,6 @@ use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
 use c960_worker::client::{Client, engine};
 use c960_worker::compute::compute;
-use c960_worker::runner::{self, RunnerConfig};
 
 async fn post_as(
     token: Option<&str>,
@@ -175,20 +172,7 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
     assert_eq!(r.status().as_u16(), 400);
 
     // The coordinator is still up and the campaign completes exactly, alice's result included.
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut tasks = Vec::new();
-    for i in 0..2 {
-        let mut cfg = RunnerConfig::new(&url);
-        cfg.name = format!("w{i}");
-        cfg.progress = false;
-        cfg.backoff_cap = Duration::from_secs(1);
-        tasks.push(tokio::spawn(runner::run(cfg, rx.clone())));
-    }
-    server.wait_finished(c.id, Duration::from_secs(120)).await;
-    tx.send(true).unwrap();
-    for t in tasks {
-        t.await.unwrap().unwrap();
-    }
+    server.finish_with_honest_workers(c.id, 2).await;
     let (_, rows) = server.store.table(c.id).unwrap();
     for r in &rows {
         assert_eq!(r.status, "valid");

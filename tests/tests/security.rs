@@ -20,7 +20,6 @@ use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, quick_config, reference};
 use c960_worker::client::{Client, engine};
 use c960_worker::compute::compute;
-use c960_worker::runner::{self, RunnerConfig};
 
 const OCTET: &str = "application/octet-stream";
 const ADMIN: &str = "admin-token-for-tests-0123456789";
@@ -490,20 +489,7 @@ async fn quarantine_reverifies_what_the_liar_validated() {
     client.submit(&sneaky, &submission(&a, lie)).await.unwrap();
 
     // Honest runners finish everything, including the re-verification.
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut tasks = Vec::new();
-    for i in 0..2 {
-        let mut cfg = RunnerConfig::new(&server.url);
-        cfg.name = format!("honest-{i}");
-        cfg.progress = false;
-        cfg.backoff_cap = Duration::from_secs(1);
-        tasks.push(tokio::spawn(runner::run(cfg, rx.clone())));
-    }
-    server.wait_finished(c.id, Duration::from_secs(120)).await;
-    tx.send(true).unwrap();
-    for t in tasks {
-        t.await.unwrap().unwrap();
-    }
+    server.finish_with_honest_workers(c.id, 2).await;
 
     let s = server.store.worker(sneaky.worker_id).unwrap().unwrap();
     assert!(s.quarantined);
