@@ -115,7 +115,7 @@ enum Command {
         #[arg(long, default_value_t = 0, conflicts_with = "analyse")]
         split_ply: u32,
         /// Perft hash table per local worker in MiB, kept across workunits (0: none).
-        #[arg(long, default_value_t = 32)]
+        #[arg(long, default_value_t = 256)]
         hash: u32,
         /// In-process workers (default: one per core, at least the quorum).
         #[arg(long)]

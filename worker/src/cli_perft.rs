@@ -36,7 +36,7 @@ pub struct EngineArgs {
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     /// Hash table size in MiB; 0 turns the table off.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(0..=1 << 20))]
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(0..=1 << 20))]
     pub hash: u32,
     /// Seed of the Zobrist keys used by the hash table (two seeds cross-check each other).
     #[arg(long, default_value_t = c960_common::zobrist::DEFAULT_SEED)]

@@ -17,7 +17,7 @@ pub struct WorkArgs {
     #[arg(long, default_value_t = 1)]
     threads: u32,
     /// Perft hash table in MiB, kept across workunits (0: none).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 256)]
     hash: u32,
     /// Name shown on the coordinator's status page.
     #[arg(long)]
