@@ -298,6 +298,79 @@ pub enum SubmitResponse {
     Accepted,
 }
 
+/// The most workunits one [`FetchBatchRequest`] may ask for, and the most results one
+/// [`SubmitBatchRequest`] may carry.
+pub const MAX_BATCH: u32 = 256;
+
+/// `POST /api/v1/fetch-batch`: ask for up to `max_units` workunits at once. Meant for small
+/// workunits (split campaigns at shallow depth), where one request per workunit would make the
+/// coordinator's per-request cost the bottleneck; each workunit gets a lease of its own.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchBatchRequest {
+    /// Must equal [`PROTOCOL_VERSION`]. Who asks is told by the bearer token.
+    pub protocol: u32,
+    /// Which workunit kinds the worker can compute.
+    pub capabilities: Capabilities,
+    /// At most this many workunits, 1..=[`MAX_BATCH`].
+    pub max_units: u32,
+}
+
+/// Answer to [`FetchBatchRequest`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FetchBatchResponse {
+    /// One to `max_units` leases, each on a different workunit, in handout order.
+    Assigned(Vec<Assignment>),
+    /// Nothing to hand out now; ask again after this many seconds.
+    NoWork {
+        /// Seconds to wait before the next fetch (also sent as the `Retry-After` header).
+        retry_after_secs: u32,
+    },
+}
+
+/// One result inside a [`SubmitBatchRequest`]: the fields of a [`SubmitRequest`] that differ
+/// per workunit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchedResult {
+    /// The lease being answered.
+    pub lease_id: u64,
+    /// The workunit of the lease.
+    pub workunit_id: u64,
+    /// The result.
+    pub result: WorkResult,
+    /// Wall time of the computation in milliseconds (informational, not digested).
+    pub elapsed_ms: u64,
+    /// SHA-256 of the canonical encoding, see [`crate::digest`].
+    pub digest: [u8; 32],
+}
+
+/// `POST /api/v1/submit-batch`: several results at once, judged one by one: a refused result
+/// does not affect the others.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubmitBatchRequest {
+    /// Must equal [`PROTOCOL_VERSION`]. The bearer token must hold every lease.
+    pub protocol: u32,
+    /// The engine that computed them (informational, not digested).
+    pub engine: EngineInfo,
+    /// 1..=[`MAX_BATCH`] results.
+    pub results: Vec<BatchedResult>,
+}
+
+/// The verdict on one result of a [`SubmitBatchRequest`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BatchedOutcome {
+    /// Stored; it will be compared with the other replicas.
+    Accepted,
+    /// Refused, with the code and message a single [`SubmitRequest`] would have got.
+    Refused(ErrorBody),
+}
+
+/// Answer to [`SubmitBatchRequest`]: one outcome per result, in request order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubmitBatchResponse {
+    /// Outcomes, in the order of the request's results.
+    pub outcomes: Vec<BatchedOutcome>,
+}
+
 /// `POST /api/v1/abandon`: give a lease back (e.g. on Ctrl-C) so it is reissued at once.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbandonRequest {

@@ -32,6 +32,10 @@ fn every_message(bytes: &[u8]) {
     decode_round_trips::<Assignment>(bytes);
     decode_round_trips::<FailRequest>(bytes);
     decode_round_trips::<FailResponse>(bytes);
+    decode_round_trips::<FetchBatchRequest>(bytes);
+    decode_round_trips::<FetchBatchResponse>(bytes);
+    decode_round_trips::<SubmitBatchRequest>(bytes);
+    decode_round_trips::<SubmitBatchResponse>(bytes);
     let _ = serde_json::from_slice::<ErrorBody>(bytes);
 }
 

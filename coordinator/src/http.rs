@@ -19,9 +19,10 @@ use axum::routing::{get, post};
 use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
-    AbandonRequest, AbandonResponse, Assignment, CONTENT_TYPE, ErrorBody, FailRequest,
-    FailResponse, FetchRequest, FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest,
-    RegisterResponse, SubmitRequest, SubmitResponse, WorkerAuth,
+    AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, CONTENT_TYPE,
+    ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
+    FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
+    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -30,7 +31,9 @@ use crate::auth::{self, AuthedWorker, Enrolment};
 use crate::export;
 use crate::limits::{self, Limiter, Rate};
 use crate::scheduler::ReplicaState;
-use crate::store::{CampaignProgress, Store, StoreError, Submission, WorkerSummary};
+use crate::store::{
+    CampaignProgress, Lease, LeaseInfo, Settlement, Store, StoreError, Submission, WorkerSummary,
+};
 use crate::{admin, validator};
 
 /// What one client may make the coordinator do.
@@ -51,7 +54,7 @@ impl Default for Limits {
         Limits {
             per_address: Rate::new(50.0, 200.0),
             per_worker: Rate::new(5.0, 20.0),
-            max_open_leases: 4,
+            max_open_leases: 64,
             request_timeout: Duration::from_secs(30),
         }
     }
@@ -141,6 +144,14 @@ impl ApiError {
         }
     }
 
+    /// The JSON body sent for this error (also one refused result of a batch).
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            code: self.code.to_string(),
+            message: self.message.clone(),
+        }
+    }
+
     /// The same error with a `Retry-After`.
     pub fn with_retry_after(mut self, secs: u32) -> ApiError {
         self.retry_after_secs = Some(secs);
@@ -155,11 +166,7 @@ impl IntoResponse for ApiError {
         } else {
             tracing::debug!(code = self.code, status = %self.status, "{}", self.message);
         }
-        let body = ErrorBody {
-            code: self.code.to_string(),
-            message: self.message,
-        };
-        let mut resp = (self.status, axum::Json(body)).into_response();
+        let mut resp = (self.status, axum::Json(self.body())).into_response();
         if let Some(secs) = self.retry_after_secs {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -187,6 +194,10 @@ impl From<StoreError> for ApiError {
             StoreError::LeaseClosed(..) => ApiError::new(StatusCode::CONFLICT, "lease_closed", msg),
             StoreError::LeaseExpired(_) => {
                 ApiError::new(StatusCode::CONFLICT, "lease_expired", msg)
+            }
+            StoreError::LeaseLimit { .. } => {
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "lease_limit", msg)
+                    .with_retry_after(60)
             }
             StoreError::UnknownCampaign(_) => {
                 ApiError::new(StatusCode::NOT_FOUND, "unknown_campaign", msg)
@@ -293,6 +304,8 @@ pub fn app(state: AppState) -> Router {
         .route("/api/v1/register", post(register))
         .route("/api/v1/fetch", post(fetch))
         .route("/api/v1/submit", post(submit))
+        .route("/api/v1/fetch-batch", post(fetch_batch))
+        .route("/api/v1/submit-batch", post(submit_batch))
         .route("/api/v1/abandon", post(abandon))
         .route("/api/v1/fail", post(fail))
         .route_layer(axum::middleware::from_fn_with_state(
@@ -346,51 +359,197 @@ async fn register(
     })
 }
 
+/// Leases up to `max_units` replicas for `w`, the open-lease cap checked in the same transaction.
+async fn lease_for(
+    st: &AppState,
+    worker_id: u64,
+    req_capabilities: c960_common::wire::Capabilities,
+    max_units: u32,
+) -> Result<Vec<Lease>, ApiError> {
+    let lease_ms = st.config.lease.as_millis() as i64;
+    let cap = st.config.limits.max_open_leases;
+    let store = st.store.clone();
+    blocking(move || {
+        Ok(store.assign_batch(
+            worker_id,
+            &req_capabilities,
+            now_ms(),
+            lease_ms,
+            max_units,
+            cap,
+        )?)
+    })
+    .await
+}
+
+fn assignment(l: Lease) -> Assignment {
+    Assignment {
+        lease_id: l.lease_id,
+        workunit_id: l.workunit_id,
+        kind: l.kind,
+        deadline_unix_ms: l.deadline_ms,
+    }
+}
+
+/// "No work": the body (built by `body`) with a `Retry-After` header.
+fn no_work<T: Serialize>(st: &AppState, body: impl FnOnce(u32) -> T) -> Result<Response, ApiError> {
+    let secs = st.config.retry_after_secs;
+    let mut resp = wire_response(&body(secs))?;
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    Ok(resp)
+}
+
 async fn fetch(
     State(st): State<AppState>,
     auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<FetchRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
-    let lease_ms = st.config.lease.as_millis() as i64;
-    let cap = st.config.limits.max_open_leases;
-    let store = st.store.clone();
-    let lease = blocking(move || {
-        let now = now_ms();
-        if cap > 0 {
-            let open = store.open_leases(w.id, now)?;
-            if open >= cap {
-                return Err(ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "lease_limit",
-                    format!(
-                        "worker {} already holds {open} open leases (cap {cap})",
-                        w.id
-                    ),
-                )
-                .with_retry_after(60));
+    match lease_for(&st, w.id, req.capabilities, 1).await?.pop() {
+        Some(l) => wire_response(&FetchResponse::Assigned(assignment(l))),
+        None => no_work(&st, |retry_after_secs| FetchResponse::NoWork {
+            retry_after_secs,
+        }),
+    }
+}
+
+async fn fetch_batch(
+    State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<FetchBatchRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    if req.max_units == 0 || req.max_units > MAX_BATCH {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!("max_units must be 1..={MAX_BATCH}, got {}", req.max_units),
+        ));
+    }
+    let leases = lease_for(&st, w.id, req.capabilities, req.max_units).await?;
+    if leases.is_empty() {
+        return no_work(&st, |retry_after_secs| FetchBatchResponse::NoWork {
+            retry_after_secs,
+        });
+    }
+    wire_response(&FetchBatchResponse::Assigned(
+        leases.into_iter().map(assignment).collect(),
+    ))
+}
+
+/// What becomes of one submitted result once checked against its lease.
+enum Verdict {
+    /// Verified: store it.
+    Store(Settlement),
+    /// Broken or lying: close the lease as an error (a strike), and tell the worker why.
+    Refuse(Settlement, ApiError),
+    /// Not this worker's open lease: nothing to write.
+    Reject(ApiError),
+}
+
+/// Checks one result against its lease: holder, state, kind, digest (recomputed from the
+/// payload) and shape. Pure: the store is written afterwards, in one transaction per request.
+fn judge(worker_id: u64, lease: Option<LeaseInfo>, r: BatchedResult, engine: &str) -> Verdict {
+    let Some(lease) = lease.filter(|l| l.workunit_id == r.workunit_id) else {
+        return Verdict::Reject(StoreError::UnknownLease(r.lease_id).into());
+    };
+    if lease.worker_id != worker_id {
+        return Verdict::Reject(StoreError::LeaseNotYours(r.lease_id).into());
+    }
+    if lease.state != ReplicaState::InProgress {
+        return Verdict::Reject(
+            match lease.state {
+                ReplicaState::Expired => StoreError::LeaseExpired(lease.id),
+                s => StoreError::LeaseClosed(lease.id, s.name()),
             }
-        }
-        Ok(store.assign(w.id, &req.capabilities, now, lease_ms)?)
+            .into(),
+        );
+    }
+    let refuse = |code: &'static str, reason: String| {
+        Verdict::Refuse(
+            Settlement::Refuse {
+                lease_id: lease.id,
+                reason: reason.clone(),
+            },
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, reason),
+        )
+    };
+    // A result of the wrong kind cannot match any digest: say so first.
+    if let Err(e @ validator::ShapeError::WrongKind { .. }) =
+        validator::check_result_shape(&lease.kind, &r.result)
+    {
+        return refuse("wrong_result_kind", e.to_string());
+    }
+    // A mismatch means a broken or lying client; the replica is closed as an error so that it
+    // is reissued to someone else.
+    let digest = result_digest(r.workunit_id, &lease.kind, &r.result);
+    if digest != r.digest {
+        return Verdict::Refuse(
+            Settlement::Refuse {
+                lease_id: lease.id,
+                reason: "digest mismatch".into(),
+            },
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "digest_mismatch",
+                "the digest does not match the payload",
+            ),
+        );
+    }
+    if let Err(e) = validator::check_result_shape(&lease.kind, &r.result) {
+        return refuse("invalid_result", e.to_string());
+    }
+    Verdict::Store(Settlement::Store {
+        lease_id: lease.id,
+        submission: Submission {
+            result: r.result,
+            digest,
+            elapsed_ms: r.elapsed_ms,
+            engine: engine.to_string(),
+        },
     })
-    .await?;
-    match lease {
-        Some(l) => wire_response(&FetchResponse::Assigned(Assignment {
-            lease_id: l.lease_id,
-            workunit_id: l.workunit_id,
-            kind: l.kind,
-            deadline_unix_ms: l.deadline_ms,
-        })),
-        None => {
-            let secs = st.config.retry_after_secs;
-            let mut resp = wire_response(&FetchResponse::NoWork {
-                retry_after_secs: secs,
-            })?;
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-            Ok(resp)
+}
+
+/// Judges results and writes every settlement in one transaction; one outcome per result.
+fn settle_results(
+    store: &dyn Store,
+    worker_id: u64,
+    results: Vec<BatchedResult>,
+    engine: &str,
+) -> Result<Vec<Result<(), ApiError>>, ApiError> {
+    let ids: Vec<u64> = results.iter().map(|r| r.lease_id).collect();
+    let leases = store.leases(&ids)?;
+    let mut outcomes: Vec<Result<(), ApiError>> = Vec::with_capacity(results.len());
+    let mut settlements = Vec::new();
+    // For each settlement, the outcome slot it answers and the error to report if it is stored.
+    let mut slots = Vec::new();
+    for (r, lease) in results.into_iter().zip(leases) {
+        match judge(worker_id, lease, r, engine) {
+            Verdict::Store(s) => {
+                slots.push((outcomes.len(), None));
+                settlements.push(s);
+                outcomes.push(Ok(()));
+            }
+            Verdict::Refuse(s, e) => {
+                slots.push((outcomes.len(), Some(e)));
+                settlements.push(s);
+                outcomes.push(Ok(()));
+            }
+            Verdict::Reject(e) => outcomes.push(Err(e)),
         }
     }
+    if !settlements.is_empty() {
+        let written = store.settle(worker_id, &settlements, now_ms())?;
+        for ((slot, refusal), w) in slots.into_iter().zip(written) {
+            outcomes[slot] = match (w, refusal) {
+                (Err(e), _) => Err(e.into()),
+                (Ok(()), Some(e)) => Err(e),
+                (Ok(()), None) => Ok(()),
+            };
+        }
+    }
+    Ok(outcomes)
 }
 
 async fn submit(
@@ -404,63 +563,50 @@ async fn submit(
         if !store.workunit_exists(req.workunit_id)? {
             return Err(StoreError::UnknownWorkunit(req.workunit_id).into());
         }
-        let lease = store
-            .lease(req.lease_id)?
-            .filter(|l| l.workunit_id == req.workunit_id);
-        let lease = lease.ok_or(StoreError::UnknownLease(req.lease_id))?;
-        if lease.worker_id != w.id {
-            return Err(StoreError::LeaseNotYours(req.lease_id).into());
-        }
-        if lease.state != ReplicaState::InProgress {
-            let e = match lease.state {
-                ReplicaState::Expired => StoreError::LeaseExpired(lease.id),
-                s => StoreError::LeaseClosed(lease.id, s.name()),
-            };
-            return Err(e.into());
-        }
-        let now = now_ms();
-        // The digest is recomputed from the payload: a mismatch means a broken or lying client,
-        // and the replica is closed as an error so that it is reissued to someone else.
-        if let Err(e @ validator::ShapeError::WrongKind { .. }) =
-            validator::check_result_shape(&lease.kind, &req.result)
-        {
-            // Checked before the digest: a result of the wrong kind cannot match any digest.
-            store.refuse(w.id, lease.id, &e.to_string(), now)?;
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "wrong_result_kind",
-                e.to_string(),
-            ));
-        }
-        let digest = result_digest(req.workunit_id, &lease.kind, &req.result);
-        if digest != req.digest {
-            store.refuse(w.id, lease.id, "digest mismatch", now)?;
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "digest_mismatch",
-                "the digest does not match the payload",
-            ));
-        }
-        if let Err(e) = validator::check_result_shape(&lease.kind, &req.result) {
-            store.refuse(w.id, lease.id, &e.to_string(), now)?;
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_result",
-                e.to_string(),
-            ));
-        }
         let engine = format!("{} {}", req.engine.name, req.engine.version);
-        let sub = Submission {
+        let result = BatchedResult {
+            lease_id: req.lease_id,
+            workunit_id: req.workunit_id,
             result: req.result,
-            digest,
             elapsed_ms: req.elapsed_ms,
-            engine,
+            digest: req.digest,
         };
-        store.submit(w.id, lease.id, &sub, now)?;
-        Ok(())
+        settle_results(&*store, w.id, vec![result], &engine)?
+            .pop()
+            .unwrap_or(Ok(()))
     })
     .await?;
     wire_response(&SubmitResponse::Accepted)
+}
+
+async fn submit_batch(
+    State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<SubmitBatchRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    if req.results.is_empty() || req.results.len() > MAX_BATCH as usize {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!(
+                "a batch holds 1..={MAX_BATCH} results, got {}",
+                req.results.len()
+            ),
+        ));
+    }
+    let store = st.store.clone();
+    let engine = format!("{} {}", req.engine.name, req.engine.version);
+    let outcomes = blocking(move || settle_results(&*store, w.id, req.results, &engine)).await?;
+    wire_response(&SubmitBatchResponse {
+        outcomes: outcomes
+            .into_iter()
+            .map(|o| match o {
+                Ok(()) => BatchedOutcome::Accepted,
+                Err(e) => BatchedOutcome::Refused(e.body()),
+            })
+            .collect(),
+    })
 }
 
 async fn fail(

@@ -62,7 +62,7 @@ enum Command {
         #[arg(long, default_value_t = 5.0)]
         rate_per_worker: f64,
         /// Open leases one worker may hold at once (0: no cap).
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = 64)]
         max_open_leases: u64,
         /// Seconds a request may take before it is answered 503 timeout.
         #[arg(long, default_value_t = 30)]

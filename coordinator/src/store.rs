@@ -41,6 +41,16 @@ pub enum StoreError {
     /// The lease deadline passed; the replica went to another worker.
     #[error("lease {0} expired")]
     LeaseExpired(u64),
+    /// The worker already holds as many open leases as the coordinator allows.
+    #[error("worker {worker} already holds {open} open leases (cap {cap})")]
+    LeaseLimit {
+        /// The worker.
+        worker: u64,
+        /// Its open leases.
+        open: u64,
+        /// The cap.
+        cap: u64,
+    },
     /// No campaign with this id.
     #[error("unknown campaign {0}")]
     UnknownCampaign(u64),
@@ -237,6 +247,25 @@ pub struct WorkerSummary {
     pub marked: Vec<WorkerRecord>,
 }
 
+/// What to do with one result of a batch, decided by the handler after checking it.
+#[derive(Clone, Debug)]
+pub enum Settlement {
+    /// A verified result: store it and run the transitioner.
+    Store {
+        /// The lease answered.
+        lease_id: u64,
+        /// The result.
+        submission: Submission,
+    },
+    /// A refused result: close the lease as an error and count it against the worker.
+    Refuse {
+        /// The lease answered.
+        lease_id: u64,
+        /// Why (kept with the replica).
+        reason: String,
+    },
+}
+
 /// The persistent state of the coordinator. See the module documentation.
 pub trait Store: Send + Sync {
     /// Creates a campaign with one workunit per start position.
@@ -264,8 +293,32 @@ pub trait Store: Send + Sync {
         now_ms: i64,
         lease_ms: i64,
     ) -> StoreResult<Option<Lease>>;
+    /// Expires overdue leases, then leases up to `max_units` replicas, each of a different
+    /// workunit, in one transaction. With `lease_cap` > 0 the worker's open leases (counted in
+    /// the same transaction) never exceed it: [`StoreError::LeaseLimit`] if it holds the cap
+    /// already, otherwise fewer leases than asked for.
+    fn assign_batch(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+        max_units: u32,
+        lease_cap: u64,
+    ) -> StoreResult<Vec<Lease>>;
     /// A lease, for checking a submission before storing it.
     fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>>;
+    /// Several leases at once (`None` for an unknown id), in the order asked.
+    fn leases(&self, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>>;
+    /// Stores verified results and closes refused ones, all of leases held by `worker_id`, in
+    /// one transaction. Each settlement gets its own outcome (an expired or closed lease
+    /// refuses that one only); an `Err` of the whole call means nothing was written.
+    fn settle(
+        &self,
+        worker_id: u64,
+        settlements: &[Settlement],
+        now_ms: i64,
+    ) -> StoreResult<Vec<StoreResult<()>>>;
     /// Whether a workunit exists.
     fn workunit_exists(&self, workunit_id: u64) -> StoreResult<bool>;
     /// Stores a verified result of a lease held by `worker_id` and runs the transitioner.
@@ -403,6 +456,60 @@ CREATE INDEX workunits_origin ON workunits(campaign_id, origin_sp);
 ALTER TABLE workers ADD COLUMN banned INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE workers ADD COLUMN quarantined_ms INTEGER;
 CREATE TABLE settings (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"#,
+    r#"
+-- 5: progress counters per campaign, kept by triggers, so that progress and the status page
+-- cost O(1) per campaign instead of a scan of millions of workunits. Node sums are split as
+-- hi * 2^32 + lo so that they stay exact far beyond 2^63 (each unit adds < 2^31 to hi and
+-- < 2^32 to lo).
+CREATE TABLE campaign_counts (
+    campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
+    total INTEGER NOT NULL DEFAULT 0,
+    valid INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    queued INTEGER NOT NULL DEFAULT 0,            -- replicas wanted by open workunits
+    in_flight INTEGER NOT NULL DEFAULT 0,         -- leases issued and not answered
+    nodes_valid_hi INTEGER NOT NULL DEFAULT 0,    -- canonical node counts of valid workunits
+    nodes_valid_lo INTEGER NOT NULL DEFAULT 0,
+    nodes_computed_hi INTEGER NOT NULL DEFAULT 0, -- node counts of all returned results
+    nodes_computed_lo INTEGER NOT NULL DEFAULT 0
+);
+CREATE TRIGGER workunit_counts AFTER UPDATE OF state, needed, nodes ON workunits BEGIN
+    UPDATE campaign_counts SET
+        valid = valid + (NEW.state = 1) - (OLD.state = 1),
+        failed = failed + (NEW.state = 2) - (OLD.state = 2),
+        queued = queued + (CASE WHEN NEW.state = 0 THEN NEW.needed ELSE 0 END)
+                        - (CASE WHEN OLD.state = 0 THEN OLD.needed ELSE 0 END),
+        nodes_valid_hi = nodes_valid_hi + (CASE WHEN NEW.state = 1 THEN COALESCE(NEW.nodes, 0) >> 32 ELSE 0 END)
+                                        - (CASE WHEN OLD.state = 1 THEN COALESCE(OLD.nodes, 0) >> 32 ELSE 0 END),
+        nodes_valid_lo = nodes_valid_lo + (CASE WHEN NEW.state = 1 THEN COALESCE(NEW.nodes, 0) & 4294967295 ELSE 0 END)
+                                        - (CASE WHEN OLD.state = 1 THEN COALESCE(OLD.nodes, 0) & 4294967295 ELSE 0 END)
+    WHERE campaign_id = NEW.campaign_id;
+END;
+CREATE TRIGGER result_issued AFTER INSERT ON results WHEN NEW.state = 0 BEGIN
+    UPDATE campaign_counts SET in_flight = in_flight + 1
+    WHERE campaign_id = (SELECT campaign_id FROM workunits WHERE id = NEW.workunit_id);
+END;
+CREATE TRIGGER result_counts AFTER UPDATE OF state ON results WHEN OLD.state != NEW.state BEGIN
+    UPDATE campaign_counts SET
+        in_flight = in_flight + (NEW.state = 0) - (OLD.state = 0),
+        nodes_computed_hi = nodes_computed_hi + (CASE WHEN NEW.state = 1 THEN COALESCE(NEW.nodes, 0) >> 32 ELSE 0 END)
+                                              - (CASE WHEN OLD.state = 1 THEN COALESCE(OLD.nodes, 0) >> 32 ELSE 0 END),
+        nodes_computed_lo = nodes_computed_lo + (CASE WHEN NEW.state = 1 THEN COALESCE(NEW.nodes, 0) & 4294967295 ELSE 0 END)
+                                              - (CASE WHEN OLD.state = 1 THEN COALESCE(OLD.nodes, 0) & 4294967295 ELSE 0 END)
+    WHERE campaign_id = (SELECT campaign_id FROM workunits WHERE id = NEW.workunit_id);
+END;
+INSERT INTO campaign_counts (campaign_id) SELECT id FROM campaigns;
+UPDATE campaign_counts SET
+    total = (SELECT COUNT(*) FROM workunits w WHERE w.campaign_id = campaign_counts.campaign_id),
+    valid = (SELECT COUNT(*) FROM workunits w WHERE w.campaign_id = campaign_counts.campaign_id AND w.state = 1),
+    failed = (SELECT COUNT(*) FROM workunits w WHERE w.campaign_id = campaign_counts.campaign_id AND w.state = 2),
+    queued = (SELECT COALESCE(SUM(w.needed), 0) FROM workunits w WHERE w.campaign_id = campaign_counts.campaign_id AND w.state = 0),
+    nodes_valid_hi = (SELECT COALESCE(SUM(COALESCE(w.nodes, 0) >> 32), 0) FROM workunits w WHERE w.campaign_id = campaign_counts.campaign_id AND w.state = 1),
+    nodes_valid_lo = (SELECT COALESCE(SUM(COALESCE(w.nodes, 0) & 4294967295), 0) FROM workunits w WHERE w.campaign_id = campaign_counts.campaign_id AND w.state = 1),
+    in_flight = (SELECT COUNT(*) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 0),
+    nodes_computed_hi = (SELECT COALESCE(SUM(COALESCE(r.nodes, 0) >> 32), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 1),
+    nodes_computed_lo = (SELECT COALESCE(SUM(COALESCE(r.nodes, 0) & 4294967295), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 1);
 "#,
 ];
 
@@ -692,6 +799,96 @@ fn open_lease_of(
     Ok((db_to_u64(wu), deadline))
 }
 
+/// Stores a verified result of an open lease of `worker_id` and runs the transitioner.
+fn store_result_in(
+    tx: &Connection,
+    worker_id: u64,
+    lease_id: u64,
+    s: &Submission,
+    now_ms: i64,
+) -> StoreResult<()> {
+    let json = |v: Result<String, serde_json::Error>| v.map_err(|e| StoreError::Db(e.to_string()));
+    let (divide, payload) = match &s.result {
+        WorkResult::Perft(r) => (Some(json(serde_json::to_string(&r.divide))?), None),
+        WorkResult::Analysis(r) => (None, Some(json(serde_json::to_string(r))?)),
+    };
+    let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
+    exec(
+        tx,
+        "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7, payload = ?8
+         WHERE id = ?1",
+        params![
+            u64_to_db(lease_id),
+            now_ms,
+            s.digest.to_vec(),
+            u64_to_db(s.result.nodes()),
+            divide,
+            u64_to_db(s.elapsed_ms),
+            s.engine,
+            payload
+        ],
+    )?;
+    retransition(tx, wu, now_ms)
+}
+
+/// Closes an open lease of `worker_id` whose result was refused, with a strike.
+fn refuse_in(
+    tx: &Connection,
+    worker_id: u64,
+    lease_id: u64,
+    reason: &str,
+    now_ms: i64,
+) -> StoreResult<()> {
+    let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
+    exec(
+        tx,
+        "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
+        params![
+            u64_to_db(lease_id),
+            ReplicaState::Error.to_db(),
+            now_ms,
+            reason
+        ],
+    )?;
+    exec(
+        tx,
+        "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
+        [u64_to_db(worker_id)],
+    )?;
+    retransition(tx, wu, now_ms)?;
+    crate::quarantine::check(tx, worker_id, now_ms)
+}
+
+/// Leases `worker_id` holds open: issued, not answered, deadline not passed.
+fn open_leases_in(conn: &Connection, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
+    let n: i64 = conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM results WHERE worker_id = ?1 AND state = 0 AND deadline_ms >= ?2",
+        )?
+        .query_row(params![u64_to_db(worker_id), now_ms], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
+/// A lease with its workunit's kind.
+fn lease_in(conn: &Connection, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib
+             FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
+        )?
+        .query_row([u64_to_db(lease_id)], |r| {
+            Ok(LeaseInfo {
+                id: db_to_u64(r.get(0)?),
+                workunit_id: db_to_u64(r.get(1)?),
+                worker_id: db_to_u64(r.get(2)?),
+                state: ReplicaState::from_db(r.get(3)?),
+                deadline_ms: r.get(4)?,
+                kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
+            })
+        })
+        .optional()?)
+}
+
 /// The campaign `campaign_id`, or [`StoreError::UnknownCampaign`].
 fn campaign_by_id(conn: &Connection, campaign_id: u64) -> StoreResult<Campaign> {
     conn.query_row(
@@ -757,6 +954,11 @@ impl Store for SqliteStore {
                 let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
                 st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib])?;
             }
+            // The counters the triggers keep from now on start from the units just inserted.
+            exec(tx,
+                "INSERT INTO campaign_counts (campaign_id, total, queued) SELECT ?1, COUNT(*), COALESCE(SUM(needed), 0) FROM workunits WHERE campaign_id = ?1",
+                [id],
+            )?;
             Ok(Campaign {
                 id: db_to_u64(id),
                 kind: c.kind_name().into(),
@@ -834,62 +1036,77 @@ impl Store for SqliteStore {
         now_ms: i64,
         lease_ms: i64,
     ) -> StoreResult<Option<Lease>> {
+        Ok(self
+            .assign_batch(worker_id, accepts, now_ms, lease_ms, 1, 0)?
+            .pop())
+    }
+
+    fn assign_batch(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+        max_units: u32,
+        lease_cap: u64,
+    ) -> StoreResult<Vec<Lease>> {
         let codes = accepted_codes(accepts);
-        if codes.is_empty() {
-            return Ok(None);
+        if codes.is_empty() || max_units == 0 {
+            return Ok(Vec::new());
         }
         self.with_tx(|tx| {
             expire(tx, now_ms)?;
             exec(tx, "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
+            let mut want = u64::from(max_units);
+            if lease_cap > 0 {
+                let open = open_leases_in(tx, worker_id, now_ms)?;
+                if open >= lease_cap {
+                    return Err(StoreError::LeaseLimit { worker: worker_id, open, cap: lease_cap });
+                }
+                want = want.min(lease_cap - open);
+            }
             // The NOT EXISTS mirrors scheduler::may_receive so the index does the filtering;
-            // may_receive is checked again below on the loaded replicas.
+            // may_receive is checked again below on the loaded replicas. Each workunit appears
+            // once, so a batch never holds two replicas of one workunit.
             // `codes` holds integers from accepted_codes only, so formatting it in is safe.
-            let found: Option<WorkunitRow> = tx
+            let found: Vec<WorkunitRow> = tx
                 .prepare_cached(
                     &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
                      WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND NOT EXISTS (
                         SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-                     ORDER BY w.id LIMIT 1"),
+                     ORDER BY w.id LIMIT ?2"),
                 )?
-                .query_row(
-                    [u64_to_db(worker_id)],
+                .query_map(
+                    params![u64_to_db(worker_id), want as i64],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
-                )
-                .optional()?;
-            let Some((wu, sp, fen, depth, kind, hash_mib)) = found else { return Ok(None) };
-            if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {
-                return Err(StoreError::Db("scheduler and query disagree".into()));
-            }
+                )?
+                .collect::<Result<_, _>>()?;
             let deadline = scheduler::lease_deadline(now_ms, lease_ms);
-            exec(tx,
-                "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4)",
-                params![wu, u64_to_db(worker_id), now_ms, deadline],
-            )?;
-            let lease_id = db_to_u64(tx.last_insert_rowid());
-            retransition(tx, db_to_u64(wu), now_ms)?;
-            Ok(Some(Lease { lease_id, workunit_id: db_to_u64(wu), kind: kind_of(sp, fen, depth, kind, hash_mib), deadline_ms: deadline }))
+            let mut leases = Vec::with_capacity(found.len());
+            for (wu, sp, fen, depth, kind, hash_mib) in found {
+                if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {
+                    return Err(StoreError::Db("scheduler and query disagree".into()));
+                }
+                exec(tx,
+                    "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4)",
+                    params![wu, u64_to_db(worker_id), now_ms, deadline],
+                )?;
+                let lease_id = db_to_u64(tx.last_insert_rowid());
+                retransition(tx, db_to_u64(wu), now_ms)?;
+                leases.push(Lease { lease_id, workunit_id: db_to_u64(wu), kind: kind_of(sp, fen, depth, kind, hash_mib), deadline_ms: deadline });
+            }
+            Ok(leases)
         })
     }
 
     fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
         let conn = self.lock()?;
-        Ok(conn
-            .query_row(
-                "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib
-                 FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
-                [u64_to_db(lease_id)],
-                |r| {
-                    Ok(LeaseInfo {
-                        id: db_to_u64(r.get(0)?),
-                        workunit_id: db_to_u64(r.get(1)?),
-                        worker_id: db_to_u64(r.get(2)?),
-                        state: ReplicaState::from_db(r.get(3)?),
-                        deadline_ms: r.get(4)?,
-                        kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
-                    })
-                },
-            )
-            .optional()?)
+        lease_in(&conn, lease_id)
+    }
+
+    fn leases(&self, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
+        let conn = self.lock()?;
+        lease_ids.iter().map(|&id| lease_in(&conn, id)).collect()
     }
 
     fn workunit_exists(&self, workunit_id: u64) -> StoreResult<bool> {
@@ -911,66 +1128,59 @@ impl Store for SqliteStore {
         s: &Submission,
         now_ms: i64,
     ) -> StoreResult<()> {
-        let json =
-            |v: Result<String, serde_json::Error>| v.map_err(|e| StoreError::Db(e.to_string()));
-        let (divide, payload) = match &s.result {
-            WorkResult::Perft(r) => (Some(json(serde_json::to_string(&r.divide))?), None),
-            WorkResult::Analysis(r) => (None, Some(json(serde_json::to_string(r))?)),
-        };
-        // An expired lease is recorded as expired before refusing, so the refusal is durable.
-        let mut expired = None;
-        let out = self.with_tx(|tx| {
-            let (wu, _) = match open_lease_of(tx, worker_id, lease_id, now_ms) {
-                Err(StoreError::LeaseExpired(id)) => {
-                    expired = Some(id);
-                    expire(tx, now_ms)?;
-                    return Ok(());
-                }
-                other => other?,
-            };
-            exec(tx,
-                "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7, payload = ?8
-                 WHERE id = ?1",
-                params![
-                    u64_to_db(lease_id),
-                    now_ms,
-                    s.digest.to_vec(),
-                    u64_to_db(s.result.nodes()),
-                    divide,
-                    u64_to_db(s.elapsed_ms),
-                    s.engine,
-                    payload
-                ],
-            )?;
-            exec(tx, "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
-            retransition(tx, wu, now_ms)
-        });
-        match expired {
-            Some(id) => out.and(Err(StoreError::LeaseExpired(id))),
-            None => out,
-        }
+        let settlement = [Settlement::Store {
+            lease_id,
+            submission: s.clone(),
+        }];
+        self.settle(worker_id, &settlement, now_ms)?
+            .pop()
+            .unwrap_or(Ok(()))
     }
 
     fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
+        let settlement = [Settlement::Refuse {
+            lease_id,
+            reason: reason.to_string(),
+        }];
+        self.settle(worker_id, &settlement, now_ms)?
+            .pop()
+            .unwrap_or(Ok(()))
+    }
+
+    fn settle(
+        &self,
+        worker_id: u64,
+        settlements: &[Settlement],
+        now_ms: i64,
+    ) -> StoreResult<Vec<StoreResult<()>>> {
         self.with_tx(|tx| {
-            let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
+            // Overdue leases are recorded as expired first, so refusing a late result is durable
+            // and its replica is already on its way to another worker.
+            expire(tx, now_ms)?;
+            let mut outcomes = Vec::with_capacity(settlements.len());
+            for s in settlements {
+                let outcome = match s {
+                    Settlement::Store {
+                        lease_id,
+                        submission,
+                    } => store_result_in(tx, worker_id, *lease_id, submission, now_ms),
+                    Settlement::Refuse { lease_id, reason } => {
+                        refuse_in(tx, worker_id, *lease_id, reason, now_ms)
+                    }
+                };
+                match outcome {
+                    // Refusals are per settlement; a database failure aborts the transaction,
+                    // so nothing of the batch is half-written.
+                    Err(StoreError::Db(e)) => return Err(StoreError::Db(e)),
+                    other => outcomes.push(other),
+                }
+            }
             exec(
                 tx,
-                "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
-                params![
-                    u64_to_db(lease_id),
-                    ReplicaState::Error.to_db(),
-                    now_ms,
-                    reason
-                ],
+                "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
+                params![u64_to_db(worker_id), now_ms],
             )?;
-            exec(
-                tx,
-                "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
-                [u64_to_db(worker_id)],
-            )?;
-            retransition(tx, wu, now_ms)?;
-            crate::quarantine::check(tx, worker_id, now_ms)
+            Ok(outcomes)
         })
     }
 
@@ -1035,47 +1245,29 @@ impl Store for SqliteStore {
     fn progress(&self) -> StoreResult<Vec<CampaignProgress>> {
         let campaigns = self.campaigns()?;
         let conn = self.lock()?;
-        let mut out = Vec::new();
+        let mut st = conn.prepare_cached(
+            "SELECT total, valid, failed, queued, in_flight, nodes_valid_hi, nodes_valid_lo, nodes_computed_hi, nodes_computed_lo
+             FROM campaign_counts WHERE campaign_id = ?1",
+        )?;
+        let split = |hi: i64, lo: i64| (i128::from(hi) * (1 << 32) + i128::from(lo)).max(0) as u128;
+        let mut out = Vec::with_capacity(campaigns.len());
         for c in campaigns {
-            let id = u64_to_db(c.id);
-            let (total, valid, failed, queued): (i64, i64, i64, i64) = conn.query_row(
-                "SELECT COUNT(*), COALESCE(SUM(state = 1), 0), COALESCE(SUM(state = 2), 0), COALESCE(SUM(CASE WHEN state = 0 THEN needed ELSE 0 END), 0)
-                 FROM workunits WHERE campaign_id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )?;
-            let mut nodes_valid = 0u128;
-            let mut st = conn.prepare_cached(
-                "SELECT nodes FROM workunits WHERE campaign_id = ?1 AND state = 1",
-            )?;
-            for n in st.query_map([id], |r| r.get::<_, i64>(0))? {
-                nodes_valid += u128::from(db_to_u64(n?));
-            }
-            let mut in_flight = 0u64;
-            let mut nodes_computed = 0u128;
-            let mut st = conn.prepare_cached(
-                "SELECT r.state, r.nodes FROM results r JOIN workunits w ON w.id = r.workunit_id
-                 WHERE w.campaign_id = ?1 AND r.state IN (0, 1)",
-            )?;
-            for row in st.query_map([id], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
-            })? {
-                match row? {
-                    (0, _) => in_flight += 1,
-                    (_, Some(n)) => nodes_computed += u128::from(db_to_u64(n)),
-                    _ => {}
-                }
-            }
-            out.push(CampaignProgress {
-                campaign: c,
-                total: total as u64,
-                valid: valid as u64,
-                failed: failed as u64,
-                queued_replicas: queued as u64,
-                in_flight,
-                nodes_valid,
-                nodes_computed,
-            });
+            let p = st
+                .query_row([u64_to_db(c.id)], |r| {
+                    Ok(CampaignProgress {
+                        campaign: c.clone(),
+                        total: r.get::<_, i64>(0)? as u64,
+                        valid: r.get::<_, i64>(1)? as u64,
+                        failed: r.get::<_, i64>(2)? as u64,
+                        queued_replicas: r.get::<_, i64>(3)? as u64,
+                        in_flight: r.get::<_, i64>(4)? as u64,
+                        nodes_valid: split(r.get(5)?, r.get(6)?),
+                        nodes_computed: split(r.get(7)?, r.get(8)?),
+                    })
+                })
+                .optional()?
+                .ok_or_else(|| StoreError::Db(format!("campaign {} has no counters", c.id)))?;
+            out.push(p);
         }
         Ok(out)
     }
@@ -1257,12 +1449,7 @@ impl Store for SqliteStore {
 
     fn open_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
         let conn = self.lock()?;
-        let n: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM results WHERE worker_id = ?1 AND state = 0 AND deadline_ms >= ?2",
-            params![u64_to_db(worker_id), now_ms],
-            |r| r.get(0),
-        )?;
-        Ok(n as u64)
+        open_leases_in(&conn, worker_id, now_ms)
     }
 
     fn set_banned(&self, worker_id: u64, banned: bool, now_ms: i64) -> StoreResult<WorkerRecord> {
@@ -1418,5 +1605,145 @@ mod tests {
         assert_eq!(s.find_campaign(&spec).unwrap(), Some(c.clone()));
         let p = &s.progress().unwrap()[0];
         assert_eq!((p.total, p.valid, p.nodes_valid), (2, 1, 20));
+    }
+
+    /// The progress of every campaign by scanning the tables: what the counters must equal.
+    fn recount(s: &SqliteStore) -> Vec<(u64, u64, u64, u64, u64, u128, u128)> {
+        let conn = s.lock().unwrap();
+        let ids: Vec<i64> = conn
+            .prepare("SELECT id FROM campaigns ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        ids.into_iter()
+            .map(|id| {
+                let q = |sql: &str| -> i64 { conn.query_row(sql, [id], |r| r.get(0)).unwrap() };
+                let nodes = |sql: &str| -> u128 {
+                    conn.prepare(sql)
+                        .unwrap()
+                        .query_map([id], |r| r.get::<_, i64>(0))
+                        .unwrap()
+                        .map(|n| u128::from(db_to_u64(n.unwrap())))
+                        .sum()
+                };
+                (
+                    q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1") as u64,
+                    q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1 AND state = 1") as u64,
+                    q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1 AND state = 2") as u64,
+                    q("SELECT COALESCE(SUM(needed), 0) FROM workunits WHERE campaign_id = ?1 AND state = 0") as u64,
+                    q("SELECT COUNT(*) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = ?1 AND r.state = 0") as u64,
+                    nodes("SELECT nodes FROM workunits WHERE campaign_id = ?1 AND state = 1"),
+                    nodes("SELECT r.nodes FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = ?1 AND r.state = 1"),
+                )
+            })
+            .collect()
+    }
+
+    fn counters(s: &SqliteStore) -> Vec<(u64, u64, u64, u64, u64, u128, u128)> {
+        s.progress()
+            .unwrap()
+            .into_iter()
+            .map(|p| {
+                (
+                    p.total,
+                    p.valid,
+                    p.failed,
+                    p.queued_replicas,
+                    p.in_flight,
+                    p.nodes_valid,
+                    p.nodes_computed,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn progress_counters_equal_a_full_recount_through_every_transition() {
+        let (_d, s) = store();
+        s.create_campaign(
+            &NewCampaign::new(2, 2, Some(3), vec![0, 1, 2, 518]).unwrap(),
+            0,
+        )
+        .unwrap();
+        s.create_campaign(&NewCampaign::new(3, 1, None, vec![5]).unwrap(), 0)
+            .unwrap();
+        assert_eq!(counters(&s), recount(&s));
+        let w: Vec<u64> = (0..4)
+            .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+            .collect();
+        // Node counts above 2^32 and 2^40 exercise the split of the sums.
+        let big = (1u64 << 40) + 12_345;
+        let a = s.assign_batch(w[0], &ALL, 1, 1000, 8, 0).unwrap();
+        let b = s.assign_batch(w[1], &ALL, 1, 1000, 8, 0).unwrap();
+        assert_eq!(counters(&s), recount(&s));
+        for (i, l) in a.iter().enumerate() {
+            s.submit(w[0], l.lease_id, &sub(big + i as u64, i as u8), 2)
+                .unwrap();
+        }
+        assert_eq!(counters(&s), recount(&s));
+        // Worker 1 agrees on some, disagrees on one, refuses one and abandons one.
+        for (i, l) in b.iter().enumerate() {
+            match i {
+                0 => s.submit(w[1], l.lease_id, &sub(big, 0), 3).unwrap(),
+                1 => s.submit(w[1], l.lease_id, &sub(7, 99), 3).unwrap(),
+                2 => s.refuse(w[1], l.lease_id, "digest mismatch", 3).unwrap(),
+                _ => s.abandon(w[1], l.lease_id, 3).unwrap(),
+            }
+        }
+        assert_eq!(counters(&s), recount(&s));
+        // A lease that expires, and a ban that reopens what the banned worker validated.
+        let c = s.assign_batch(w[2], &ALL, 4, 10, 8, 0).unwrap();
+        assert!(!c.is_empty());
+        s.expire_leases(100).unwrap();
+        assert_eq!(counters(&s), recount(&s));
+        s.set_banned(w[1], true, 101).unwrap();
+        assert_eq!(counters(&s), recount(&s));
+        let p = s.progress().unwrap();
+        assert!(
+            p.iter()
+                .any(|p| p.valid > 0 || p.nodes_computed > u128::from(big))
+        );
+        // Reopening keeps the counters too.
+        drop(p);
+        let path = _d.path().join("t.db");
+        drop(s);
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(counters(&s), recount(&s));
+        // A database from before the counters (schema 4) gets them filled in by the migration.
+        s.lock()
+            .unwrap()
+            .execute_batch(
+                "DROP TRIGGER workunit_counts; DROP TRIGGER result_issued; DROP TRIGGER result_counts;
+                 DROP TABLE campaign_counts; PRAGMA user_version = 4;",
+            )
+            .unwrap();
+        let before = recount(&s);
+        drop(s);
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(counters(&s), before);
+    }
+
+    #[test]
+    fn a_batch_assign_respects_the_lease_cap_in_its_transaction() {
+        let (_d, s) = store();
+        s.create_campaign(&NewCampaign::new(2, 1, None, (0..10).collect()).unwrap(), 0)
+            .unwrap();
+        let w = s.register_worker("w", b"h", "e", 0).unwrap();
+        let first = s.assign_batch(w, &ALL, 1, 1000, 8, 5).unwrap();
+        assert_eq!(first.len(), 5, "capped at 5 open leases");
+        let ids: std::collections::BTreeSet<u64> = first.iter().map(|l| l.workunit_id).collect();
+        assert_eq!(ids.len(), 5, "distinct workunits");
+        assert!(matches!(
+            s.assign_batch(w, &ALL, 2, 1000, 8, 5),
+            Err(StoreError::LeaseLimit {
+                open: 5,
+                cap: 5,
+                ..
+            })
+        ));
+        s.submit(w, first[0].lease_id, &sub(400, 1), 3).unwrap();
+        assert_eq!(s.assign_batch(w, &ALL, 4, 1000, 8, 5).unwrap().len(), 1);
     }
 }

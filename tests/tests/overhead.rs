@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use c960_common::digest::result_digest;
 use c960_common::wire::{
-    Capabilities, FetchResponse, PROTOCOL_VERSION, PerftResult, SubmitRequest, WorkResult,
+    BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, FetchResponse,
+    PROTOCOL_VERSION, PerftResult, SubmitRequest, WorkResult,
 };
 use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::http;
@@ -22,6 +23,14 @@ use c960_worker::client::{Client, engine};
 use c960_worker::compute::compute;
 
 const CAMPAIGNS: usize = 5;
+
+/// Rate limits and the lease cap off: this measures the coordinator, not its limiter.
+fn bench_config() -> c960_coordinator::http::Config {
+    let mut config = quick_config();
+    config.limits.per_worker = c960_coordinator::limits::Rate::UNLIMITED;
+    config.limits.max_open_leases = 0;
+    config
+}
 
 fn trivial_campaigns(store: &dyn Store) -> u64 {
     let positions: Vec<u16> = (0..960).collect();
@@ -36,7 +45,7 @@ fn trivial_campaigns(store: &dyn Store) -> u64 {
 #[ignore = "benchmark: run in release with --ignored --nocapture"]
 async fn coordinator_overhead() {
     // 1. Over HTTP, 8 concurrent clients.
-    let server = TestServer::start(quick_config()).await;
+    let server = TestServer::start(bench_config()).await;
     let units = trivial_campaigns(&*server.store);
     let started = Instant::now();
     let mut tasks = Vec::new();
@@ -78,6 +87,59 @@ async fn coordinator_overhead() {
     assert_eq!(done, units);
     println!(
         "HTTP, 8 clients: {units} workunits, {} handouts + results in {secs:.2} s = {:.0} per second",
+        2 * units,
+        2.0 * units as f64 / secs
+    );
+
+    // 1b. Over HTTP, 8 concurrent clients fetching and submitting 64 workunits per request.
+    let server = TestServer::start(bench_config()).await;
+    let units = trivial_campaigns(&*server.store);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let url = server.url.clone();
+        tasks.push(tokio::spawn(async move {
+            let client = Client::new(&url).unwrap();
+            let auth = client.register(&format!("b{i}"), 1, 0).await.unwrap();
+            let caps = Capabilities::builtin();
+            let mut done = 0u64;
+            while let FetchBatchResponse::Assigned(batch) =
+                client.fetch_batch(&auth, &caps, 64).await.unwrap()
+            {
+                let results: Vec<BatchedResult> = batch
+                    .iter()
+                    .map(|a| {
+                        let r = compute(&a.kind, &Default::default(), |_, _, _| {}).unwrap();
+                        let result = WorkResult::Perft(r);
+                        BatchedResult {
+                            lease_id: a.lease_id,
+                            workunit_id: a.workunit_id,
+                            digest: result_digest(a.workunit_id, &a.kind, &result),
+                            result,
+                            elapsed_ms: 0,
+                        }
+                    })
+                    .collect();
+                let answer = client.submit_batch(&auth, results).await.unwrap();
+                assert!(
+                    answer
+                        .outcomes
+                        .iter()
+                        .all(|o| *o == BatchedOutcome::Accepted)
+                );
+                done += batch.len() as u64;
+            }
+            done
+        }));
+    }
+    let mut done = 0;
+    for t in tasks {
+        done += t.await.unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    assert_eq!(done, units);
+    println!(
+        "HTTP, 8 clients, batches of 64: {units} workunits, {} handouts + results in {secs:.2} s = {:.0} per second",
         2 * units,
         2.0 * units as f64 / secs
     );

@@ -42,6 +42,10 @@ pub struct WorkArgs {
     /// PEM file of an extra CA to trust for an https:// coordinator with a private certificate.
     #[arg(long)]
     ca_file: Option<PathBuf>,
+    /// The most workunits fetched per request (batches are sized to take about 2 s, so
+    /// workunits of minutes still go one at a time).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=c960_common::wire::MAX_BATCH as i64))]
+    max_batch: u32,
     /// Longest wait between retries, in seconds.
     #[arg(long, default_value_t = 300)]
     max_backoff_secs: u64,
@@ -86,6 +90,7 @@ pub fn run(args: WorkArgs) -> Result<()> {
     cfg.backoff_cap = Duration::from_secs(args.max_backoff_secs.max(1));
     cfg.enrol_secret = args.enrol_secret;
     cfg.ca_file = args.ca_file;
+    cfg.max_batch = args.max_batch;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

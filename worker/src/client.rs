@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use c960_common::codec;
 use c960_common::wire::{
-    AbandonRequest, AbandonResponse, CONTENT_TYPE, Capabilities, EngineInfo, ErrorBody,
-    FailRequest, FailResponse, FetchRequest, FetchResponse, PROTOCOL_VERSION, RegisterRequest,
-    RegisterResponse, SubmitRequest, SubmitResponse, WorkerAuth,
+    AbandonRequest, AbandonResponse, BatchedResult, CONTENT_TYPE, Capabilities, EngineInfo,
+    ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
+    FetchResponse, PROTOCOL_VERSION, RegisterRequest, RegisterResponse, SubmitBatchRequest,
+    SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -223,6 +224,43 @@ impl Client {
         req: &SubmitRequest,
     ) -> Result<SubmitResponse, ClientError> {
         self.call("submit", Some(auth), req).await
+    }
+
+    /// Asks for up to `max_units` workunits in one request.
+    pub async fn fetch_batch(
+        &self,
+        auth: &WorkerAuth,
+        capabilities: &Capabilities,
+        max_units: u32,
+    ) -> Result<FetchBatchResponse, ClientError> {
+        self.call(
+            "fetch-batch",
+            Some(auth),
+            &FetchBatchRequest {
+                protocol: PROTOCOL_VERSION,
+                capabilities: capabilities.clone(),
+                max_units,
+            },
+        )
+        .await
+    }
+
+    /// Submits several results in one request; the answer has one outcome per result.
+    pub async fn submit_batch(
+        &self,
+        auth: &WorkerAuth,
+        results: Vec<BatchedResult>,
+    ) -> Result<SubmitBatchResponse, ClientError> {
+        self.call(
+            "submit-batch",
+            Some(auth),
+            &SubmitBatchRequest {
+                protocol: PROTOCOL_VERSION,
+                engine: engine(),
+                results,
+            },
+        )
+        .await
     }
 
     /// Gives a lease back.

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use c960_common::digest::result_digest;
 use c960_common::wire::{
-    Assignment, Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest, WorkerAuth,
+    Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, MAX_BATCH,
+    WorkerAuth,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::watch;
@@ -18,7 +19,7 @@ use tokio::sync::watch;
 use c960_common::{PerftEngine, PerftOptions};
 
 use crate::backoff::{Backoff, retry_after};
-use crate::client::{Client, engine};
+use crate::client::Client;
 use crate::compute::{ComputeError, UciSlot, compute_any};
 use crate::identity::{self, Identity};
 
@@ -51,6 +52,27 @@ pub struct RunnerConfig {
     pub enrol_secret: Option<String>,
     /// PEM file of an extra CA to trust (a coordinator with a private certificate).
     pub ca_file: Option<PathBuf>,
+    /// The most workunits fetched (and results submitted) per request. The worker starts with
+    /// one and sizes each batch to take about [`BATCH_TARGET`], so long workunits still go one
+    /// at a time while tiny ones do not cost a round trip each.
+    pub max_batch: u32,
+}
+
+/// How long a batch of workunits should take to compute.
+pub const BATCH_TARGET: Duration = Duration::from_secs(2);
+
+/// The size of the next batch: as many workunits as fit in [`BATCH_TARGET`] at the last batch's
+/// pace, between 1 and `max`.
+pub fn next_batch_size(units: usize, elapsed: Duration, max: u32) -> u32 {
+    let per_unit = elapsed.as_secs_f64() / units.max(1) as f64;
+    let fits = if per_unit <= 0.0 {
+        f64::from(max)
+    } else {
+        BATCH_TARGET.as_secs_f64() / per_unit
+    };
+    // At most double per step, so one fast batch does not overshoot for the next.
+    let grown = (units.max(1) as f64 * 2.0).min(fits);
+    (grown as u32).clamp(1, max.clamp(1, MAX_BATCH))
 }
 
 impl RunnerConfig {
@@ -70,6 +92,7 @@ impl RunnerConfig {
             ca_file: None,
             uci: None,
             uci_timeout: Duration::from_secs(600),
+            max_batch: 64,
         }
     }
 
@@ -128,6 +151,18 @@ struct Worker {
     /// The perft engine, kept across workunits so its hash table carries over; its Zobrist seed
     /// is drawn per worker, so replicas from two workers cross-check hash collisions too.
     perft: Arc<PerftEngine>,
+    /// Workunits to ask for in the next fetch.
+    batch: u32,
+}
+
+/// What became of one assignment.
+enum Step {
+    /// Computed; to be submitted with its batch.
+    Computed(BatchedResult),
+    /// Not computed, and already reported (engine failure) or given back.
+    Skipped,
+    /// Shutdown interrupted it; its lease was given back.
+    Interrupted,
 }
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
@@ -159,6 +194,7 @@ pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<S
         backoff,
         shutdown,
         summary: Summary::default(),
+        batch: 1,
     };
     w.main_loop().await?;
     Ok(w.summary)
@@ -221,14 +257,14 @@ impl Worker {
             }
             let capabilities = self.cfg.capabilities();
             let fetched = tokio::select! {
-                r = self.client.fetch(&auth, &capabilities) => r,
+                r = self.client.fetch_batch(&auth, &capabilities, if self.cfg.once { 1 } else { self.batch }) => r,
                 _ = shutdown_signalled(&mut self.shutdown) => { self.summary.interrupted = true; return Ok(()) }
             };
             match fetched {
-                Ok(FetchResponse::Assigned(a)) => {
+                Ok(FetchBatchResponse::Assigned(batch)) => {
                     self.backoff.reset();
                     reregistered = false;
-                    if !self.work(&auth, a).await? {
+                    if !self.work_batch(&auth, batch).await? {
                         self.summary.interrupted = true;
                         return Ok(());
                     }
@@ -236,7 +272,7 @@ impl Worker {
                         return Ok(());
                     }
                 }
-                Ok(FetchResponse::NoWork { retry_after_secs }) => {
+                Ok(FetchBatchResponse::NoWork { retry_after_secs }) => {
                     self.backoff.reset();
                     let d = retry_after(retry_after_secs, self.cfg.backoff_cap);
                     tracing::debug!("no work; asking again in {d:.1?}");
@@ -274,9 +310,50 @@ impl Worker {
         }
     }
 
-    /// Computes and submits one assignment. Returns false if shutdown interrupted it (the lease
-    /// was given back).
-    async fn work(&mut self, auth: &WorkerAuth, a: Assignment) -> Result<bool> {
+    /// Computes a batch of assignments in order and submits their results together. Returns
+    /// false if shutdown interrupted it: the lease being computed and those not started are
+    /// given back, and results already computed are still submitted.
+    async fn work_batch(&mut self, auth: &WorkerAuth, batch: Vec<Assignment>) -> Result<bool> {
+        let started = Instant::now();
+        let units = batch.len();
+        let mut results = Vec::with_capacity(units);
+        let mut pending = batch.into_iter();
+        let mut interrupted = false;
+        for a in pending.by_ref() {
+            match self.compute(auth, a).await? {
+                Step::Computed(r) => results.push(r),
+                Step::Skipped => {}
+                Step::Interrupted => {
+                    interrupted = true;
+                    break;
+                }
+            }
+        }
+        if interrupted {
+            for a in pending {
+                self.give_back(auth, a.lease_id).await;
+            }
+        } else {
+            self.batch = next_batch_size(units, started.elapsed(), self.cfg.max_batch);
+        }
+        if !results.is_empty() && !self.submit(auth, results).await {
+            interrupted = true;
+        }
+        Ok(!interrupted)
+    }
+
+    /// Gives a lease back, best effort: if the coordinator is unreachable it simply expires.
+    async fn give_back(&mut self, auth: &WorkerAuth, lease_id: u64) {
+        let give_back = self.client.abandon(auth, lease_id);
+        match tokio::time::timeout(Duration::from_secs(5), give_back).await {
+            Ok(Ok(_)) => tracing::info!(lease = lease_id, "lease given back"),
+            Ok(Err(e)) => tracing::warn!(lease = lease_id, "could not give the lease back: {e}"),
+            Err(_) => tracing::warn!(lease = lease_id, "could not give the lease back: timeout"),
+        }
+    }
+
+    /// Computes one assignment.
+    async fn compute(&mut self, auth: &WorkerAuth, a: Assignment) -> Result<Step> {
         let started = Instant::now();
         let bar = self.progress_bar(&a);
         let cancel = Arc::new(AtomicBool::new(false));
@@ -312,14 +389,8 @@ impl Worker {
             _ = shutdown_signalled(&mut self.shutdown) => {
                 cancel.store(true, Ordering::Relaxed);
                 if let Some(bar) = &bar { bar.abandon_with_message("interrupted"); }
-                // Best effort: if the coordinator is unreachable, the lease simply expires.
-                let give_back = self.client.abandon(auth, a.lease_id);
-                match tokio::time::timeout(Duration::from_secs(5), give_back).await {
-                    Ok(Ok(_)) => tracing::info!(lease = a.lease_id, "lease given back"),
-                    Ok(Err(e)) => tracing::warn!(lease = a.lease_id, "could not give the lease back: {e}"),
-                    Err(_) => tracing::warn!(lease = a.lease_id, "could not give the lease back: timeout"),
-                }
-                return Ok(false);
+                self.give_back(auth, a.lease_id).await;
+                return Ok(Step::Interrupted);
             }
         };
         let outcome = outcome.map(|(r, uci)| {
@@ -328,7 +399,7 @@ impl Worker {
         });
         let result = match outcome {
             Ok(Ok(r)) => r,
-            Ok(Err(ComputeError::Cancelled)) => return Ok(false),
+            Ok(Err(ComputeError::Cancelled)) => return Ok(Step::Interrupted),
             Ok(Err(ComputeError::EngineFailed(reason))) => {
                 // Never a result: the replica is closed as failed and goes to another worker.
                 tracing::error!(lease = a.lease_id, "engine failed: {reason}");
@@ -336,52 +407,73 @@ impl Worker {
                     tracing::warn!(lease = a.lease_id, "could not report the failure: {e}");
                 }
                 self.summary.failed += 1;
-                return Ok(true);
+                return Ok(Step::Skipped);
             }
             Ok(Err(e)) => {
                 // A position this engine refuses: give the lease back so someone else tries.
                 tracing::error!(lease = a.lease_id, "{e}");
                 let _ = self.client.abandon(auth, a.lease_id).await;
                 self.summary.refused += 1;
-                return Ok(true);
+                return Ok(Step::Skipped);
             }
             Err(e) => return Err(anyhow!("engine task failed: {e}")),
         };
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }
-        let elapsed_ms = started.elapsed().as_millis() as u64;
-        let nodes = result.nodes();
-        let req = SubmitRequest {
-            protocol: PROTOCOL_VERSION,
+        Ok(Step::Computed(BatchedResult {
             lease_id: a.lease_id,
             workunit_id: a.workunit_id,
             digest: result_digest(a.workunit_id, &a.kind, &result),
             result,
-            elapsed_ms,
-            engine: engine(),
-        };
-        // A computed result is worth retrying for, until shutdown or a definite refusal.
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        }))
+    }
+
+    /// Submits computed results in one request, retrying while the coordinator is unreachable
+    /// or busy (a computed result is worth it). Returns false if shutdown came first.
+    async fn submit(&mut self, auth: &WorkerAuth, results: Vec<BatchedResult>) -> bool {
         loop {
-            match self.client.submit(auth, &req).await {
-                Ok(_) => {
+            match self.client.submit_batch(auth, results.clone()).await {
+                Ok(answer) => {
                     self.backoff.reset();
-                    self.summary.submitted += 1;
-                    self.summary.nodes += u128::from(nodes);
-                    tracing::info!(workunit = a.workunit_id, nodes, elapsed_ms, "submitted");
-                    return Ok(true);
+                    for (r, outcome) in results.iter().zip(answer.outcomes) {
+                        let nodes = r.result.nodes();
+                        match outcome {
+                            BatchedOutcome::Accepted => {
+                                self.summary.submitted += 1;
+                                self.summary.nodes += u128::from(nodes);
+                                tracing::info!(
+                                    workunit = r.workunit_id,
+                                    nodes,
+                                    elapsed_ms = r.elapsed_ms,
+                                    "submitted"
+                                );
+                            }
+                            BatchedOutcome::Refused(e) => {
+                                tracing::warn!(
+                                    workunit = r.workunit_id,
+                                    "result not accepted: {} ({})",
+                                    e.message,
+                                    e.code
+                                );
+                                self.summary.refused += 1;
+                            }
+                        }
+                    }
+                    return true;
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying the submission in {d:.1?}");
                     if sleep_or_shutdown(d, &mut self.shutdown).await {
-                        return Ok(false);
+                        return false;
                     }
                 }
                 Err(e) => {
-                    tracing::warn!(workunit = a.workunit_id, "result not accepted: {e}");
-                    self.summary.refused += 1;
-                    return Ok(true);
+                    tracing::warn!("results not accepted: {e}");
+                    self.summary.refused += results.len() as u64;
+                    return true;
                 }
             }
         }
@@ -412,5 +504,27 @@ impl Worker {
         bar.set_style(style);
         bar.set_prefix(a.workunit_id.to_string());
         Some(bar)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_grow_for_tiny_workunits_and_shrink_for_long_ones() {
+        let ms = Duration::from_millis;
+        // 1 ms per workunit: doubles each time, up to the cap.
+        assert_eq!(next_batch_size(1, ms(1), 64), 2);
+        assert_eq!(next_batch_size(32, ms(32), 64), 64);
+        assert_eq!(next_batch_size(64, ms(64), 64), 64);
+        assert_eq!(next_batch_size(64, ms(64), 1000), 128);
+        // 100 ms per workunit: 20 fit in the target.
+        assert_eq!(next_batch_size(16, ms(1600), 64), 20);
+        // A minute per workunit: one at a time.
+        assert_eq!(next_batch_size(1, Duration::from_secs(60), 64), 1);
+        assert_eq!(next_batch_size(8, Duration::from_secs(16), 64), 1);
+        // Never zero, whatever comes in.
+        assert_eq!(next_batch_size(0, Duration::ZERO, 0), 1);
     }
 }

@@ -1,0 +1,182 @@
+//! Batched fetch and submit over real HTTP: a batch holds distinct workunits, each result in a
+//! batch is judged on its own (one bad result refuses that one only, with the code a single
+//! submission would get), bad batch sizes are coded 4xx, and a campaign finished by batching
+//! workers equals the reference.
+
+use c960_common::digest::result_digest;
+use c960_common::wire::{
+    BatchedOutcome, BatchedResult, Capabilities, FetchBatchRequest, FetchBatchResponse, MAX_BATCH,
+    PROTOCOL_VERSION, SubmitBatchRequest, WorkResult,
+};
+use c960_coordinator::http::Config;
+use c960_coordinator::store::Store;
+use c960_tests::{TestServer, quick_config, raw_post, reference};
+use c960_worker::client::{Client, engine};
+use c960_worker::compute::compute;
+
+fn honest(a: &c960_common::wire::Assignment) -> BatchedResult {
+    let r = WorkResult::Perft(compute(&a.kind, &Default::default(), |_, _, _| {}).unwrap());
+    BatchedResult {
+        lease_id: a.lease_id,
+        workunit_id: a.workunit_id,
+        digest: result_digest(a.workunit_id, &a.kind, &r),
+        result: r,
+        elapsed_ms: 1,
+    }
+}
+
+fn code(o: &BatchedOutcome) -> &str {
+    match o {
+        BatchedOutcome::Accepted => "accepted",
+        BatchedOutcome::Refused(e) => &e.code,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_result_of_a_batch_is_judged_on_its_own() {
+    let mut config: Config = quick_config();
+    config.limits.max_open_leases = 16;
+    let server = TestServer::start(config).await;
+    let c = server.campaign(2, "0-9");
+    let client = Client::new(&server.url).unwrap();
+    let alice = client.register("alice", 1, 0).await.unwrap();
+    let bob = client.register("bob", 1, 0).await.unwrap();
+    let caps = Capabilities::builtin();
+
+    let FetchBatchResponse::Assigned(mine) = client.fetch_batch(&alice, &caps, 6).await.unwrap()
+    else {
+        panic!("no work")
+    };
+    assert_eq!(mine.len(), 6);
+    let units: std::collections::BTreeSet<u64> = mine.iter().map(|a| a.workunit_id).collect();
+    assert_eq!(units.len(), 6, "a batch never holds one workunit twice");
+    let FetchBatchResponse::Assigned(bobs) = client.fetch_batch(&bob, &caps, 1).await.unwrap()
+    else {
+        panic!("no work")
+    };
+
+    let mut results: Vec<BatchedResult> = mine.iter().map(honest).collect();
+    // 1: the count changed after the digest was made.
+    if let WorkResult::Perft(p) = &mut results[1].result {
+        p.nodes += 1;
+    }
+    // 2: a lease that does not exist; 3: bob's lease quoted by alice.
+    results[2].lease_id += 1 << 40;
+    results[3] = BatchedResult {
+        lease_id: bobs[0].lease_id,
+        ..honest(&bobs[0])
+    };
+    // 4: a divide that does not sum to the count, with a digest that matches it.
+    if let WorkResult::Perft(p) = &mut results[4].result {
+        p.nodes += 1;
+        results[4].digest = result_digest(mine[4].workunit_id, &mine[4].kind, &results[4].result);
+    }
+    let answer = client.submit_batch(&alice, results.clone()).await.unwrap();
+    let codes: Vec<&str> = answer.outcomes.iter().map(code).collect();
+    assert_eq!(
+        codes,
+        [
+            "accepted",
+            "digest_mismatch",
+            "unknown_lease",
+            "lease_not_yours",
+            "invalid_result",
+            "accepted"
+        ]
+    );
+    // What was refused left nothing behind but the refusals; the accepted ones are stored.
+    let stored = |wu: u64| server.store.results(wu).unwrap();
+    assert_eq!(
+        stored(mine[0].workunit_id)[0].nodes,
+        Some(results[0].result.nodes())
+    );
+    assert_eq!(
+        stored(mine[5].workunit_id)[0].nodes,
+        Some(results[5].result.nodes())
+    );
+    assert_eq!(stored(mine[1].workunit_id)[0].nodes, None);
+    // Submitting the same batch again: every lease is closed now (or never was alice's).
+    let again = client.submit_batch(&alice, results).await.unwrap();
+    let codes: Vec<&str> = again.outcomes.iter().map(code).collect();
+    assert_eq!(
+        codes,
+        [
+            "lease_closed",
+            "lease_closed",
+            "unknown_lease",
+            "lease_not_yours",
+            "lease_closed",
+            "lease_closed"
+        ]
+    );
+    // Bob's lease is untouched by alice's attempt: he can still submit it.
+    let ok = client
+        .submit_batch(&bob, vec![honest(&bobs[0])])
+        .await
+        .unwrap();
+    assert_eq!(ok.outcomes, [BatchedOutcome::Accepted]);
+
+    // Alice still holds the two leases she never answered; she gives them back.
+    for a in &mine[2..4] {
+        client.abandon(&alice, a.lease_id).await.unwrap();
+    }
+    // Honest batching workers finish the campaign exactly.
+    server.finish_with_honest_workers(c.id, 3).await;
+    let (_, rows) = server.store.table(c.id).unwrap();
+    for r in rows {
+        let sp = r.sp.unwrap();
+        assert_eq!(r.nodes, Some(reference()[&sp][1]), "sp {sp}");
+    }
+}
+
+#[tokio::test]
+async fn bad_batch_sizes_and_the_lease_cap_are_coded() {
+    let mut config: Config = quick_config();
+    config.limits.max_open_leases = 3;
+    let server = TestServer::start(config).await;
+    server.campaign(1, "0-9");
+    let client = Client::new(&server.url).unwrap();
+    let auth = client.register("w", 1, 0).await.unwrap();
+    let post = |path: &'static str, body: Vec<u8>| {
+        let (url, token) = (server.url.clone(), auth.token.clone());
+        async move {
+            let (s, c, _) = raw_post(
+                &url,
+                &format!("/api/v1/{path}"),
+                Some(&token),
+                "application/octet-stream",
+                body,
+            )
+            .await;
+            (s, c)
+        }
+    };
+    for max_units in [0, MAX_BATCH + 1] {
+        let body = c960_common::codec::encode(&FetchBatchRequest {
+            protocol: PROTOCOL_VERSION,
+            capabilities: Capabilities::builtin(),
+            max_units,
+        })
+        .unwrap();
+        assert_eq!(post("fetch-batch", body).await, (400, "bad_field".into()));
+    }
+    let empty = c960_common::codec::encode(&SubmitBatchRequest {
+        protocol: PROTOCOL_VERSION,
+        engine: engine(),
+        results: vec![],
+    })
+    .unwrap();
+    assert_eq!(post("submit-batch", empty).await, (400, "bad_field".into()));
+
+    // The cap holds within a batch, and a full worker is told lease_limit with Retry-After.
+    let caps = Capabilities::builtin();
+    let FetchBatchResponse::Assigned(got) = client.fetch_batch(&auth, &caps, 8).await.unwrap()
+    else {
+        panic!("no work")
+    };
+    assert_eq!(got.len(), 3);
+    let err = client.fetch_batch(&auth, &caps, 8).await.unwrap_err();
+    assert_eq!(err.code(), Some("lease_limit"));
+    assert!(err.retry_after().is_some());
+    assert_eq!(server.store.open_leases(auth.worker_id, 0).unwrap(), 3);
+}
