@@ -60,16 +60,34 @@ fn opt_u128_str<S: serde::Serializer>(v: &Option<u128>, s: S) -> Result<S::Ok, S
 
 /// Assembles per start position. `fen_of` gives a start position's FEN.
 pub fn assemble(depth: u32, units: &[SplitUnit], fen_of: impl Fn(u16) -> String) -> Vec<SplitRow> {
-    struct Acc {
-        total: u128,
-        valid: u64,
-        failed: u64,
-        count: u64,
-        divide: BTreeMap<String, u128>,
-    }
-    let mut by_sp: BTreeMap<u16, Acc> = BTreeMap::new();
+    let mut a = Assembler::default();
     for u in units {
-        let acc = by_sp.entry(u.origin_sp).or_insert_with(|| Acc {
+        a.add(u);
+    }
+    a.finish(depth, fen_of)
+}
+
+/// Per start position: the running total and divide of its workunits.
+struct Acc {
+    total: u128,
+    valid: u64,
+    failed: u64,
+    count: u64,
+    divide: BTreeMap<String, u128>,
+}
+
+/// Assembles a split campaign one workunit at a time, so that a campaign of millions of
+/// workunits is streamed from the store, never held in memory: the state is one accumulator
+/// per start position.
+#[derive(Default)]
+pub struct Assembler {
+    by_sp: BTreeMap<u16, Acc>,
+}
+
+impl Assembler {
+    /// Counts one workunit.
+    pub fn add(&mut self, u: &SplitUnit) {
+        let acc = self.by_sp.entry(u.origin_sp).or_insert_with(|| Acc {
             total: 0,
             valid: 0,
             failed: 0,
@@ -92,34 +110,38 @@ pub fn assemble(depth: u32, units: &[SplitUnit], fen_of: impl Fn(u16) -> String)
             _ => {}
         }
     }
-    by_sp
-        .into_iter()
-        .map(|(sp, a)| {
-            let complete = a.valid == a.count;
-            SplitRow {
-                sp,
-                fen: fen_of(sp),
-                depth,
-                nodes: complete.then_some(a.total),
-                nodes_so_far: a.total,
-                status: if a.failed > 0 {
-                    "failed"
-                } else if complete {
-                    "valid"
-                } else {
-                    "partial"
+
+    /// The table, one row per start position seen.
+    pub fn finish(self, depth: u32, fen_of: impl Fn(u16) -> String) -> Vec<SplitRow> {
+        self.by_sp
+            .into_iter()
+            .map(|(sp, a)| {
+                let complete = a.valid == a.count;
+                SplitRow {
+                    sp,
+                    fen: fen_of(sp),
+                    depth,
+                    nodes: complete.then_some(a.total),
+                    nodes_so_far: a.total,
+                    status: if a.failed > 0 {
+                        "failed"
+                    } else if complete {
+                        "valid"
+                    } else {
+                        "partial"
+                    }
+                    .into(),
+                    share_done: a.valid as f64 / a.count.max(1) as f64,
+                    workunits: a.count,
+                    divide: a
+                        .divide
+                        .into_iter()
+                        .map(|(m, n)| (m, n.to_string()))
+                        .collect(),
                 }
-                .into(),
-                share_done: a.valid as f64 / a.count.max(1) as f64,
-                workunits: a.count,
-                divide: a
-                    .divide
-                    .into_iter()
-                    .map(|(m, n)| (m, n.to_string()))
-                    .collect(),
-            }
-        })
-        .collect()
+            })
+            .collect()
+    }
 }
 
 /// The CSV header of split tables; the first five columns match the unsplit table's.

@@ -307,8 +307,9 @@ pub fn split_table(
     store: &dyn crate::store::Store,
     campaign_id: u64,
 ) -> Result<(Campaign, Vec<crate::assembly::SplitRow>), crate::store::StoreError> {
-    let (c, units) = store.split_units(campaign_id)?;
-    let rows = crate::assembly::assemble(c.depth, &units, |sp| {
+    let mut assembler = crate::assembly::Assembler::default();
+    let c = store.visit_split_units(campaign_id, &mut |u| assembler.add(&u))?;
+    let rows = assembler.finish(c.depth, |sp| {
         c960_common::StartPosition::new(u32::from(sp))
             .map(|s| s.position().to_fen(c960_common::CastlingNotation::Shredder))
             .unwrap_or_default()

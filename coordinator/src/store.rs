@@ -354,7 +354,18 @@ pub trait Store: Send + Sync {
     /// The table of an analysis campaign with the canonical result of each valid workunit.
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)>;
     /// The workunits of a split campaign, for [`crate::assembly::assemble`].
-    fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)>;
+    fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)> {
+        let mut units = Vec::new();
+        let c = self.visit_split_units(campaign_id, &mut |u| units.push(u))?;
+        Ok((c, units))
+    }
+    /// Streams the workunits of a split campaign to `visit` without collecting them (a depth-8
+    /// campaign has millions); returns the campaign.
+    fn visit_split_units(
+        &self,
+        campaign_id: u64,
+        visit: &mut dyn FnMut(SplitUnit),
+    ) -> StoreResult<Campaign>;
 }
 
 /// One row of an analysis campaign table.
@@ -1328,42 +1339,35 @@ impl Store for SqliteStore {
         Ok((campaign, rows))
     }
 
-    fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)> {
+    fn visit_split_units(
+        &self,
+        campaign_id: u64,
+        visit: &mut dyn FnMut(SplitUnit),
+    ) -> StoreResult<Campaign> {
         let conn = self.lock()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT origin_sp, state, nodes, multiplicity, first_moves FROM workunits
              WHERE campaign_id = ?1 AND origin_sp IS NOT NULL",
         )?;
-        let raw = st
-            .query_map([u64_to_db(campaign_id)], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, String>(4)?,
-                ))
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
-        let units = raw
-            .into_iter()
-            .map(|(sp, state, nodes, mult, moves)| {
-                Ok(SplitUnit {
-                    origin_sp: sp as u16,
-                    state,
-                    nodes: if state == 1 {
-                        nodes.map(db_to_u64)
-                    } else {
-                        None
-                    },
-                    multiplicity: db_to_u64(mult),
-                    first_moves: serde_json::from_str(&moves)
-                        .map_err(|e| StoreError::Db(e.to_string()))?,
-                })
-            })
-            .collect::<StoreResult<_>>()?;
-        Ok((campaign, units))
+        let mut rows = st.query([u64_to_db(campaign_id)])?;
+        while let Some(r) = rows.next()? {
+            let state: i64 = r.get(1)?;
+            let moves: String = r.get(4)?;
+            visit(SplitUnit {
+                origin_sp: r.get::<_, i64>(0)? as u16,
+                state,
+                nodes: if state == 1 {
+                    r.get::<_, Option<i64>>(2)?.map(db_to_u64)
+                } else {
+                    None
+                },
+                multiplicity: db_to_u64(r.get(3)?),
+                first_moves: serde_json::from_str(&moves)
+                    .map_err(|e| StoreError::Db(e.to_string()))?,
+            });
+        }
+        Ok(campaign)
     }
 
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
