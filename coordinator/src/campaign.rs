@@ -148,6 +148,18 @@ impl NewCampaign {
         Ok(self)
     }
 
+    /// Splits at `choice`: a ply number, or `auto` for [`auto_split_ply`] (never for analysis).
+    pub fn split_by(self, choice: &str) -> Result<NewCampaign, String> {
+        let ply = match choice {
+            "auto" if self.analysis.is_some() => 0,
+            "auto" => auto_split_ply(self.depth),
+            n => n
+                .parse()
+                .map_err(|_| format!("--split-ply {n:?}: use a ply number or auto"))?,
+        };
+        self.split_at(ply)
+    }
+
     /// `perft` or `analysis`, as stored.
     pub fn kind_name(&self) -> &'static str {
         if self.analysis.is_some() {
@@ -156,6 +168,44 @@ impl NewCampaign {
             "perft"
         }
     }
+}
+
+/// Perft nodes one core counts per second with a hash table, about (measured on the
+/// development machine, BENCHMARKS.md: perft(7) of a start position in 1–2 s).
+const NODES_PER_CORE_SECOND: f64 = 2e9;
+
+/// The longest a workunit should take on one core.
+const LONGEST_WORKUNIT_SECS: f64 = 600.0;
+
+/// The mean perft of a start position at `depth`: OEIS A157851 / 960 up to depth 8, then
+/// extrapolated by the depth-7 → depth-8 growth (×26.3 per ply).
+pub fn mean_perft(depth: u32) -> f64 {
+    const SUMS: [f64; 9] = [
+        960.0,
+        18_882.0,
+        371_766.0,
+        8_224_968.0,
+        181_106_056.0,
+        4_433_048_830.0,
+        107_637_760_217.0,
+        2_854_198_413_886.0,
+        75_006_431_287_937.0,
+    ];
+    let d = depth as usize;
+    if d < SUMS.len() {
+        return SUMS[d] / 960.0;
+    }
+    let growth = SUMS[8] / SUMS[7];
+    SUMS[8] / 960.0 * growth.powi((d - 8) as i32)
+}
+
+/// The split ply `auto` picks: the smallest k for which a workunit (a position k plies deep,
+/// searched to depth − k, about [`mean_perft`] of depth − k nodes) takes at most ten minutes on
+/// one core. Depth 8 and below are not split: a whole start position is minutes at most.
+pub fn auto_split_ply(depth: u32) -> u32 {
+    (0..depth.min(MAX_SPLIT_PLY + 1))
+        .find(|&k| mean_perft(depth - k) / NODES_PER_CORE_SECOND <= LONGEST_WORKUNIT_SECS)
+        .unwrap_or(depth.saturating_sub(1).min(MAX_SPLIT_PLY))
 }
 
 #[cfg(test)]
@@ -215,6 +265,25 @@ mod tests {
                 .unwrap()
                 .analyse(AnalysisEngine::Uci)
                 .is_ok()
+        );
+    }
+
+    #[test]
+    fn auto_split_keeps_workunits_under_ten_minutes_a_core() {
+        for depth in 1..=8 {
+            assert_eq!(auto_split_ply(depth), 0, "depth {depth}");
+        }
+        assert_eq!(auto_split_ply(9), 1);
+        assert_eq!(auto_split_ply(10), 2);
+        assert_eq!(auto_split_ply(12), 4);
+        assert!((mean_perft(7) - 2_854_198_413_886.0 / 960.0).abs() < 1.0);
+        let base = NewCampaign::new(10, 2, None, vec![518]).unwrap();
+        assert_eq!(base.clone().split_by("auto").unwrap().split_ply, 2);
+        assert_eq!(base.clone().split_by("3").unwrap().split_ply, 3);
+        assert!(
+            base.split_by("three")
+                .unwrap_err()
+                .contains("ply number or auto")
         );
     }
 }

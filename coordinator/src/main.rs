@@ -111,9 +111,10 @@ enum Command {
         /// With --analyse: `builtin`, or `uci:PATH` for a UCI engine such as /usr/games/stockfish.
         #[arg(long, requires = "analyse")]
         engine: Option<String>,
-        /// Perft: split each start position at this ply, merging transpositions (0: no split).
-        #[arg(long, default_value_t = 0, conflicts_with = "analyse")]
-        split_ply: u32,
+        /// Perft: split each start position at this ply, merging transpositions (0: no split;
+        /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
+        #[arg(long, default_value = "auto")]
+        split_ply: String,
         /// Perft hash table per local worker in MiB, kept across workunits (0: none).
         #[arg(long, default_value_t = 256)]
         hash: u32,
@@ -157,9 +158,10 @@ enum CampaignCommand {
         /// With --analyse: `builtin` (default) or `uci` (volunteers' UCI engines).
         #[arg(long, requires = "analyse")]
         engine: Option<String>,
-        /// Perft: split each start position at this ply, merging transpositions (0: no split).
-        #[arg(long, default_value_t = 0, conflicts_with = "analyse")]
-        split_ply: u32,
+        /// Perft: split each start position at this ply, merging transpositions (0: no split;
+        /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
+        #[arg(long, default_value = "auto")]
+        split_ply: String,
         /// Agreeing results from distinct workers needed per workunit.
         #[arg(long, default_value_t = 2)]
         quorum: u32,
@@ -376,7 +378,7 @@ fn main() -> ExitCode {
                     .ok_or_else(|| anyhow!("--engine {name:?}: use builtin or uci"))?;
                 spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
             }
-            let spec = spec.split_at(split_ply).map_err(|e| anyhow!(e))?;
+            let spec = spec.split_by(&split_ply).map_err(|e| anyhow!(e))?;
             let c = open(&db)?.create_campaign(&spec, http::now_ms())?;
             eprintln!(
                 "campaign {}: {} depth {} over {}, quorum {}",

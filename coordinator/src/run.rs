@@ -30,8 +30,9 @@ pub struct RunOptions {
     pub analysis: Option<AnalysisEngine>,
     /// The UCI engine the local workers drive (required for UCI analysis).
     pub uci: Option<PathBuf>,
-    /// Perft: split each start position at this ply (0: no split).
-    pub split_ply: u32,
+    /// Perft: split each start position at this ply (`0`: no split, `auto`: see
+    /// [`crate::campaign::auto_split_ply`]).
+    pub split_ply: String,
     /// Hash table of each local worker's perft engine, in MiB (kept across workunits).
     pub hash_mib: u32,
     /// In-process workers (default: one per core, at least the quorum).
@@ -78,7 +79,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome> {
         }
         spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
     }
-    spec = spec.split_at(opts.split_ply).map_err(|e| anyhow!(e))?;
+    spec = spec.split_by(&opts.split_ply).map_err(|e| anyhow!(e))?;
     if let Some(path) = &opts.uci
         && !path.is_file()
     {

@@ -39,7 +39,9 @@ fn churn(store: &SqliteStore, workers: [u64; 2], units: usize, batch: u32) -> f6
     while done < units {
         for &w in &workers {
             now += 1;
-            let leases = store.assign_batch(w, &caps, now, 3_600_000, batch, 0).unwrap();
+            let leases = store
+                .assign_batch(w, &caps, now, 3_600_000, batch, 0)
+                .unwrap();
             assert!(!leases.is_empty());
             let settlements: Vec<Settlement> = leases
                 .iter()
