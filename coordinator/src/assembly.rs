@@ -171,6 +171,19 @@ pub const OEIS_D7: u128 = 2_854_198_413_886;
 /// Perft(8) summed over all 960 start positions (OEIS A157851).
 pub const OEIS_D8: u128 = 75_006_431_287_937;
 
+/// OEIS A157851 a(0..=8): the sum of perft(n) over all 960 start positions.
+pub const OEIS_A157851: [u128; 9] = [
+    960,
+    18_882,
+    371_766,
+    8_224_968,
+    181_106_056,
+    4_433_048_830,
+    107_637_760_217,
+    OEIS_D7,
+    OEIS_D8,
+];
+
 /// The reference table shipped with the sources: start position → perft(1..=6).
 pub fn reference_table() -> BTreeMap<u16, [u64; 6]> {
     let text = include_str!("../../common/tests/data/chess960_startpos_perft.csv");
@@ -203,7 +216,7 @@ pub struct CheckReport {
 }
 
 /// Checks complete start positions against the reference table (depth ≤ 6) and, when all 960
-/// are complete at depth 7 or 8, the sum against OEIS A157851.
+/// are complete at a depth of 1 to 8, the sum against OEIS A157851.
 pub fn check(depth: u32, totals: &BTreeMap<u16, u128>) -> CheckReport {
     let mut compared = 0;
     let mut mismatches = Vec::new();
@@ -219,13 +232,11 @@ pub fn check(depth: u32, totals: &BTreeMap<u16, u128>) -> CheckReport {
             }
         }
     }
-    let oeis = match depth {
-        7 => Some(OEIS_D7),
-        8 => Some(OEIS_D8),
-        _ => None,
-    }
-    .filter(|_| totals.len() == 960)
-    .map(|want| (totals.values().sum::<u128>().to_string(), want.to_string()));
+    let oeis = OEIS_A157851
+        .get(depth as usize)
+        .copied()
+        .filter(|_| depth > 0 && totals.len() == 960)
+        .map(|want| (totals.values().sum::<u128>().to_string(), want.to_string()));
     let ok = mismatches.is_empty() && oeis.as_ref().is_none_or(|(a, b)| a == b);
     CheckReport {
         compared,
@@ -299,5 +310,16 @@ mod tests {
         let mut exact = all.clone();
         exact.insert(0, OEIS_D8);
         assert!(check(8, &exact).ok);
+        // Shallower depths: the reference table's sums are A157851 too.
+        for depth in 1..=6u32 {
+            let all: BTreeMap<u16, u128> = table
+                .iter()
+                .map(|(&sp, r)| (sp, u128::from(r[depth as usize - 1])))
+                .collect();
+            let r = check(depth, &all);
+            assert!(r.ok && r.compared == 960, "depth {depth}");
+            let want = OEIS_A157851[depth as usize].to_string();
+            assert_eq!(r.oeis, Some((want.clone(), want)));
+        }
     }
 }

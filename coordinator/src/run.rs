@@ -186,11 +186,43 @@ async fn run_async(
     }
     writeln!(stdout, "{total}")?;
     stdout.flush()?;
+    let totals = rows
+        .iter()
+        .filter(|r| r.status == "valid")
+        .filter_map(|r| Some((r.sp?, u128::from(r.nodes?))))
+        .collect();
+    let checked = report_check(campaign.depth, &totals);
     if failed > 0 {
         eprintln!("{failed} workunits failed: their replicas never agreed");
         return Ok(RunOutcome::Failed { failed });
     }
+    if !checked {
+        return Ok(RunOutcome::Failed { failed: 1 });
+    }
     Ok(RunOutcome::Complete(total))
+}
+
+/// Checks complete start positions against the reference table (depth ≤ 6) and, with all 960,
+/// the sum against OEIS A157851; reports on standard error. False on any disagreement.
+fn report_check(depth: u32, totals: &std::collections::BTreeMap<u16, u128>) -> bool {
+    let check = crate::assembly::check(depth, totals);
+    if check.compared > 0 {
+        eprintln!(
+            "reference table: {} of {} start positions agree",
+            check.compared - check.mismatches.len(),
+            check.compared
+        );
+    }
+    for (sp, ours, want) in &check.mismatches {
+        eprintln!("MISMATCH sp {sp}: {ours}, reference {want}");
+    }
+    if let Some((ours, want)) = &check.oeis {
+        eprintln!(
+            "OEIS A157851 depth {depth}: {ours} vs {want}: {}",
+            if ours == want { "agrees" } else { "DIFFERS" }
+        );
+    }
+    check.ok
 }
 
 /// Writes the split table (one row per start position, assembled from its workunits), the total
@@ -214,26 +246,9 @@ async fn finish_split(
     }
     writeln!(stdout, "{total}")?;
     stdout.flush()?;
-    let check = crate::assembly::check(campaign.depth, &totals);
-    if check.compared > 0 {
-        eprintln!(
-            "reference table: {} of {} start positions agree",
-            check.compared - check.mismatches.len(),
-            check.compared
-        );
-    }
-    for (sp, ours, want) in &check.mismatches {
-        eprintln!("MISMATCH sp {sp}: {ours}, reference {want}");
-    }
-    if let Some((ours, want)) = &check.oeis {
-        eprintln!(
-            "OEIS A157851 depth {}: {ours} vs {want}: {}",
-            campaign.depth,
-            if ours == want { "agrees" } else { "DIFFERS" }
-        );
-    }
+    let checked = report_check(campaign.depth, &totals);
     let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
-    if failed > 0 || !check.ok {
+    if failed > 0 || !checked {
         eprintln!("{failed} start positions have failed workunits");
         return Ok(RunOutcome::Failed {
             failed: failed.max(1),

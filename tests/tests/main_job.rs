@@ -33,6 +33,16 @@ fn run_depth_4_all_960_matches_reference_with_quorum() {
     let expected_total: u128 = reference().values().map(|d| u128::from(d[3])).sum();
     let stdout = String::from_utf8(first.stdout).unwrap();
     assert_eq!(stdout.lines().last().unwrap(), expected_total.to_string());
+    // The coordinator checks its own table against the reference and OEIS A157851 a(4).
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        stderr.contains("reference table: 960 of 960 start positions agree"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("OEIS A157851 depth 4: 181106056 vs 181106056: agrees"),
+        "{stderr}"
+    );
 
     let table = parse_table(&std::fs::read_to_string(&out).unwrap());
     assert_eq!(table.len(), 960);
@@ -93,6 +103,8 @@ fn run_refuses_bad_arguments_with_one_line() {
         vec!["run", "--depth", "2", "--positions", "0-960"],
         vec!["run", "--depth", "0"],
         vec!["run", "--depth", "2", "--local-workers", "1"],
+        vec!["run", "--depth", "2", "--split-ply", "two"],
+        vec!["run", "--depth", "2", "--split-ply", "2"],
     ] {
         let out = Command::new(coordinator)
             .args(&args)
