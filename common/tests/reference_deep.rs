@@ -84,3 +84,45 @@ fn tricky_positions_at_every_listed_depth() {
 fn standard_positions_to_depth_6() {
     assert!(check_file("standard", include_str!("data/standard.epd"), 6) > 700);
 }
+
+/// The depth-7 table the project computed (`data/perft_d7_all960.csv`, every value agreed by two
+/// volunteers' replicas): its sum is OEIS A157851 a(7), its FENs are the numbered start
+/// positions, and a few values — the smallest, the largest, the classical position and the two
+/// ends of the numbering — are recomputed here by this build.
+#[test]
+#[ignore = "release-mode deep check: run by .ci/run"]
+fn the_published_depth_7_table() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/perft_d7_all960.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("sp,shredder_fen,d7"));
+    let rows: Vec<(u32, String, u64)> = lines
+        .map(|l| {
+            let mut f = l.split(',');
+            let sp = f.next().unwrap().parse().unwrap();
+            let fen = f.next().unwrap().to_string();
+            let n = f.next().unwrap().parse().unwrap();
+            (sp, fen, n)
+        })
+        .collect();
+    assert_eq!(rows.len(), 960);
+    let sum: u128 = rows.iter().map(|r| u128::from(r.2)).sum();
+    assert_eq!(sum, 2_854_198_413_886);
+    for (i, (sp, fen, _)) in rows.iter().enumerate() {
+        assert_eq!(*sp, i as u32);
+        let pos = StartPosition::new(*sp).unwrap().position();
+        assert_eq!(
+            pos.to_fen(c960_common::CastlingNotation::Shredder),
+            *fen,
+            "sp {sp}"
+        );
+    }
+    assert_eq!(rows[518].2, 3_195_901_860, "the classical perft(7)");
+    let smallest = rows.iter().min_by_key(|r| r.2).unwrap().0;
+    let largest = rows.iter().max_by_key(|r| r.2).unwrap().0;
+    let engine = engine();
+    for sp in [0, 518, 959, smallest, largest] {
+        let pos = StartPosition::new(sp).unwrap().position();
+        assert_eq!(engine.perft(&pos, 7), rows[sp as usize].2, "sp {sp}");
+    }
+}
