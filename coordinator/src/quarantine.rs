@@ -87,6 +87,26 @@ pub(crate) fn quarantine(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreR
         touched.insert(wu);
     }
 
+    // Workunits that failed with its result among the votes: its disagreement may be why they
+    // never reached a quorum. Void its result and reopen them, so the others decide without it.
+    // (Failed workunits grade nobody, so there are no vote counts to roll back.)
+    for (id, wu) in pairs(
+        tx,
+        "SELECT r.id, r.workunit_id FROM results r JOIN workunits u ON u.id = r.workunit_id
+         WHERE r.worker_id = ?1 AND r.state = 1 AND u.state = 2",
+        worker_id,
+    )? {
+        tx.execute(
+            "UPDATE results SET state = ?2, outcome = 2, error = 'quarantined' WHERE id = ?1",
+            params![id, ReplicaState::Error.to_db()],
+        )?;
+        tx.execute(
+            "UPDATE workunits SET state = 0, completed_ms = NULL WHERE id = ?1",
+            [wu],
+        )?;
+        touched.insert(wu);
+    }
+
     // Returned but not yet graded: they no longer vote.
     for (id, wu) in pairs(
         tx,
@@ -258,5 +278,41 @@ mod tests {
         let rec = s.set_banned(w, false, 2).unwrap();
         assert!(!rec.banned && !rec.quarantined);
         assert!(s.set_banned(999, true, 3).is_err());
+    }
+
+    /// Quorum 2 with room for only two results: liar L and honest H disagree and the workunit
+    /// fails. Banning L reopens it without L's vote, and a third worker settles it.
+    #[test]
+    fn quarantine_reopens_what_the_worker_made_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        let c = s
+            .create_campaign(&NewCampaign::new(1, 2, Some(2), vec![0]).unwrap(), 0)
+            .unwrap();
+        let [l, h, x] = ["l", "h", "x"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
+        let caps = Capabilities::builtin();
+        let l1 = s.assign(l, &caps, 0, 1000).unwrap().unwrap();
+        let h1 = s.assign(h, &caps, 0, 1000).unwrap().unwrap();
+        s.submit(l, l1.lease_id, &sub(99, 9), 1).unwrap();
+        s.submit(h, h1.lease_id, &sub(20, 1), 1).unwrap();
+        assert_eq!(s.table(c.id).unwrap().1[0].status, "failed");
+        assert!(s.assign(x, &caps, 2, 1000).unwrap().is_none());
+
+        s.set_banned(l, true, 3).unwrap();
+        assert_eq!(s.table(c.id).unwrap().1[0].status, "open");
+        let x1 = s.assign(x, &caps, 4, 1000).unwrap().unwrap();
+        assert_eq!(x1.workunit_id, l1.workunit_id);
+        s.submit(x, x1.lease_id, &sub(20, 1), 5).unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(
+            (
+                rows[0].status.as_str(),
+                rows[0].nodes,
+                rows[0].agreeing_results
+            ),
+            ("valid", Some(20), 2)
+        );
+        let p = &s.progress().unwrap()[0];
+        assert_eq!((p.valid, p.failed), (1, 0));
     }
 }
