@@ -87,27 +87,9 @@ pub(crate) fn quarantine(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreR
         touched.insert(wu);
     }
 
-    // Workunits that failed with its result among the votes: its disagreement may be why they
-    // never reached a quorum. Void its result and reopen them, so the others decide without it.
-    // (Failed workunits grade nobody, so there are no vote counts to roll back.)
-    for (id, wu) in pairs(
-        tx,
-        "SELECT r.id, r.workunit_id FROM results r JOIN workunits u ON u.id = r.workunit_id
-         WHERE r.worker_id = ?1 AND r.state = 1 AND u.state = 2",
-        worker_id,
-    )? {
-        tx.execute(
-            "UPDATE results SET state = ?2, outcome = 2, error = 'quarantined' WHERE id = ?1",
-            params![id, ReplicaState::Error.to_db()],
-        )?;
-        tx.execute(
-            "UPDATE workunits SET state = 0, completed_ms = NULL WHERE id = ?1",
-            [wu],
-        )?;
-        touched.insert(wu);
-    }
-
-    // Returned but not yet graded: they no longer vote.
+    // Returned but not yet graded: they no longer vote. That includes its votes on failed
+    // workunits (a failure grades nobody), where its disagreement may be why no quorum formed:
+    // those reopen, so the others decide without it.
     for (id, wu) in pairs(
         tx,
         "SELECT id, workunit_id FROM results WHERE worker_id = ?1 AND state = 1 AND outcome = 0",
@@ -116,6 +98,10 @@ pub(crate) fn quarantine(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreR
         tx.execute(
             "UPDATE results SET state = ?2, error = 'quarantined' WHERE id = ?1",
             params![id, ReplicaState::Error.to_db()],
+        )?;
+        tx.execute(
+            "UPDATE workunits SET state = 0, completed_ms = NULL WHERE id = ?1 AND state = 2",
+            [wu],
         )?;
         touched.insert(wu);
     }

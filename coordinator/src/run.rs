@@ -178,14 +178,7 @@ async fn run_async(
     let csv = export::csv(&rows);
     let total = export::total_nodes(&rows);
     let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
-    let mut stdout = std::io::stdout().lock();
-    match &opts.out {
-        Some(path) => std::fs::write(path, &csv)
-            .with_context(|| format!("cannot write {}", path.display()))?,
-        None => stdout.write_all(csv.as_bytes())?,
-    }
-    writeln!(stdout, "{total}")?;
-    stdout.flush()?;
+    write_table(opts.out.as_deref(), &csv, total)?;
     let totals = rows
         .iter()
         .filter(|r| r.status == "valid")
@@ -200,6 +193,20 @@ async fn run_async(
         return Ok(RunOutcome::Failed { failed: 1 });
     }
     Ok(RunOutcome::Complete(total))
+}
+
+/// Writes the CSV table to `out` (or standard output), then the total on standard output.
+fn write_table(out: Option<&std::path::Path>, csv: &str, total: u128) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match out {
+        Some(path) => {
+            std::fs::write(path, csv).with_context(|| format!("cannot write {}", path.display()))?
+        }
+        None => stdout.write_all(csv.as_bytes())?,
+    }
+    writeln!(stdout, "{total}")?;
+    stdout.flush()?;
+    Ok(())
 }
 
 /// Checks complete start positions against the reference table (depth ≤ 6) and, with all 960,
@@ -238,14 +245,7 @@ async fn finish_split(
     let csv = crate::assembly::split_csv(&rows);
     let totals = export::split_totals(&rows);
     let total: u128 = totals.values().sum();
-    let mut stdout = std::io::stdout().lock();
-    match &opts.out {
-        Some(path) => std::fs::write(path, &csv)
-            .with_context(|| format!("cannot write {}", path.display()))?,
-        None => stdout.write_all(csv.as_bytes())?,
-    }
-    writeln!(stdout, "{total}")?;
-    stdout.flush()?;
+    write_table(opts.out.as_deref(), &csv, total)?;
     let checked = report_check(campaign.depth, &totals);
     let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
     if failed > 0 || !checked {

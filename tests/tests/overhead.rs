@@ -41,6 +41,26 @@ fn trivial_campaigns(store: &dyn Store) -> u64 {
     (CAMPAIGNS * 960) as u64
 }
 
+/// Waits for the clients, checks they did every workunit, and prints the rate.
+async fn report(
+    label: &str,
+    clients: Vec<tokio::task::JoinHandle<u64>>,
+    units: u64,
+    started: Instant,
+) {
+    let mut done = 0;
+    for c in clients {
+        done += c.await.unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    assert_eq!(done, units);
+    println!(
+        "{label}: {units} workunits, {} handouts + results in {secs:.2} s = {:.0} per second",
+        2 * units,
+        2.0 * units as f64 / secs
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "benchmark: run in release with --ignored --nocapture"]
 async fn coordinator_overhead() {
@@ -79,17 +99,7 @@ async fn coordinator_overhead() {
             done
         }));
     }
-    let mut done = 0;
-    for t in tasks {
-        done += t.await.unwrap();
-    }
-    let secs = started.elapsed().as_secs_f64();
-    assert_eq!(done, units);
-    println!(
-        "HTTP, 8 clients: {units} workunits, {} handouts + results in {secs:.2} s = {:.0} per second",
-        2 * units,
-        2.0 * units as f64 / secs
-    );
+    report("HTTP, 8 clients", tasks, units, started).await;
 
     // 1b. Over HTTP, 8 concurrent clients fetching and submitting 64 workunits per request.
     let server = TestServer::start(bench_config()).await;
@@ -132,17 +142,7 @@ async fn coordinator_overhead() {
             done
         }));
     }
-    let mut done = 0;
-    for t in tasks {
-        done += t.await.unwrap();
-    }
-    let secs = started.elapsed().as_secs_f64();
-    assert_eq!(done, units);
-    println!(
-        "HTTP, 8 clients, batches of 64: {units} workunits, {} handouts + results in {secs:.2} s = {:.0} per second",
-        2 * units,
-        2.0 * units as f64 / secs
-    );
+    report("HTTP, 8 clients, batches of 64", tasks, units, started).await;
 
     // 2. The store alone (what one request costs in SQLite), one thread.
     let dir = tempfile::tempdir().unwrap();
