@@ -180,23 +180,15 @@ const LONGEST_WORKUNIT_SECS: f64 = 600.0;
 /// The mean perft of a start position at `depth`: OEIS A157851 / 960 up to depth 8, then
 /// extrapolated by the depth-7 → depth-8 growth (×26.3 per ply).
 pub fn mean_perft(depth: u32) -> f64 {
-    const SUMS: [f64; 9] = [
-        960.0,
-        18_882.0,
-        371_766.0,
-        8_224_968.0,
-        181_106_056.0,
-        4_433_048_830.0,
-        107_637_760_217.0,
-        2_854_198_413_886.0,
-        75_006_431_287_937.0,
-    ];
+    let sums = &crate::assembly::OEIS_A157851;
+    let sum = |d: usize| sums[d] as f64;
     let d = depth as usize;
-    if d < SUMS.len() {
-        return SUMS[d] / 960.0;
+    if d < sums.len() {
+        return sum(d) / 960.0;
     }
-    let growth = SUMS[8] / SUMS[7];
-    SUMS[8] / 960.0 * growth.powi((d - 8) as i32)
+    let last = sums.len() - 1;
+    let growth = sum(last) / sum(last - 1);
+    sum(last) / 960.0 * growth.powi((d - last) as i32)
 }
 
 /// The split ply `auto` picks: the smallest k for which a workunit (a position k plies deep,

@@ -466,39 +466,32 @@ fn judge(worker_id: u64, lease: Option<LeaseInfo>, r: BatchedResult, engine: &st
             .into(),
         );
     }
-    let refuse = |code: &'static str, reason: String| {
+    // The replica is closed as an error (a strike), so that it is reissued to someone else.
+    let refuse = |code: &'static str, reason: String, message: String| {
         Verdict::Refuse(
             Settlement::Refuse {
                 lease_id: lease.id,
-                reason: reason.clone(),
+                reason,
             },
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, reason),
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message),
         )
     };
+    let shape = validator::check_result_shape(&lease.kind, &r.result);
     // A result of the wrong kind cannot match any digest: say so first.
-    if let Err(e @ validator::ShapeError::WrongKind { .. }) =
-        validator::check_result_shape(&lease.kind, &r.result)
-    {
-        return refuse("wrong_result_kind", e.to_string());
+    if let Err(e @ validator::ShapeError::WrongKind { .. }) = &shape {
+        return refuse("wrong_result_kind", e.to_string(), e.to_string());
     }
-    // A mismatch means a broken or lying client; the replica is closed as an error so that it
-    // is reissued to someone else.
+    // The digest is recomputed from the payload: a mismatch means a broken or lying client.
     let digest = result_digest(r.workunit_id, &lease.kind, &r.result);
     if digest != r.digest {
-        return Verdict::Refuse(
-            Settlement::Refuse {
-                lease_id: lease.id,
-                reason: "digest mismatch".into(),
-            },
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "digest_mismatch",
-                "the digest does not match the payload",
-            ),
+        return refuse(
+            "digest_mismatch",
+            "digest mismatch".into(),
+            "the digest does not match the payload".into(),
         );
     }
-    if let Err(e) = validator::check_result_shape(&lease.kind, &r.result) {
-        return refuse("invalid_result", e.to_string());
+    if let Err(e) = shape {
+        return refuse("invalid_result", e.to_string(), e.to_string());
     }
     Verdict::Store(Settlement::Store {
         lease_id: lease.id,

@@ -178,7 +178,7 @@ async fn run_async(
     let csv = export::csv(&rows);
     let total = export::total_nodes(&rows);
     let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
-    write_table(opts.out.as_deref(), &csv, total)?;
+    write_table(opts.out.as_deref(), &csv, Some(total))?;
     let totals = rows
         .iter()
         .filter(|r| r.status == "valid")
@@ -195,8 +195,9 @@ async fn run_async(
     Ok(RunOutcome::Complete(total))
 }
 
-/// Writes the CSV table to `out` (or standard output), then the total on standard output.
-fn write_table(out: Option<&std::path::Path>, csv: &str, total: u128) -> Result<()> {
+/// Writes the CSV table to `out` (or standard output), then the total, if any, on standard
+/// output.
+fn write_table(out: Option<&std::path::Path>, csv: &str, total: Option<u128>) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     match out {
         Some(path) => {
@@ -204,7 +205,9 @@ fn write_table(out: Option<&std::path::Path>, csv: &str, total: u128) -> Result<
         }
         None => stdout.write_all(csv.as_bytes())?,
     }
-    writeln!(stdout, "{total}")?;
+    if let Some(total) = total {
+        writeln!(stdout, "{total}")?;
+    }
     stdout.flush()?;
     Ok(())
 }
@@ -245,7 +248,7 @@ async fn finish_split(
     let csv = crate::assembly::split_csv(&rows);
     let totals = export::split_totals(&rows);
     let total: u128 = totals.values().sum();
-    write_table(opts.out.as_deref(), &csv, total)?;
+    write_table(opts.out.as_deref(), &csv, Some(total))?;
     let checked = report_check(campaign.depth, &totals);
     let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
     if failed > 0 || !checked {
@@ -268,15 +271,7 @@ async fn finish_analysis(
     let (campaign, rows) =
         tokio::task::spawn_blocking(move || s2.analysis_table(campaign_id)).await??;
     let csv = export::analysis_csv(&rows);
-    match &opts.out {
-        Some(path) => std::fs::write(path, &csv)
-            .with_context(|| format!("cannot write {}", path.display()))?,
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(csv.as_bytes())?;
-            stdout.flush()?;
-        }
-    }
+    write_table(opts.out.as_deref(), &csv, None)?;
     if let Ok((b, _)) = export::balance_report(&campaign, &rows) {
         let s = &b.summary;
         let classical = s.classical.as_ref().map_or(String::new(), |c| {

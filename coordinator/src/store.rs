@@ -292,7 +292,11 @@ pub trait Store: Send + Sync {
         accepts: &Capabilities,
         now_ms: i64,
         lease_ms: i64,
-    ) -> StoreResult<Option<Lease>>;
+    ) -> StoreResult<Option<Lease>> {
+        Ok(self
+            .assign_batch(worker_id, accepts, now_ms, lease_ms, 1, 0)?
+            .pop())
+    }
     /// Expires overdue leases, then leases up to `max_units` replicas, each of a different
     /// workunit, in one transaction. With `lease_cap` > 0 the worker's open leases (counted in
     /// the same transaction) never exceed it: [`StoreError::LeaseLimit`] if it holds the cap
@@ -307,7 +311,9 @@ pub trait Store: Send + Sync {
         lease_cap: u64,
     ) -> StoreResult<Vec<Lease>>;
     /// A lease, for checking a submission before storing it.
-    fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>>;
+    fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
+        Ok(self.leases(&[lease_id])?.pop().flatten())
+    }
     /// Several leases at once (`None` for an unknown id), in the order asked.
     fn leases(&self, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>>;
     /// Stores verified results and closes refused ones, all of leases held by `worker_id`, in
@@ -322,10 +328,31 @@ pub trait Store: Send + Sync {
     /// Whether a workunit exists.
     fn workunit_exists(&self, workunit_id: u64) -> StoreResult<bool>;
     /// Stores a verified result of a lease held by `worker_id` and runs the transitioner.
-    fn submit(&self, worker_id: u64, lease_id: u64, s: &Submission, now_ms: i64)
-    -> StoreResult<()>;
+    fn submit(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+        s: &Submission,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        let settlement = [Settlement::Store {
+            lease_id,
+            submission: s.clone(),
+        }];
+        self.settle(worker_id, &settlement, now_ms)?
+            .pop()
+            .unwrap_or(Ok(()))
+    }
     /// Closes a lease whose result was refused, and records the refusal against the worker.
-    fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()>;
+    fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
+        let settlement = [Settlement::Refuse {
+            lease_id,
+            reason: reason.to_string(),
+        }];
+        self.settle(worker_id, &settlement, now_ms)?
+            .pop()
+            .unwrap_or(Ok(()))
+    }
     /// Closes a lease whose worker could not compute it (its engine failed). Unlike
     /// [`Store::refuse`] this is no strike against the worker, but the worker is not offered the
     /// workunit again.
@@ -1040,18 +1067,6 @@ impl Store for SqliteStore {
             .optional()?)
     }
 
-    fn assign(
-        &self,
-        worker_id: u64,
-        accepts: &Capabilities,
-        now_ms: i64,
-        lease_ms: i64,
-    ) -> StoreResult<Option<Lease>> {
-        Ok(self
-            .assign_batch(worker_id, accepts, now_ms, lease_ms, 1, 0)?
-            .pop())
-    }
-
     fn assign_batch(
         &self,
         worker_id: u64,
@@ -1110,11 +1125,6 @@ impl Store for SqliteStore {
         })
     }
 
-    fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
-        let conn = self.lock()?;
-        lease_in(&conn, lease_id)
-    }
-
     fn leases(&self, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
         let conn = self.lock()?;
         lease_ids.iter().map(|&id| lease_in(&conn, id)).collect()
@@ -1130,32 +1140,6 @@ impl Store for SqliteStore {
             )
             .optional()?
             .is_some())
-    }
-
-    fn submit(
-        &self,
-        worker_id: u64,
-        lease_id: u64,
-        s: &Submission,
-        now_ms: i64,
-    ) -> StoreResult<()> {
-        let settlement = [Settlement::Store {
-            lease_id,
-            submission: s.clone(),
-        }];
-        self.settle(worker_id, &settlement, now_ms)?
-            .pop()
-            .unwrap_or(Ok(()))
-    }
-
-    fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
-        let settlement = [Settlement::Refuse {
-            lease_id,
-            reason: reason.to_string(),
-        }];
-        self.settle(worker_id, &settlement, now_ms)?
-            .pop()
-            .unwrap_or(Ok(()))
     }
 
     fn settle(

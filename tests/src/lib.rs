@@ -230,3 +230,31 @@ pub async fn raw_post(
         .unwrap_or(text);
     (status, code, retry)
 }
+
+/// An honest answer to a perft assignment, computed here, with its digest.
+pub fn honest_result(a: &c960_common::wire::Assignment) -> c960_common::wire::BatchedResult {
+    let perft = c960_worker::compute::compute(&a.kind, &Default::default(), |_, _, _| {})
+        .expect("a perft workunit");
+    let result = c960_common::wire::WorkResult::Perft(perft);
+    c960_common::wire::BatchedResult {
+        lease_id: a.lease_id,
+        workunit_id: a.workunit_id,
+        digest: c960_common::digest::result_digest(a.workunit_id, &a.kind, &result),
+        result,
+        elapsed_ms: 1,
+    }
+}
+
+/// [`honest_result`] as a single submission.
+pub fn honest_submission(a: &c960_common::wire::Assignment) -> c960_common::wire::SubmitRequest {
+    let r = honest_result(a);
+    c960_common::wire::SubmitRequest {
+        protocol: c960_common::wire::PROTOCOL_VERSION,
+        lease_id: r.lease_id,
+        workunit_id: r.workunit_id,
+        result: r.result,
+        elapsed_ms: r.elapsed_ms,
+        engine: c960_worker::client::engine(),
+        digest: r.digest,
+    }
+}

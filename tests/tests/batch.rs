@@ -10,20 +10,8 @@ use c960_common::wire::{
 };
 use c960_coordinator::http::Config;
 use c960_coordinator::store::Store;
-use c960_tests::{TestServer, quick_config, raw_post, reference};
+use c960_tests::{TestServer, honest_result, quick_config, raw_post, reference};
 use c960_worker::client::{Client, engine};
-use c960_worker::compute::compute;
-
-fn honest(a: &c960_common::wire::Assignment) -> BatchedResult {
-    let r = WorkResult::Perft(compute(&a.kind, &Default::default(), |_, _, _| {}).unwrap());
-    BatchedResult {
-        lease_id: a.lease_id,
-        workunit_id: a.workunit_id,
-        digest: result_digest(a.workunit_id, &a.kind, &r),
-        result: r,
-        elapsed_ms: 1,
-    }
-}
 
 fn code(o: &BatchedOutcome) -> &str {
     match o {
@@ -55,7 +43,7 @@ async fn each_result_of_a_batch_is_judged_on_its_own() {
         panic!("no work")
     };
 
-    let mut results: Vec<BatchedResult> = mine.iter().map(honest).collect();
+    let mut results: Vec<BatchedResult> = mine.iter().map(honest_result).collect();
     // 1: the count changed after the digest was made.
     if let WorkResult::Perft(p) = &mut results[1].result {
         p.nodes += 1;
@@ -64,7 +52,7 @@ async fn each_result_of_a_batch_is_judged_on_its_own() {
     results[2].lease_id += 1 << 40;
     results[3] = BatchedResult {
         lease_id: bobs[0].lease_id,
-        ..honest(&bobs[0])
+        ..honest_result(&bobs[0])
     };
     // 4: a divide that does not sum to the count, with a digest that matches it.
     if let WorkResult::Perft(p) = &mut results[4].result {
@@ -111,7 +99,7 @@ async fn each_result_of_a_batch_is_judged_on_its_own() {
     );
     // Bob's lease is untouched by alice's attempt: he can still submit it.
     let ok = client
-        .submit_batch(&bob, vec![honest(&bobs[0])])
+        .submit_batch(&bob, vec![honest_result(&bobs[0])])
         .await
         .unwrap();
     assert_eq!(ok.outcomes, [BatchedOutcome::Accepted]);

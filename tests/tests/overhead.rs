@@ -12,15 +12,13 @@ use std::time::{Duration, Instant};
 
 use c960_common::digest::result_digest;
 use c960_common::wire::{
-    BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, FetchResponse,
-    PROTOCOL_VERSION, PerftResult, SubmitRequest, WorkResult,
+    BatchedOutcome, Capabilities, FetchBatchResponse, FetchResponse, PerftResult, WorkResult,
 };
 use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::http;
 use c960_coordinator::store::{SqliteStore, Store, Submission};
-use c960_tests::{TestServer, quick_config};
-use c960_worker::client::{Client, engine};
-use c960_worker::compute::compute;
+use c960_tests::{TestServer, honest_result, honest_submission, quick_config};
+use c960_worker::client::Client;
 
 const CAMPAIGNS: usize = 5;
 
@@ -77,23 +75,7 @@ async fn coordinator_overhead() {
             let caps = Capabilities::builtin();
             let mut done = 0u64;
             while let FetchResponse::Assigned(a) = client.fetch(&auth, &caps).await.unwrap() {
-                let r = compute(&a.kind, &Default::default(), |_, _, _| {}).unwrap();
-                let result = WorkResult::Perft(r);
-                client
-                    .submit(
-                        &auth,
-                        &SubmitRequest {
-                            protocol: PROTOCOL_VERSION,
-                            lease_id: a.lease_id,
-                            workunit_id: a.workunit_id,
-                            digest: result_digest(a.workunit_id, &a.kind, &result),
-                            result,
-                            elapsed_ms: 0,
-                            engine: engine(),
-                        },
-                    )
-                    .await
-                    .unwrap();
+                client.submit(&auth, &honest_submission(&a)).await.unwrap();
                 done += 1;
             }
             done
@@ -116,20 +98,7 @@ async fn coordinator_overhead() {
             while let FetchBatchResponse::Assigned(batch) =
                 client.fetch_batch(&auth, &caps, 64).await.unwrap()
             {
-                let results: Vec<BatchedResult> = batch
-                    .iter()
-                    .map(|a| {
-                        let r = compute(&a.kind, &Default::default(), |_, _, _| {}).unwrap();
-                        let result = WorkResult::Perft(r);
-                        BatchedResult {
-                            lease_id: a.lease_id,
-                            workunit_id: a.workunit_id,
-                            digest: result_digest(a.workunit_id, &a.kind, &result),
-                            result,
-                            elapsed_ms: 0,
-                        }
-                    })
-                    .collect();
+                let results = batch.iter().map(honest_result).collect();
                 let answer = client.submit_batch(&auth, results).await.unwrap();
                 assert!(
                     answer

@@ -17,7 +17,7 @@ use c960_coordinator::auth::{Enrolment, sha256};
 use c960_coordinator::http::{Config, Limits};
 use c960_coordinator::limits::Rate;
 use c960_coordinator::store::Store;
-use c960_tests::{TestServer, bins, quick_config, reference};
+use c960_tests::{TestServer, bins, honest_submission, quick_config, reference};
 use c960_worker::client::{Client, engine};
 use c960_worker::compute::compute;
 
@@ -372,7 +372,7 @@ async fn banned_worker_is_403_and_its_lease_goes_back() {
         Some("worker_banned")
     );
     let err = client
-        .submit(&auth, &submission(&a, honest(&a)))
+        .submit(&auth, &honest_submission(&a))
         .await
         .unwrap_err();
     assert_eq!(err.code(), Some("worker_banned"));
@@ -469,13 +469,10 @@ async fn quarantine_reverifies_what_the_liar_validated() {
         let b = assigned(&client, &h).await;
         assert_eq!(a.workunit_id, b.workunit_id);
         client
-            .submit(&sneaky, &submission(&a, honest(&a)))
+            .submit(&sneaky, &honest_submission(&a))
             .await
             .unwrap();
-        client
-            .submit(&h, &submission(&b, honest(&b)))
-            .await
-            .unwrap();
+        client.submit(&h, &honest_submission(&b)).await.unwrap();
         agreed.push((a.workunit_id, a.lease_id));
     }
     let (_, rows) = server.store.table(c.id).unwrap();

@@ -5,13 +5,10 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
 
-use c960_common::digest::result_digest;
-use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
-use c960_tests::bins;
-use c960_worker::client::{Client, engine};
-use c960_worker::compute::compute;
+use c960_common::wire::{Capabilities, FetchResponse};
+use c960_tests::{bins, honest_submission};
+use c960_worker::client::Client;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 
 struct Killed(std::process::Child);
@@ -89,17 +86,7 @@ async fn https_with_a_private_ca() {
     else {
         panic!("no work")
     };
-    let result = compute(&a.kind, &AtomicBool::new(false), |_, _, _| {}).unwrap();
-    let req = SubmitRequest {
-        protocol: PROTOCOL_VERSION,
-        lease_id: a.lease_id,
-        workunit_id: a.workunit_id,
-        digest: result_digest(a.workunit_id, &a.kind, &result.clone().into()),
-        result: result.into(),
-        elapsed_ms: 1,
-        engine: engine(),
-    };
-    client.submit(&auth, &req).await.unwrap();
+    client.submit(&auth, &honest_submission(&a)).await.unwrap();
 
     // Not trusting it: the certificate is refused before anything is sent.
     let untrusting = Client::new(&url).unwrap();
