@@ -104,3 +104,64 @@ fn table_verifies_keys() {
     table.clear();
     assert_eq!(table.probe(key, 5), None);
 }
+
+#[test]
+fn shallow_entries_verify_keys_too() {
+    let table = c960_common::PerftTable::new(1);
+    let key: u128 = 0x0F1E_2D3C_4B5A_6978_8796_A5B4_C3D2_E1F0;
+    // The low half picks the bucket and the high half is checked: these share a bucket.
+    let (other, unseen, too_big) = (key ^ (1 << 100), key ^ (1 << 120), key ^ (1 << 110));
+    table.store(key, 2, 47_524); // the largest depth-2 count fits
+    assert_eq!(table.probe(key, 2), Some(47_524));
+    table.store(other, 2, 0);
+    assert_eq!(table.probe(other, 2), Some(0));
+    assert_eq!(table.probe(key, 2), Some(47_524));
+    assert_eq!(table.probe(unseen, 2), None);
+    // A count too large for a shallow entry is not kept rather than kept wrong.
+    table.store(too_big, 2, 1 << 20);
+    assert_eq!(table.probe(too_big, 2), None);
+}
+
+/// Keys that share a bucket: same low half, different high halves.
+fn same_bucket(i: u64) -> u128 {
+    (u128::from(i + 1) << 96) | 0x5555_AAAA_0000_1234
+}
+
+#[test]
+fn a_new_generation_replaces_older_deep_entries_first() {
+    let table = c960_common::PerftTable::new(1);
+    // A bucket full of deep entries from an earlier workunit...
+    for i in 0..4 {
+        table.store(same_bucket(i), 9, 1000 + i);
+    }
+    table.new_generation();
+    // ...gives way to four shallower entries of the current one, instead of each new entry
+    // evicting the previous new one (the shallowest) and leaving stale deep entries for good.
+    for i in 4..8 {
+        table.store(same_bucket(i), 3, i);
+    }
+    for i in 4..8 {
+        assert_eq!(table.probe(same_bucket(i), 3), Some(i), "entry {i}");
+    }
+    for i in 0..4 {
+        assert_eq!(table.probe(same_bucket(i), 9), None, "stale entry {i}");
+    }
+}
+
+#[test]
+fn a_new_generation_replaces_older_shallow_entries_first() {
+    let table = c960_common::PerftTable::new(1);
+    for i in 0..8 {
+        table.store(same_bucket(i), 2, i);
+    }
+    for i in 0..8 {
+        assert_eq!(table.probe(same_bucket(i), 2), Some(i), "entry {i}");
+    }
+    table.new_generation();
+    for i in 8..16 {
+        table.store(same_bucket(i), 2, i);
+    }
+    for i in 8..16 {
+        assert_eq!(table.probe(same_bucket(i), 2), Some(i), "entry {i}");
+    }
+}
