@@ -84,6 +84,7 @@ fn a_table_reused_across_positions_stays_exact() {
         seed: 5,
     });
     for n in [518, 519, 0, 959, 518] {
+        engine.new_generation();
         let pos = StartPosition::new(n).unwrap().position();
         assert_eq!(engine.perft(&pos, 5), perft(&pos, 5), "sp {n}");
     }

@@ -103,6 +103,7 @@ fn run_file(path: &PathBuf, depth: u32, engine: &PerftEngine) -> Result<()> {
     let out = std::io::stdout();
     let mut out = BufWriter::new(out.lock());
     for (fen, pos) in jobs {
+        engine.new_generation();
         writeln!(out, "{fen};{depth};{}", engine.perft(&pos, depth))?;
         out.flush()?;
     }

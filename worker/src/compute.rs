@@ -165,6 +165,7 @@ pub fn compute_with(
             divide: Vec::new(),
         });
     }
+    engine.new_generation();
     let moves = pos.legal_moves();
     let total = moves.as_slice().len();
     let mut divide = Vec::with_capacity(total);
