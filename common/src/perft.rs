@@ -120,11 +120,11 @@ impl Default for PerftOptions {
 /// The low half of the key picks the bucket; a false hit also needs the checked bits to
 /// collide, about 2^-43 per shallow probe and 2^-62 per deep probe.
 ///
-/// A worker starts a new *generation* for each workunit ([`PerftEngine::new_generation`]). Entries from earlier generations are
-/// still read, but they are replaced first: a worker keeps its table across workunits, and
-/// without ageing the deep entries of earlier start positions would sit in their buckets for
-/// good and leave the current one a fraction of the table (measured: 28 % slower over twelve
-/// start positions in a row).
+/// A worker starts a new *generation* for each workunit ([`PerftEngine::new_generation`]).
+/// Entries from earlier generations are still read, but they are replaced first: a worker keeps
+/// its table across workunits, and without ageing the deep entries of earlier start positions
+/// would sit in their buckets for good and leave the current one a fraction of the table
+/// (measured: 24 start positions at depth 7 in a row took 62.9 s without ageing, 50.7 s with).
 pub struct PerftTable {
     words: TableMemory,
     /// Buckets of the shallow region, at the start of the table.
