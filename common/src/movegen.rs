@@ -5,7 +5,8 @@
 //! moves, and everything else expands batches into [`Move`]s.
 
 use crate::attacks::{
-    between, bishop_attacks, king_attacks, knight_attacks, line, pawn_attacks, rook_attacks,
+    between, bishop_attacks, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks,
+    rook_attacks, rook_rays,
 };
 use crate::chess_move::{Move, MoveKind};
 use crate::position::{NO_SQUARE, Position};
@@ -173,6 +174,146 @@ impl std::ops::Deref for MoveList {
     }
 }
 
+/// Counts the legal moves of each child of one position (perft at depth 2 without making a
+/// list per child), reusing what the children share.
+///
+/// Perft spends most of its time here: at the leaves' parents, one count per child. The side
+/// to move in the children did not move, so its knights' and sliders' moves are mostly those
+/// it would have in the parent. They are computed once (with the parent's pins); a child then
+/// recounts only the sliders whose lines cross a square whose occupancy the move changed, and
+/// adds one for each piece that now attacks the square of a captured piece. A child in check,
+/// or whose pins differ, is counted from scratch; king and pawn moves always are.
+pub(crate) struct ChildMoveCounter {
+    /// The pieces of the side to move in the children, in the parent.
+    own: Bitboard,
+    occupied: Bitboard,
+    /// Its pieces pinned to its king in the parent.
+    pinned: Bitboard,
+    /// The other side's diagonal and orthogonal sliders in the parent (the pinners).
+    pinners: [Bitboard; 2],
+    /// Per knight or slider square: its attacks in the parent, limited to its pin line.
+    reach: [Bitboard; 64],
+    /// Per knight or slider square: its moves in the parent.
+    moves: [u8; 64],
+    /// Moves of all its knights and sliders in the parent.
+    total: u32,
+}
+
+impl ChildMoveCounter {
+    /// The counter for the children of `parent`.
+    #[inline(always)]
+    pub(crate) fn new(parent: &Position) -> ChildMoveCounter {
+        let mover = parent.side.other();
+        let own = parent.by_color[mover.index()];
+        let occupied = parent.occupied();
+        let king = parent.king_square(mover);
+        let pinned = parent.pinned_of(mover);
+        let knights = parent.by_role[Role::Knight.index()];
+        let diag = parent.by_role[Role::Bishop.index()] | parent.by_role[Role::Queen.index()];
+        let ortho = parent.by_role[Role::Rook.index()] | parent.by_role[Role::Queen.index()];
+        let mut counter = ChildMoveCounter {
+            own,
+            occupied,
+            pinned,
+            pinners: [diag & !own & occupied, ortho & !own & occupied],
+            reach: [0; 64],
+            moves: [0; 64],
+            total: 0,
+        };
+        for sq in bb::squares((knights | diag | ortho) & own) {
+            let bit = 1u64 << sq;
+            let reach = if knights & bit != 0 {
+                // A pinned knight never moves.
+                if pinned & bit != 0 { 0 } else { knight_attacks(sq) }
+            } else {
+                let attacks = slider_attacks(sq, diag & bit != 0, ortho & bit != 0, occupied);
+                if pinned & bit != 0 { attacks & line(king, sq) } else { attacks }
+            };
+            let moves = (reach & !own).count_ones();
+            counter.reach[sq as usize] = reach;
+            counter.moves[sq as usize] = moves as u8;
+            counter.total += moves;
+        }
+        counter
+    }
+
+    /// The number of legal moves in `child`, a child of the counter's position.
+    #[inline(always)]
+    pub(crate) fn count(&self, child: &Position) -> u64 {
+        if child.checkers != 0 {
+            return child.count_moves();
+        }
+        let us = child.side;
+        let ours = child.by_color[us.index()];
+        let occ = child.occupied();
+        let king = child.king_square(us);
+        let changed = self.occupied ^ occ;
+        // The square of the piece just captured, if any: a target for the rest from now on.
+        let captured = self.own ^ ours;
+        let diag = child.by_role[Role::Bishop.index()] | child.by_role[Role::Queen.index()];
+        let ortho = child.by_role[Role::Rook.index()] | child.by_role[Role::Queen.index()];
+        let theirs = child.by_color[us.other().index()];
+        // Pins change only when something changed on the king's lines: an occupancy, the
+        // owner of a square (a capture), or a pinner (castling can put a rook where the king
+        // stood, changing no occupancy).
+        let pinners_moved =
+            (self.pinners[0] ^ (diag & theirs)) | (self.pinners[1] ^ (ortho & theirs));
+        let key = changed | captured | pinners_moved;
+        let pinned = if key & (rook_rays(king) | bishop_rays(king)) == 0 {
+            self.pinned
+        } else {
+            let pinned = child.pinned();
+            if pinned != self.pinned {
+                return child.count_moves();
+            }
+            pinned
+        };
+        let mut n = self.total;
+        if captured != 0 {
+            let sq = captured.trailing_zeros() as usize;
+            n -= u32::from(self.moves[sq]);
+            let knights = child.by_role[Role::Knight.index()] & ours & !pinned;
+            n += (knight_attacks(sq as u8) & knights).count_ones();
+        }
+        // Lines are symmetric: the sliders whose lines cross a changed square are those on the
+        // changed square's own lines.
+        let mut affected = 0;
+        for c in bb::squares(changed) {
+            affected |= (bishop_rays(c) & diag) | (rook_rays(c) & ortho);
+        }
+        affected &= ours;
+        for sq in bb::squares(affected) {
+            let bit = 1u64 << sq;
+            let mut reach = slider_attacks(sq, diag & bit != 0, ortho & bit != 0, occ);
+            if pinned & bit != 0 {
+                reach &= line(king, sq);
+            }
+            n = n - u32::from(self.moves[sq as usize]) + (reach & !ours).count_ones();
+        }
+        if captured != 0 {
+            for sq in bb::squares((diag | ortho) & ours & !affected) {
+                n += u32::from(self.reach[sq as usize] & captured != 0);
+            }
+        }
+        let mut rest = 0u64;
+        child.generate_for::<false, false>(pinned, &mut |b| rest += b.len() as u64);
+        u64::from(n) + rest
+    }
+}
+
+/// The attacks from `sq` of a bishop (`diag`), rook (`ortho`) or queen (both) through `occ`.
+#[inline(always)]
+fn slider_attacks(sq: u8, diag: bool, ortho: bool, occ: Bitboard) -> Bitboard {
+    let mut to = 0;
+    if diag {
+        to |= bishop_attacks(sq, occ);
+    }
+    if ortho {
+        to |= rook_attacks(sq, occ);
+    }
+    to
+}
+
 impl Position {
     /// Calls `sink` once for each piece that has legal moves.
     #[inline(always)]
@@ -180,9 +321,9 @@ impl Position {
         // No popcount here: without hardware popcnt (the x86-64 baseline) it is a dozen
         // instructions, and these tests run at every node.
         if self.checkers == 0 {
-            self.generate_for::<false>(sink)
+            self.generate_for::<false, true>(self.pinned(), sink)
         } else if !bb::more_than_one(self.checkers) {
-            self.generate_for::<true>(sink)
+            self.generate_for::<true, true>(self.pinned(), sink)
         } else {
             self.generate_king(sink, false)
         }
@@ -315,8 +456,14 @@ impl Position {
         attacked
     }
 
+    /// Legal moves when not in double check, `pinned` being the side to move's pinned pieces;
+    /// knights and sliders only with `OFFICERS` (see [`ChildMoveCounter`]).
     #[inline(always)]
-    fn generate_for<const IN_CHECK: bool>(&self, sink: &mut impl FnMut(MoveBatch)) {
+    fn generate_for<const IN_CHECK: bool, const OFFICERS: bool>(
+        &self,
+        pinned: Bitboard,
+        sink: &mut impl FnMut(MoveBatch),
+    ) {
         let us = self.side;
         let ours = self.by_color[us.index()];
         let theirs = self.by_color[us.other().index()];
@@ -328,10 +475,24 @@ impl Position {
         } else {
             !ours
         };
-        let pinned = self.pinned();
-
         self.generate_king(sink, !IN_CHECK);
+        if OFFICERS {
+            self.generate_officers(sink, target, pinned, king, occ);
+        }
+        self.generate_pawns(sink, target, pinned, king);
+    }
 
+    /// Knight and slider moves.
+    #[inline(always)]
+    fn generate_officers(
+        &self,
+        sink: &mut impl FnMut(MoveBatch),
+        target: Bitboard,
+        pinned: Bitboard,
+        king: u8,
+        occ: Bitboard,
+    ) {
+        let ours = self.by_color[self.side.index()];
         for from in bb::squares(self.by_role[Role::Knight.index()] & ours & !pinned) {
             let to = knight_attacks(from) & target;
             if to != 0 {
@@ -351,14 +512,7 @@ impl Position {
         // halves share the pin test, then emitted as one batch per piece.
         for from in bb::squares((diag | ortho) & ours) {
             let bit = 1u64 << from;
-            let mut to = 0;
-            if diag & bit != 0 {
-                to |= bishop_attacks(from, occ);
-            }
-            if ortho & bit != 0 {
-                to |= rook_attacks(from, occ);
-            }
-            to &= target;
+            let mut to = slider_attacks(from, diag & bit != 0, ortho & bit != 0, occ) & target;
             if pinned & bit != 0 {
                 to &= line(king, from);
             }
@@ -379,8 +533,6 @@ impl Position {
                 });
             }
         }
-
-        self.generate_pawns(sink, target, pinned, king);
     }
 
     /// Pawn moves: unpinned pawns in bulk with shifts (one batch per direction), pinned pawns

@@ -7,6 +7,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::chess_move::Move;
+use crate::movegen::ChildMoveCounter;
 use crate::position::Position;
 use crate::zobrist::ZobristKey;
 
@@ -44,8 +45,9 @@ macro_rules! define_perft_bulk {
             let mut nodes = 0;
             if depth == 2 {
                 // The parents of the leaves are most of the work: count each child in place.
+                let counter = ChildMoveCounter::new(pos);
                 pos.generate(&mut |batch| {
-                    batch.for_each(|m| nodes += pos.play_unhashed(m, batch.role).count_moves());
+                    batch.for_each(|m| nodes += counter.count(&pos.play_unhashed(m, batch.role)));
                 });
             } else {
                 pos.generate(&mut |batch| {
@@ -503,8 +505,9 @@ macro_rules! define_perft_hashed {
             let mut nodes = 0;
             if depth == 2 {
                 // Depth-1 counts are not stored (recounting beats a cache miss): count leaves.
+                let counter = ChildMoveCounter::new(pos);
                 pos.generate(&mut |batch| {
-                    batch.for_each(|m| nodes += pos.play_unhashed(m, batch.role).count_moves());
+                    batch.for_each(|m| nodes += counter.count(&pos.play_unhashed(m, batch.role)));
                 });
             } else {
                 // Make every child first and prefetch its bucket, then recurse: the table is

@@ -558,7 +558,12 @@ impl Position {
     /// Squares of the side to move's pieces pinned to their king.
     #[inline(always)]
     pub(crate) fn pinned(&self) -> Bitboard {
-        let us = self.side;
+        self.pinned_of(self.side)
+    }
+
+    /// Squares of `us`'s pieces pinned to their king.
+    #[inline(always)]
+    pub(crate) fn pinned_of(&self, us: Color) -> Bitboard {
         let king = self.king_square(us);
         let ours = self.by_color[us.index()];
         let theirs = self.by_color[us.other().index()];
