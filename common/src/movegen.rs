@@ -197,6 +197,11 @@ pub(crate) struct ChildMoveCounter {
     moves: [u8; 64],
     /// Moves of all its knights and sliders in the parent.
     total: u32,
+    /// Its pawn moves in the parent (en passant aside: the parent's belongs to the other side).
+    pawn_moves: u32,
+    /// Squares whose occupancy or owner decides its pawn moves: the pawns' own squares, the
+    /// squares one and two steps ahead and the squares they attack.
+    pawn_squares: Bitboard,
 }
 
 impl ChildMoveCounter {
@@ -219,15 +224,43 @@ impl ChildMoveCounter {
             reach: [0; 64],
             moves: [0; 64],
             total: 0,
+            pawn_moves: 0,
+            pawn_squares: 0,
         };
+        // The parent seen with the children's side to move, not in check (it cannot be: the
+        // parent's side to move would be able to capture its king) and without en passant.
+        let mut view = *parent;
+        view.side = mover;
+        view.checkers = 0;
+        view.ep_square = NO_SQUARE;
+        view.generate_pawns(&mut |b| counter.pawn_moves += b.len(), !own, pinned, king);
+        let pawns = parent.by_role[Role::Pawn.index()] & own;
+        let (up, home) = match mover {
+            Color::White => (8, bb::RANK_1 << 8),
+            Color::Black => (-8, bb::RANK_1 << 48),
+        };
+        let shift = |b: Bitboard, by: i32| if by > 0 { b << by } else { b >> -by };
+        let mut attacked = 0;
+        for sq in bb::squares(pawns) {
+            attacked |= pawn_attacks(mover.index(), sq);
+        }
+        counter.pawn_squares = pawns | shift(pawns, up) | shift(pawns & home, 2 * up) | attacked;
         for sq in bb::squares((knights | diag | ortho) & own) {
             let bit = 1u64 << sq;
             let reach = if knights & bit != 0 {
                 // A pinned knight never moves.
-                if pinned & bit != 0 { 0 } else { knight_attacks(sq) }
+                if pinned & bit != 0 {
+                    0
+                } else {
+                    knight_attacks(sq)
+                }
             } else {
                 let attacks = slider_attacks(sq, diag & bit != 0, ortho & bit != 0, occupied);
-                if pinned & bit != 0 { attacks & line(king, sq) } else { attacks }
+                if pinned & bit != 0 {
+                    attacks & line(king, sq)
+                } else {
+                    attacks
+                }
             };
             let moves = (reach & !own).count_ones();
             counter.reach[sq as usize] = reach;
@@ -295,9 +328,14 @@ impl ChildMoveCounter {
                 n += u32::from(self.reach[sq as usize] & captured != 0);
             }
         }
-        let mut rest = 0u64;
-        child.generate_for::<false, false>(pinned, &mut |b| rest += b.len() as u64);
-        u64::from(n) + rest
+        let mut rest = 0u32;
+        child.generate_king(&mut |b| rest += b.len(), true);
+        if (changed | captured) & self.pawn_squares != 0 || child.ep_square != NO_SQUARE {
+            child.generate_pawns(&mut |b| rest += b.len(), !ours, pinned, king);
+        } else {
+            rest += self.pawn_moves;
+        }
+        u64::from(n + rest)
     }
 }
 
@@ -321,9 +359,9 @@ impl Position {
         // No popcount here: without hardware popcnt (the x86-64 baseline) it is a dozen
         // instructions, and these tests run at every node.
         if self.checkers == 0 {
-            self.generate_for::<false, true>(self.pinned(), sink)
+            self.generate_for::<false>(sink)
         } else if !bb::more_than_one(self.checkers) {
-            self.generate_for::<true, true>(self.pinned(), sink)
+            self.generate_for::<true>(sink)
         } else {
             self.generate_king(sink, false)
         }
@@ -456,14 +494,8 @@ impl Position {
         attacked
     }
 
-    /// Legal moves when not in double check, `pinned` being the side to move's pinned pieces;
-    /// knights and sliders only with `OFFICERS` (see [`ChildMoveCounter`]).
     #[inline(always)]
-    fn generate_for<const IN_CHECK: bool, const OFFICERS: bool>(
-        &self,
-        pinned: Bitboard,
-        sink: &mut impl FnMut(MoveBatch),
-    ) {
+    fn generate_for<const IN_CHECK: bool>(&self, sink: &mut impl FnMut(MoveBatch)) {
         let us = self.side;
         let ours = self.by_color[us.index()];
         let theirs = self.by_color[us.other().index()];
@@ -475,10 +507,9 @@ impl Position {
         } else {
             !ours
         };
+        let pinned = self.pinned();
         self.generate_king(sink, !IN_CHECK);
-        if OFFICERS {
-            self.generate_officers(sink, target, pinned, king, occ);
-        }
+        self.generate_officers(sink, target, pinned, king, occ);
         self.generate_pawns(sink, target, pinned, king);
     }
 
