@@ -181,8 +181,9 @@ impl std::ops::Deref for MoveList {
 /// to move in the children did not move, so its knights' and sliders' moves are mostly those
 /// it would have in the parent. They are computed once (with the parent's pins); a child then
 /// recounts only the sliders whose lines cross a square whose occupancy the move changed, and
-/// adds one for each piece that now attacks the square of a captured piece. A child in check,
-/// or whose pins differ, is counted from scratch; king and pawn moves always are.
+/// adds one for each piece that now attacks the square of a captured piece. Its pawn moves are
+/// reused too, unless the move touched a square they depend on or left an en-passant capture.
+/// A child in check, or whose pins differ, is counted from scratch; king moves always are.
 pub(crate) struct ChildMoveCounter {
     /// The pieces of the side to move in the children, in the parent.
     own: Bitboard,
@@ -239,12 +240,8 @@ impl ChildMoveCounter {
             Color::White => (8, bb::RANK_1 << 8),
             Color::Black => (-8, bb::RANK_1 << 48),
         };
-        let shift = |b: Bitboard, by: i32| if by > 0 { b << by } else { b >> -by };
-        let mut attacked = 0;
-        for sq in bb::squares(pawns) {
-            attacked |= pawn_attacks(mover.index(), sq);
-        }
-        counter.pawn_squares = pawns | shift(pawns, up) | shift(pawns & home, 2 * up) | attacked;
+        counter.pawn_squares =
+            pawns | shift(pawns, up) | shift(pawns & home, 2 * up) | pawn_attack_span(pawns, mover);
         for sq in bb::squares((knights | diag | ortho) & own) {
             let bit = 1u64 << sq;
             let reach = if knights & bit != 0 {
@@ -336,6 +333,24 @@ impl ChildMoveCounter {
             rest += self.pawn_moves;
         }
         u64::from(n + rest)
+    }
+}
+
+const FILE_A: Bitboard = 0x0101_0101_0101_0101;
+const FILE_H: Bitboard = FILE_A << 7;
+
+/// `b` shifted `by` squares up the board (down when negative).
+#[inline(always)]
+fn shift(b: Bitboard, by: i8) -> Bitboard {
+    if by > 0 { b << by } else { b >> -by }
+}
+
+/// Every square the pawns `pawns` of `color` attack.
+#[inline(always)]
+fn pawn_attack_span(pawns: Bitboard, color: Color) -> Bitboard {
+    match color {
+        Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
+        Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
     }
 }
 
@@ -472,14 +487,9 @@ impl Position {
     /// Every square `by` attacks, sliders seeing through `occ`.
     #[inline(always)]
     fn attacked_squares(&self, by: Color, occ: Bitboard) -> Bitboard {
-        const FILE_A: Bitboard = 0x0101_0101_0101_0101;
-        const FILE_H: Bitboard = FILE_A << 7;
         let theirs = self.by_color[by.index()];
         let pawns = theirs & self.by_role[Role::Pawn.index()];
-        let mut attacked = match by {
-            Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
-            Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
-        };
+        let mut attacked = pawn_attack_span(pawns, by);
         for sq in bb::squares(theirs & self.by_role[Role::Knight.index()]) {
             attacked |= knight_attacks(sq);
         }
@@ -576,8 +586,6 @@ impl Position {
         pinned: Bitboard,
         king: u8,
     ) {
-        const FILE_A: Bitboard = 0x0101_0101_0101_0101;
-        const FILE_H: Bitboard = FILE_A << 7;
         let us = self.side;
         let ours = self.by_color[us.index()];
         let theirs = self.by_color[us.other().index()];
@@ -589,7 +597,6 @@ impl Position {
             Color::White => (8i8, bb::RANK_1 << 16, 7i8, 9i8),
             Color::Black => (-8i8, bb::RANK_1 << 40, -9i8, -7i8),
         };
-        let shift = |b: Bitboard, by: i8| if by > 0 { b << by } else { b >> -by };
         let single = shift(free, up) & empty;
         let double = shift(single & third_rank, up) & empty;
         let west_captures = shift(free & !FILE_A, west) & theirs;

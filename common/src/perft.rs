@@ -111,8 +111,8 @@ impl Default for PerftOptions {
 ///   eight one-word entries per bucket, `check` (46 bits of the key) | generation (2 bits) |
 ///   count (16 bits; a depth-2 count is at most 218², so it always fits). A word is written
 ///   atomically, so a reader sees either the old entry or the new one. The region is a
-///   sixteenth of the table, small enough to stay mostly in the last-level cache, where two
-///   workers' regions together still fit.
+///   sixteenth of the table (16 MiB of 256), small enough to stay mostly in the last-level
+///   cache.
 /// - **Deep** (the rest): four two-word entries per bucket, `data` = remaining depth (6 bits) |
 ///   generation (6 bits) | count (52 bits), and `check` = the high 64 bits of the 128-bit key
 ///   XORed with `data`. A reader accepts an entry only when `check ^ data` gives back its own
