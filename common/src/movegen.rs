@@ -5,8 +5,8 @@
 //! moves, and everything else expands batches into [`Move`]s.
 
 use crate::attacks::{
-    between, bishop_attacks, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks,
-    rook_attacks, rook_rays,
+    between, bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks,
+    rook_attacks_with, rook_rays,
 };
 use crate::chess_move::{Move, MoveKind};
 use crate::position::{NO_SQUARE, Position};
@@ -203,12 +203,20 @@ pub(crate) struct ChildMoveCounter {
     /// Squares whose occupancy or owner decides its pawn moves: the pawns' own squares, the
     /// squares one and two steps ahead and the squares they attack.
     pawn_squares: Bitboard,
+    /// Its king's square (it cannot have moved in a child) and the lines through it.
+    king: u8,
+    king_lines: Bitboard,
+    /// Squares that decide whether it may castle: its castling rooks and every square their
+    /// castlings need empty.
+    castle_watch: Bitboard,
+    /// Whether some castling of it has all its squares empty in the parent.
+    castle_open: bool,
 }
 
 impl ChildMoveCounter {
     /// The counter for the children of `parent`.
     #[inline(always)]
-    pub(crate) fn new(parent: &Position) -> ChildMoveCounter {
+    pub(crate) fn new<const PEXT: bool>(parent: &Position) -> ChildMoveCounter {
         let mover = parent.side.other();
         let own = parent.by_color[mover.index()];
         let occupied = parent.occupied();
@@ -227,14 +235,25 @@ impl ChildMoveCounter {
             total: 0,
             pawn_moves: 0,
             pawn_squares: 0,
+            king,
+            king_lines: rook_rays(king) | bishop_rays(king),
+            castle_watch: 0,
+            castle_open: false,
         };
+        let rank_base = mover.back_rank() * 8;
+        for rook in bb::squares(parent.castling_rooks & (bb::RANK_1 << rank_base)) {
+            let path =
+                CASTLING_PATHS[(king & 7) as usize][(rook & 7) as usize].must_be_empty << rank_base;
+            counter.castle_watch |= path | (1u64 << rook);
+            counter.castle_open |= occupied & path == 0;
+        }
         // The parent seen with the children's side to move, not in check (it cannot be: the
         // parent's side to move would be able to capture its king) and without en passant.
         let mut view = *parent;
         view.side = mover;
         view.checkers = 0;
         view.ep_square = NO_SQUARE;
-        view.generate_pawns(&mut |b| counter.pawn_moves += b.len(), !own, pinned, king);
+        view.generate_pawns::<PEXT>(&mut |b| counter.pawn_moves += b.len(), !own, pinned, king);
         let pawns = parent.by_role[Role::Pawn.index()] & own;
         let (up, home) = match mover {
             Color::White => (8, bb::RANK_1 << 8),
@@ -252,7 +271,8 @@ impl ChildMoveCounter {
                     knight_attacks(sq)
                 }
             } else {
-                let attacks = slider_attacks(sq, diag & bit != 0, ortho & bit != 0, occupied);
+                let attacks =
+                    slider_attacks::<PEXT>(sq, diag & bit != 0, ortho & bit != 0, occupied);
                 if pinned & bit != 0 {
                     attacks & line(king, sq)
                 } else {
@@ -269,14 +289,14 @@ impl ChildMoveCounter {
 
     /// The number of legal moves in `child`, a child of the counter's position.
     #[inline(always)]
-    pub(crate) fn count(&self, child: &Position) -> u64 {
+    pub(crate) fn count<const PEXT: bool>(&self, child: &Position) -> u64 {
         if child.checkers != 0 {
-            return child.count_moves();
+            return child.count_moves_with::<PEXT>();
         }
         let us = child.side;
         let ours = child.by_color[us.index()];
         let occ = child.occupied();
-        let king = child.king_square(us);
+        let king = self.king;
         let changed = self.occupied ^ occ;
         // The square of the piece just captured, if any: a target for the rest from now on.
         let captured = self.own ^ ours;
@@ -289,12 +309,12 @@ impl ChildMoveCounter {
         let pinners_moved =
             (self.pinners[0] ^ (diag & theirs)) | (self.pinners[1] ^ (ortho & theirs));
         let key = changed | captured | pinners_moved;
-        let pinned = if key & (rook_rays(king) | bishop_rays(king)) == 0 {
+        let pinned = if key & self.king_lines == 0 {
             self.pinned
         } else {
             let pinned = child.pinned();
             if pinned != self.pinned {
-                return child.count_moves();
+                return child.count_moves_with::<PEXT>();
             }
             pinned
         };
@@ -314,7 +334,7 @@ impl ChildMoveCounter {
         affected &= ours;
         for sq in bb::squares(affected) {
             let bit = 1u64 << sq;
-            let mut reach = slider_attacks(sq, diag & bit != 0, ortho & bit != 0, occ);
+            let mut reach = slider_attacks::<PEXT>(sq, diag & bit != 0, ortho & bit != 0, occ);
             if pinned & bit != 0 {
                 reach &= line(king, sq);
             }
@@ -326,9 +346,12 @@ impl ChildMoveCounter {
             }
         }
         let mut rest = 0u32;
-        child.generate_king(&mut |b| rest += b.len(), true);
+        // Castling needs attack tests only when some castling has its squares empty: as in the
+        // parent unless the move changed one of them (or took a castling rook).
+        let may_castle = self.castle_open || (changed | captured) & self.castle_watch != 0;
+        child.generate_king::<PEXT>(&mut |b| rest += b.len(), may_castle);
         if (changed | captured) & self.pawn_squares != 0 || child.ep_square != NO_SQUARE {
-            child.generate_pawns(&mut |b| rest += b.len(), !ours, pinned, king);
+            child.generate_pawns::<PEXT>(&mut |b| rest += b.len(), !ours, pinned, king);
         } else {
             rest += self.pawn_moves;
         }
@@ -356,13 +379,13 @@ fn pawn_attack_span(pawns: Bitboard, color: Color) -> Bitboard {
 
 /// The attacks from `sq` of a bishop (`diag`), rook (`ortho`) or queen (both) through `occ`.
 #[inline(always)]
-fn slider_attacks(sq: u8, diag: bool, ortho: bool, occ: Bitboard) -> Bitboard {
+fn slider_attacks<const PEXT: bool>(sq: u8, diag: bool, ortho: bool, occ: Bitboard) -> Bitboard {
     let mut to = 0;
     if diag {
-        to |= bishop_attacks(sq, occ);
+        to |= bishop_attacks_with::<PEXT>(sq, occ);
     }
     if ortho {
-        to |= rook_attacks(sq, occ);
+        to |= rook_attacks_with::<PEXT>(sq, occ);
     }
     to
 }
@@ -371,22 +394,35 @@ impl Position {
     /// Calls `sink` once for each piece that has legal moves.
     #[inline(always)]
     pub fn generate(&self, sink: &mut impl FnMut(MoveBatch)) {
+        self.generate_with::<false>(sink)
+    }
+
+    /// [`Position::generate`] with the slider lookup chosen by `PEXT` (see
+    /// `attacks::slider_index`: `true` only where BMI2 was detected).
+    #[inline(always)]
+    pub(crate) fn generate_with<const PEXT: bool>(&self, sink: &mut impl FnMut(MoveBatch)) {
         // No popcount here: without hardware popcnt (the x86-64 baseline) it is a dozen
         // instructions, and these tests run at every node.
         if self.checkers == 0 {
-            self.generate_for::<false>(sink)
+            self.generate_for::<PEXT, false>(sink)
         } else if !bb::more_than_one(self.checkers) {
-            self.generate_for::<true>(sink)
+            self.generate_for::<PEXT, true>(sink)
         } else {
-            self.generate_king(sink, false)
+            self.generate_king::<PEXT>(sink, false)
         }
     }
 
     /// The number of legal moves (perft at depth 1).
     #[inline(always)]
     pub fn count_moves(&self) -> u64 {
+        self.count_moves_with::<false>()
+    }
+
+    /// [`Position::count_moves`] with the slider lookup chosen by `PEXT`.
+    #[inline(always)]
+    pub(crate) fn count_moves_with<const PEXT: bool>(&self) -> u64 {
         let mut n = 0u64;
-        self.generate(&mut |b| n += b.len() as u64);
+        self.generate_with::<PEXT>(&mut |b| n += b.len() as u64);
         n
     }
 
@@ -403,7 +439,7 @@ impl Position {
     }
 
     #[inline(always)]
-    fn generate_king(&self, sink: &mut impl FnMut(MoveBatch), may_castle: bool) {
+    fn generate_king<const PEXT: bool>(&self, sink: &mut impl FnMut(MoveBatch), may_castle: bool) {
         let us = self.side;
         let them = us.other();
         let king = self.king_square(us);
@@ -434,7 +470,7 @@ impl Position {
         if bb::more_than_one(to_test & to_test.wrapping_sub(1)) {
             // Three squares or more to test (the lowest bit cleared, two more left): one map of
             // every attacked square is cheaper than testing them one by one.
-            let danger = self.attacked_squares(them, occ_without_king);
+            let danger = self.attacked_squares::<PEXT>(them, occ_without_king);
             to = targets & !danger;
             // The map sees our castling rook in place. Only an enemy rook or queen on our back
             // rank can attack a crossed square through it; then test that castling exactly.
@@ -442,19 +478,20 @@ impl Position {
             let rank_sliders = self.by_color[them.index()] & ortho & (bb::RANK_1 << rank_base);
             for &(rook, crosses) in &open_castles[..open_count] {
                 if crosses & danger == 0
-                    && (rank_sliders == 0 || self.castling_path_is_safe(king, rook, crosses))
+                    && (rank_sliders == 0
+                        || self.castling_path_is_safe::<PEXT>(king, rook, crosses))
                 {
                     special |= 1u64 << rook;
                 }
             }
         } else {
             for t in bb::squares(targets) {
-                if self.attackers_to(t, occ_without_king, them) == 0 {
+                if self.attackers_to_with::<PEXT>(t, occ_without_king, them) == 0 {
                     to |= 1u64 << t;
                 }
             }
             for &(rook, crosses) in &open_castles[..open_count] {
-                if self.castling_path_is_safe(king, rook, crosses) {
+                if self.castling_path_is_safe::<PEXT>(king, rook, crosses) {
                     special |= 1u64 << rook;
                 }
             }
@@ -474,10 +511,15 @@ impl Position {
     /// True when no square the king crosses is attacked, judged with the castling rook lifted:
     /// an enemy rook on a1 attacks c1 through our castling rook on b1.
     #[inline(always)]
-    fn castling_path_is_safe(&self, king: u8, rook: u8, crosses: Bitboard) -> bool {
+    fn castling_path_is_safe<const PEXT: bool>(
+        &self,
+        king: u8,
+        rook: u8,
+        crosses: Bitboard,
+    ) -> bool {
         let occ = self.occupied() ^ (1u64 << king) ^ (1u64 << rook);
         for s in bb::squares(crosses) {
-            if self.attackers_to(s, occ, self.side.other()) != 0 {
+            if self.attackers_to_with::<PEXT>(s, occ, self.side.other()) != 0 {
                 return false;
             }
         }
@@ -486,7 +528,7 @@ impl Position {
 
     /// Every square `by` attacks, sliders seeing through `occ`.
     #[inline(always)]
-    fn attacked_squares(&self, by: Color, occ: Bitboard) -> Bitboard {
+    fn attacked_squares<const PEXT: bool>(&self, by: Color, occ: Bitboard) -> Bitboard {
         let theirs = self.by_color[by.index()];
         let pawns = theirs & self.by_role[Role::Pawn.index()];
         let mut attacked = pawn_attack_span(pawns, by);
@@ -496,16 +538,19 @@ impl Position {
         attacked |= king_attacks(self.king_square(by));
         let queens = self.by_role[Role::Queen.index()];
         for sq in bb::squares(theirs & (self.by_role[Role::Bishop.index()] | queens)) {
-            attacked |= bishop_attacks(sq, occ);
+            attacked |= bishop_attacks_with::<PEXT>(sq, occ);
         }
         for sq in bb::squares(theirs & (self.by_role[Role::Rook.index()] | queens)) {
-            attacked |= rook_attacks(sq, occ);
+            attacked |= rook_attacks_with::<PEXT>(sq, occ);
         }
         attacked
     }
 
     #[inline(always)]
-    fn generate_for<const IN_CHECK: bool>(&self, sink: &mut impl FnMut(MoveBatch)) {
+    fn generate_for<const PEXT: bool, const IN_CHECK: bool>(
+        &self,
+        sink: &mut impl FnMut(MoveBatch),
+    ) {
         let us = self.side;
         let ours = self.by_color[us.index()];
         let theirs = self.by_color[us.other().index()];
@@ -518,14 +563,14 @@ impl Position {
             !ours
         };
         let pinned = self.pinned();
-        self.generate_king(sink, !IN_CHECK);
-        self.generate_officers(sink, target, pinned, king, occ);
-        self.generate_pawns(sink, target, pinned, king);
+        self.generate_king::<PEXT>(sink, !IN_CHECK);
+        self.generate_officers::<PEXT>(sink, target, pinned, king, occ);
+        self.generate_pawns::<PEXT>(sink, target, pinned, king);
     }
 
     /// Knight and slider moves.
     #[inline(always)]
-    fn generate_officers(
+    fn generate_officers<const PEXT: bool>(
         &self,
         sink: &mut impl FnMut(MoveBatch),
         target: Bitboard,
@@ -553,7 +598,8 @@ impl Position {
         // halves share the pin test, then emitted as one batch per piece.
         for from in bb::squares((diag | ortho) & ours) {
             let bit = 1u64 << from;
-            let mut to = slider_attacks(from, diag & bit != 0, ortho & bit != 0, occ) & target;
+            let mut to =
+                slider_attacks::<PEXT>(from, diag & bit != 0, ortho & bit != 0, occ) & target;
             if pinned & bit != 0 {
                 to &= line(king, from);
             }
@@ -579,7 +625,7 @@ impl Position {
     /// Pawn moves: unpinned pawns in bulk with shifts (one batch per direction), pinned pawns
     /// one by one, en passant one capturer at a time with its full legality test.
     #[inline(always)]
-    fn generate_pawns(
+    fn generate_pawns<const PEXT: bool>(
         &self,
         sink: &mut impl FnMut(MoveBatch),
         target: Bitboard,
@@ -637,7 +683,7 @@ impl Position {
         let ep = self.ep_square;
         if ep != NO_SQUARE {
             for from in bb::squares(pawn_attacks(us.other().index(), ep) & pawns) {
-                if self.ep_capture_is_legal(from, ep) {
+                if self.ep_capture_is_legal::<PEXT>(from, ep) {
                     let bit = 1u64 << ep;
                     sink(MoveBatch {
                         role: Role::Pawn,

@@ -14,44 +14,141 @@ use crate::zobrist::ZobristKey;
 /// More than the most legal moves any position has (218).
 const MAX_MOVES: usize = 256;
 
-/// The number of leaf nodes `depth` plies below `pos` (1 at depth 0).
+/// The number of leaf nodes `depth` plies below `pos` (1 at depth 0), with the fastest
+/// [`Kernel`] this CPU runs.
 pub fn perft(pos: &Position, depth: u32) -> u64 {
-    match depth {
-        0 => 1,
-        _ => {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("popcnt") {
-                // SAFETY: the CPU has just been seen to support popcnt.
-                return unsafe { perft_bulk_popcnt(pos, depth) };
-            }
-            perft_bulk_portable(pos, depth)
+    perft_with(Kernel::best(), pos, depth)
+}
+
+/// [`perft`] with a chosen kernel; one this CPU cannot run ([`Kernel::is_available`]) is
+/// replaced by the portable one, never executed.
+pub fn perft_with(kernel: Kernel, pos: &Position, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if kernel.is_available() {
+        // SAFETY (each arm): the kernel's CPU features have just been seen to be present.
+        match kernel {
+            Kernel::Portable => {}
+            Kernel::Popcnt => return unsafe { perft_bulk_popcnt(pos, depth) },
+            Kernel::Bmi1 => return unsafe { perft_bulk_bmi1(pos, depth) },
+            Kernel::Bmi2 => return unsafe { perft_bulk_bmi2(pos, depth) },
         }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = kernel;
+    perft_bulk_portable(pos, depth)
+}
+
+/// The copies of the perft recursions, one per set of CPU features they are compiled with. The
+/// build stays portable (x86-64 baseline); the copy is chosen at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// No optional instruction: any CPU.
+    Portable,
+    /// Hardware `popcnt` (the x86-64 baseline counts bits in a dozen instructions, and
+    /// counting moves is mostly popcounts).
+    Popcnt,
+    /// `popcnt` and BMI1: `tzcnt` and `blsr` for the square loops, `andn`. Slider lookups by
+    /// magics: for CPUs whose PEXT is slow.
+    Bmi1,
+    /// `popcnt`, BMI1, BMI2 and AVX2: slider lookups by PEXT instead of magic multiplication,
+    /// and positions copied 32 bytes at a time (copy-make moves a 112-byte position per node).
+    /// Every CPU with BMI2 but a few low-end Intel parts has AVX2; those run [`Kernel::Bmi1`].
+    Bmi2,
+}
+
+impl Kernel {
+    /// Every kernel, slowest first.
+    pub const ALL: [Kernel; 4] = [Kernel::Portable, Kernel::Popcnt, Kernel::Bmi1, Kernel::Bmi2];
+
+    /// True when this CPU has the instructions the kernel is compiled with.
+    pub fn is_available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            match self {
+                Kernel::Portable => true,
+                Kernel::Popcnt => has!("popcnt"),
+                Kernel::Bmi1 => has!("popcnt") && has!("bmi1"),
+                Kernel::Bmi2 => has!("popcnt") && has!("bmi1") && has!("bmi2") && has!("avx2"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Kernel::Portable
+        }
+    }
+
+    /// The fastest available kernel: BMI2 unless its PEXT is microcoded (AMD before Zen 3,
+    /// where PEXT takes tens of cycles and magics win), then BMI1, then popcnt. Detected once.
+    pub fn best() -> Kernel {
+        static BEST: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| {
+            let slow_pext = slow_pext();
+            Kernel::ALL
+                .into_iter()
+                .rev()
+                .find(|k| k.is_available() && !(*k == Kernel::Bmi2 && slow_pext))
+                .unwrap_or(Kernel::Portable)
+        })
+    }
+}
+
+/// True on CPUs whose PEXT/PDEP are microcoded: AMD (and Hygon) families before 19h (Zen 3).
+fn slow_pext() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        // Leaves 0 (vendor) and 1 (family) exist on every x86-64 CPU.
+        let (vendor, signature) = (__cpuid(0), __cpuid(1).eax);
+        let mut name = [0u8; 12];
+        name[..4].copy_from_slice(&vendor.ebx.to_le_bytes());
+        name[4..8].copy_from_slice(&vendor.edx.to_le_bytes());
+        name[8..].copy_from_slice(&vendor.ecx.to_le_bytes());
+        let base = (signature >> 8) & 0xf;
+        let family = if base == 0xf {
+            base + ((signature >> 20) & 0xff)
+        } else {
+            base
+        };
+        (&name == b"AuthenticAMD" || &name == b"HygonGenuine") && family < 0x19
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
 /// Defines a bulk-counting perft recursion: the last ply is counted per batch with a popcount,
-/// and no Zobrist key is maintained since nothing reads it.
+/// and no Zobrist key is maintained since nothing reads it. `$pext` picks the slider lookup
+/// (`true` only for copies compiled with BMI2).
 ///
 /// A macro rather than a generic function so that the closures handed to the move generator are
 /// written inside each copy and so inherit its target features (a closure takes the features of
 /// the function it is written in, not of the one it is inlined into).
 macro_rules! define_perft_bulk {
-    ($(#[$attr:meta])* fn $name:ident) => {
+    ($(#[$attr:meta])* fn $name:ident, $pext:literal) => {
         $(#[$attr])*
         fn $name(pos: &Position, depth: u32) -> u64 {
             if depth == 1 {
-                return pos.count_moves();
+                return pos.count_moves_with::<$pext>();
             }
             let mut nodes = 0;
             if depth == 2 {
                 // The parents of the leaves are most of the work: count each child in place.
-                let counter = ChildMoveCounter::new(pos);
-                pos.generate(&mut |batch| {
-                    batch.for_each(|m| nodes += counter.count(&pos.play_unhashed(m, batch.role)));
+                let counter = ChildMoveCounter::new::<$pext>(pos);
+                pos.generate_with::<$pext>(&mut |batch| {
+                    batch.for_each(|m| {
+                        nodes += counter.count::<$pext>(&pos.play_unhashed::<$pext>(m, batch.role))
+                    });
                 });
             } else {
-                pos.generate(&mut |batch| {
-                    batch.for_each(|m| nodes += $name(&pos.play_unhashed(m, batch.role), depth - 1));
+                pos.generate_with::<$pext>(&mut |batch| {
+                    batch.for_each(|m| {
+                        nodes += $name(&pos.play_unhashed::<$pext>(m, batch.role), depth - 1)
+                    });
                 });
             }
             nodes
@@ -59,15 +156,27 @@ macro_rules! define_perft_bulk {
     };
 }
 
-define_perft_bulk!(fn perft_bulk_portable);
+define_perft_bulk!(fn perft_bulk_portable, false);
 
 #[cfg(target_arch = "x86_64")]
 define_perft_bulk!(
-    /// The recursion compiled with the hardware population count. The x86-64 baseline lacks it,
-    /// and counting moves is mostly popcounts: chosen at run time, so the program still runs
-    /// on CPUs without it.
+    /// The recursion compiled for [`Kernel::Popcnt`].
     #[target_feature(enable = "popcnt")]
-    fn perft_bulk_popcnt
+    fn perft_bulk_popcnt, false
+);
+
+#[cfg(target_arch = "x86_64")]
+define_perft_bulk!(
+    /// The recursion compiled for [`Kernel::Bmi1`].
+    #[target_feature(enable = "popcnt,bmi1")]
+    fn perft_bulk_bmi1, false
+);
+
+#[cfg(target_arch = "x86_64")]
+define_perft_bulk!(
+    /// The recursion compiled for [`Kernel::Bmi2`].
+    #[target_feature(enable = "popcnt,bmi1,bmi2,avx2")]
+    fn perft_bulk_bmi2, true
 );
 
 /// Perft split by root move: each legal move with the count of its subtree, in generation order.
@@ -392,6 +501,7 @@ impl Drop for TableMemory {
 pub struct PerftEngine {
     options: PerftOptions,
     table: Option<PerftTable>,
+    kernel: Kernel,
 }
 
 impl PerftEngine {
@@ -402,7 +512,22 @@ impl PerftEngine {
             ..options
         };
         let table = (options.hash_mib > 0).then(|| PerftTable::new(options.hash_mib));
-        PerftEngine { options, table }
+        PerftEngine {
+            options,
+            table,
+            kernel: Kernel::best(),
+        }
+    }
+
+    /// The same engine running `kernel` (one this CPU cannot run falls back to the portable
+    /// kernel); by default [`Kernel::best`]. For tests and benchmarks of each compiled copy.
+    pub fn with_kernel(mut self, kernel: Kernel) -> PerftEngine {
+        self.kernel = if kernel.is_available() {
+            kernel
+        } else {
+            Kernel::Portable
+        };
+        self
     }
 
     /// Starts a new generation of the table (see [`PerftTable`]): call it once per independent
@@ -422,7 +547,7 @@ impl PerftEngine {
     /// The number of leaf nodes `depth` plies below `pos`.
     pub fn perft(&self, pos: &Position, depth: u32) -> u64 {
         if depth <= 1 || (self.options.threads == 1 && self.table.is_none()) {
-            return perft(pos, depth);
+            return perft_with(self.kernel, pos, depth);
         }
         self.divide(pos, depth).iter().map(|(_, n)| n).sum()
     }
@@ -459,8 +584,8 @@ impl PerftEngine {
                     break;
                 };
                 let n = match &self.table {
-                    Some(table) => perft_hashed(child, remaining, table),
-                    None => perft(child, remaining),
+                    Some(table) => perft_hashed(self.kernel, child, remaining, table),
+                    None => perft_with(self.kernel, child, remaining),
                 };
                 totals[*root].fetch_add(n, Ordering::Relaxed);
             }
@@ -480,23 +605,32 @@ impl PerftEngine {
     }
 }
 
-fn perft_hashed(pos: &Position, depth: u32, table: &PerftTable) -> u64 {
+/// The hashed recursion of `kernel`, which must be available (the engine checks).
+fn perft_hashed(kernel: Kernel, pos: &Position, depth: u32, table: &PerftTable) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("popcnt") {
-        // SAFETY: the CPU has just been seen to support popcnt.
-        return unsafe { perft_hashed_popcnt(pos, depth, table) };
+    {
+        debug_assert!(kernel.is_available());
+        // SAFETY (each arm): the engine holds only kernels this CPU runs.
+        match kernel {
+            Kernel::Portable => {}
+            Kernel::Popcnt => return unsafe { perft_hashed_popcnt(pos, depth, table) },
+            Kernel::Bmi1 => return unsafe { perft_hashed_bmi1(pos, depth, table) },
+            Kernel::Bmi2 => return unsafe { perft_hashed_bmi2(pos, depth, table) },
+        }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = kernel;
     perft_hashed_portable(pos, depth, table)
 }
 
 /// Defines a perft recursion that stores subtree counts in a [`PerftTable`]; see
 /// [`define_perft_bulk`] for why this is a macro.
 macro_rules! define_perft_hashed {
-    ($(#[$attr:meta])* fn $name:ident) => {
+    ($(#[$attr:meta])* fn $name:ident, $pext:literal) => {
         $(#[$attr])*
         fn $name(pos: &Position, depth: u32, table: &PerftTable) -> u64 {
             if depth <= 1 {
-                return if depth == 0 { 1 } else { pos.count_moves() };
+                return if depth == 0 { 1 } else { pos.count_moves_with::<$pext>() };
             }
             let key = pos.hash128() ^ pos.zobrist_keys().depth[depth as usize & 63];
             if let Some(n) = table.probe(key, depth) {
@@ -505,9 +639,11 @@ macro_rules! define_perft_hashed {
             let mut nodes = 0;
             if depth == 2 {
                 // Depth-1 counts are not stored (recounting beats a cache miss): count leaves.
-                let counter = ChildMoveCounter::new(pos);
-                pos.generate(&mut |batch| {
-                    batch.for_each(|m| nodes += counter.count(&pos.play_unhashed(m, batch.role)));
+                let counter = ChildMoveCounter::new::<$pext>(pos);
+                pos.generate_with::<$pext>(&mut |batch| {
+                    batch.for_each(|m| {
+                        nodes += counter.count::<$pext>(&pos.play_unhashed::<$pext>(m, batch.role))
+                    });
                 });
             } else {
                 // Make every child first and prefetch its bucket, then recurse: the table is
@@ -516,9 +652,9 @@ macro_rules! define_perft_hashed {
                 let child_depth = pos.zobrist_keys().depth[(depth - 1) as usize & 63];
                 let mut children = [const { MaybeUninit::<Position>::uninit() }; MAX_MOVES];
                 let mut made = 0;
-                pos.generate(&mut |batch| {
+                pos.generate_with::<$pext>(&mut |batch| {
                     batch.for_each(|m| {
-                        let child = pos.play_with_role(m, batch.role);
+                        let child = pos.play_with_role::<$pext>(m, batch.role);
                         table.prefetch(child.hash128() ^ child_depth, depth - 1);
                         children[made].write(child);
                         made += 1;
@@ -535,11 +671,25 @@ macro_rules! define_perft_hashed {
     };
 }
 
-define_perft_hashed!(fn perft_hashed_portable);
+define_perft_hashed!(fn perft_hashed_portable, false);
 
 #[cfg(target_arch = "x86_64")]
 define_perft_hashed!(
-    /// See `perft_bulk_popcnt`.
+    /// The hashed recursion for [`Kernel::Popcnt`].
     #[target_feature(enable = "popcnt")]
-    fn perft_hashed_popcnt
+    fn perft_hashed_popcnt, false
+);
+
+#[cfg(target_arch = "x86_64")]
+define_perft_hashed!(
+    /// The hashed recursion for [`Kernel::Bmi1`].
+    #[target_feature(enable = "popcnt,bmi1")]
+    fn perft_hashed_bmi1, false
+);
+
+#[cfg(target_arch = "x86_64")]
+define_perft_hashed!(
+    /// The hashed recursion for [`Kernel::Bmi2`].
+    #[target_feature(enable = "popcnt,bmi1,bmi2,avx2")]
+    fn perft_hashed_bmi2, true
 );

@@ -3,8 +3,8 @@
 use std::fmt;
 
 use crate::attacks::{
-    between, bishop_attacks, bishop_rays, king_attacks, knight_attacks, pawn_attacks, rook_attacks,
-    rook_rays,
+    between, bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, pawn_attacks,
+    rook_attacks_with, rook_rays,
 };
 use crate::chess_move::{Move, MoveKind};
 use crate::types::{Bitboard, Color, Piece, Role, Square, bb};
@@ -188,7 +188,7 @@ impl Position {
                     "the passed squares are not empty",
                 ));
             }
-            pos.set_ep_if_capturable(ep.index());
+            pos.set_ep_if_capturable::<false>(ep.index());
         }
         pos.hash = pos.compute_hash();
         Ok(pos)
@@ -325,6 +325,18 @@ impl Position {
     /// Pieces of `by` that attack `sq`, with sliders seeing through `occ`.
     #[inline(always)]
     pub fn attackers_to(&self, sq: u8, occ: Bitboard, by: Color) -> Bitboard {
+        self.attackers_to_with::<false>(sq, occ, by)
+    }
+
+    /// [`Position::attackers_to`] with the slider lookup chosen by `PEXT` (see
+    /// `attacks::slider_index`).
+    #[inline(always)]
+    pub(crate) fn attackers_to_with<const PEXT: bool>(
+        &self,
+        sq: u8,
+        occ: Bitboard,
+        by: Color,
+    ) -> Bitboard {
         let theirs = self.by_color[by.index()];
         let diag =
             theirs & (self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()]);
@@ -336,10 +348,10 @@ impl Position {
         // The magic tables are large and mostly out of cache: look them up only when a slider
         // stands on one of the square's lines at all.
         if bishop_rays(sq) & diag != 0 {
-            attackers |= bishop_attacks(sq, occ) & diag;
+            attackers |= bishop_attacks_with::<PEXT>(sq, occ) & diag;
         }
         if rook_rays(sq) & ortho != 0 {
-            attackers |= rook_attacks(sq, occ) & ortho;
+            attackers |= rook_attacks_with::<PEXT>(sq, occ) & ortho;
         }
         attackers
     }
@@ -374,7 +386,7 @@ impl Position {
     /// the king must not be attacked once both pawns have left their squares, which covers
     /// checks, pins, and the two pawns leaving one rank together (the horizontal pin).
     #[inline]
-    pub(crate) fn ep_capture_is_legal(&self, from: u8, ep: u8) -> bool {
+    pub(crate) fn ep_capture_is_legal<const PEXT: bool>(&self, from: u8, ep: u8) -> bool {
         let us = self.side;
         let them_bb = self.by_color[us.other().index()];
         let king = self.king_square(us);
@@ -384,18 +396,18 @@ impl Position {
         let diag = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
         let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
         theirs
-            & ((bishop_attacks(king, occ) & diag)
-                | (rook_attacks(king, occ) & ortho)
+            & ((bishop_attacks_with::<PEXT>(king, occ) & diag)
+                | (rook_attacks_with::<PEXT>(king, occ) & ortho)
                 | (knight_attacks(king) & self.by_role[1])
                 | (pawn_attacks(us.index(), king) & self.by_role[0]))
             == 0
     }
 
     /// Sets the en-passant square when some pawn of the side to move can legally capture there.
-    fn set_ep_if_capturable(&mut self, ep: u8) {
+    fn set_ep_if_capturable<const PEXT: bool>(&mut self, ep: u8) {
         let capturers =
             pawn_attacks(self.side.other().index(), ep) & self.pieces(self.side, Role::Pawn);
-        if bb::squares(capturers).any(|from| self.ep_capture_is_legal(from, ep)) {
+        if bb::squares(capturers).any(|from| self.ep_capture_is_legal::<PEXT>(from, ep)) {
             self.ep_square = ep;
         }
     }
@@ -423,30 +435,30 @@ impl Position {
         let role = self
             .role_at(m.from_index())
             .expect("a legal move starts on an occupied square");
-        self.apply::<true>(m, role);
+        self.apply::<true, false>(m, role);
     }
 
     /// The position after `m` played by a piece of `role`, without maintaining the Zobrist key.
     ///
-    /// Only for perft without a hash table: the key of the result is meaningless, so such a
-    /// position never leaves the crate.
+    /// Only for perft without a hash table: the key and the move clocks of the result are
+    /// meaningless, so such a position never leaves the crate.
     #[inline(always)]
-    pub(crate) fn play_unhashed(&self, m: Move, role: Role) -> Position {
+    pub(crate) fn play_unhashed<const PEXT: bool>(&self, m: Move, role: Role) -> Position {
         let mut next = *self;
-        next.apply::<false>(m, role);
+        next.apply::<false, PEXT>(m, role);
         next
     }
 
     /// The position after `m` played by a piece of `role` (known to the caller from its batch).
     #[inline(always)]
-    pub(crate) fn play_with_role(&self, m: Move, role: Role) -> Position {
+    pub(crate) fn play_with_role<const PEXT: bool>(&self, m: Move, role: Role) -> Position {
         let mut next = *self;
-        next.apply::<true>(m, role);
+        next.apply::<true, PEXT>(m, role);
         next
     }
 
     #[inline(always)]
-    fn apply<const HASH: bool>(&mut self, m: Move, role: Role) {
+    fn apply<const HASH: bool, const PEXT: bool>(&mut self, m: Move, role: Role) {
         let us = self.side;
         let them = us.other();
         let from = m.from_index();
@@ -458,7 +470,10 @@ impl Position {
             }
             self.ep_square = NO_SQUARE;
         }
-        self.halfmove_clock = self.halfmove_clock.saturating_add(1);
+        // The clocks: not kept without the key, since only perft plays such moves.
+        if HASH {
+            self.halfmove_clock = self.halfmove_clock.saturating_add(1);
+        }
         let mut double_push = false;
         match m.kind() {
             MoveKind::Castle => {
@@ -507,18 +522,18 @@ impl Position {
             self.hash ^= self.keys.black_to_move;
         }
         self.side = them;
-        if us == Color::Black {
+        if HASH && us == Color::Black {
             self.fullmove_number = self.fullmove_number.saturating_add(1);
         }
         self.checkers = match m.kind() {
-            MoveKind::Normal => self.checkers_after_normal_move(role, from, to),
+            MoveKind::Normal => self.checkers_after_normal_move::<PEXT>(role, from, to),
             // Castling, en passant and promotion move or remove a second piece or change a
             // role: recompute from scratch (rare moves).
-            _ => self.attackers_to(self.king_square(them), self.occupied(), us),
+            _ => self.attackers_to_with::<PEXT>(self.king_square(them), self.occupied(), us),
         };
         if double_push {
             let ep = (from + to) / 2;
-            self.set_ep_if_capturable(ep);
+            self.set_ep_if_capturable::<PEXT>(ep);
             if HASH && self.ep_square != NO_SQUARE {
                 self.hash ^= self.keys.ep_file[(ep & 7) as usize];
             }
@@ -529,7 +544,12 @@ impl Position {
     /// switched: only the moved piece can give direct check, and only a slider uncovered on
     /// `from` can give discovered check.
     #[inline(always)]
-    fn checkers_after_normal_move(&self, role: Role, from: u8, to: u8) -> Bitboard {
+    fn checkers_after_normal_move<const PEXT: bool>(
+        &self,
+        role: Role,
+        from: u8,
+        to: u8,
+    ) -> Bitboard {
         let mover = self.side.other();
         let king = self.king_square(self.side);
         let ours = self.by_color[mover.index()];
@@ -547,10 +567,10 @@ impl Position {
         // stands on a line through the king together with `from` or `to`.
         let touched = (1u64 << from) | to_bit;
         if bishop_rays(king) & touched != 0 && bishop_rays(king) & diag != 0 {
-            checkers |= bishop_attacks(king, occ) & diag;
+            checkers |= bishop_attacks_with::<PEXT>(king, occ) & diag;
         }
         if rook_rays(king) & touched != 0 && rook_rays(king) & ortho != 0 {
-            checkers |= rook_attacks(king, occ) & ortho;
+            checkers |= rook_attacks_with::<PEXT>(king, occ) & ortho;
         }
         checkers
     }

@@ -64,16 +64,66 @@ fn leaf_parent_counting_agrees_with_counting_each_child() {
     // move list instead, over positions full of pins, checks, captures and castling.
     let positions = common::random_play_positions(0x005E_ED0F_C0DE, 20_000, 80);
     for pos in &positions {
-        let naive: u64 = pos
-            .legal_moves()
-            .iter()
-            .map(|&m| pos.play(m).legal_moves().len() as u64)
-            .sum();
-        assert_eq!(
-            perft(pos, 2),
-            naive,
-            "{}",
-            pos.to_fen(CastlingNotation::Shredder)
-        );
+        assert_leaf_parent_count(pos);
     }
+}
+
+/// perft(2) counted by `ChildMoveCounter` against counting each child's own move list.
+fn assert_leaf_parent_count(pos: &Position) {
+    let naive: u64 = pos
+        .legal_moves()
+        .iter()
+        .map(|&m| pos.play(m).legal_moves().len() as u64)
+        .sum();
+    assert_eq!(
+        perft(pos, 2),
+        naive,
+        "{}",
+        pos.to_fen(CastlingNotation::Shredder)
+    );
+}
+
+#[test]
+fn castling_opened_or_lost_by_the_parent_move() {
+    // The counter skips the children's castling tests when no castling of theirs had its
+    // squares empty in the parent and the move changed none of those squares. Here both of
+    // Black's castlings are blocked by white pieces, and the move opens one: every such child
+    // must be looked at again.
+    for fen in [
+        // Knight b8 leaves the queenside path (a6 attacks neither c8 nor d8).
+        "rN2kB1r/8/8/8/8/8/8/4K3 w kq - 0 1",
+        // Chess960 king on b8 with rooks a8 and h8: knight c8 or bishop g8 leaves.
+        "rkN3Br/8/8/8/8/8/8/4K3 w ha - 0 1",
+        // King d8: bishop c8 or knight g8 leaves.
+        "r1Bk2Nr/8/8/8/8/8/8/4K3 w ha - 0 1",
+        // King f8 (Shredder notation): bishop c8 or knight g8 leaves; White castles too.
+        "r1B2kNr/8/8/8/8/8/8/R3K3 w Aah - 0 1",
+        // A white rook takes a castling rook (a right lost).
+        "r3k1nr/8/8/8/8/8/8/R3K3 w Qkq - 0 1",
+    ] {
+        let pos = Position::from_fen(fen).unwrap();
+        assert!(pos.castling_rooks() != 0, "{fen}");
+        assert_leaf_parent_count(&pos);
+    }
+    // And random positions where the side to move has a piece on the other side's back rank.
+    let positions = common::random_play_positions(0x00CA_571E, 40_000, 60);
+    let mut checked = 0;
+    for pos in &positions {
+        let them = pos.side_to_move().other();
+        let back_rank = if them == c960_common::Color::White {
+            0xff
+        } else {
+            0xff << 56
+        };
+        if pos.castling_rooks() & pos.by_color(them) != 0
+            && pos.by_color(pos.side_to_move()) & back_rank != 0
+        {
+            assert_leaf_parent_count(pos);
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} positions with a piece on the castling rank"
+    );
 }
