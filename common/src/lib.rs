@@ -15,6 +15,7 @@ pub mod chess_move;
 pub mod codec;
 pub mod digest;
 pub mod epd;
+pub mod family;
 pub mod fen;
 pub mod movegen;
 pub mod perft;
