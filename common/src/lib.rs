@@ -14,6 +14,7 @@ pub mod balance;
 pub mod chess_move;
 pub mod codec;
 pub mod digest;
+pub mod draw;
 pub mod epd;
 pub mod family;
 pub mod fen;
