@@ -129,3 +129,53 @@ fn position_refusals_are_one_line_naming_the_rule() {
         assert!(err.contains(rule), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn draw_prints_a_start_and_explains_it() {
+    for (method, family) in [
+        ("uniform", "transcendental"),
+        ("cards", "chess960"),
+        ("coins", "chess960"),
+        ("knuth-yao", "shuffle-nc"),
+    ] {
+        let (code, out, err) =
+            worker(&["draw", "--method", method, "--family", family, "--explain"]);
+        assert_eq!(code, 0, "{method} {family}: {err}");
+        assert_eq!(field(&out, "family"), family);
+        let n: u64 = field(&out, "number").parse().unwrap();
+        // The start printed is the one its number names.
+        let (_, again, _) = worker(&["position", "--family", family, &n.to_string()]);
+        assert_eq!(field(&again, "shredder-fen"), field(&out, "shredder-fen"));
+    }
+    let (_, out, _) = worker(&["draw", "--method", "coins", "--explain"]);
+    assert!(
+        out.contains("king, one of the inner empty squares"),
+        "{out}"
+    );
+    let tosses: u64 = field(&out, "tosses").parse().unwrap();
+    assert!(tosses >= 9);
+}
+
+#[test]
+fn draw_analyse_reports_exact_fractions() {
+    let (code, out, err) = worker(&["draw", "--method", "coins", "--analyse", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["uniform"], false);
+    assert_eq!(j["min_probability"], "1/1152");
+    assert_eq!(j["max_probability"], "1/768");
+    assert_eq!(j["expected_cost"], "23/2");
+    let (_, out, _) = worker(&["draw", "--method", "knuth-yao", "--analyse", "--json"]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["uniform"], true);
+    assert_eq!(j["min_probability"], "1/960");
+    assert_eq!(j["expected_cost"], "154/15");
+    let (_, out, _) = worker(&["draw", "--method", "cards", "--analyse"]);
+    assert!(out.contains("uniform: yes"), "{out}");
+    assert!(out.contains("expected cards: 8"), "{out}");
+    let (code, out, err) = worker(&["draw", "--method", "coins", "--family", "shuffle"]);
+    assert_ne!(code, 0);
+    assert!(out.is_empty());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("king between the rooks"), "{err}");
+}

@@ -391,6 +391,19 @@ fn square(side: Analysis, family: Family) -> Analysis {
     )
 }
 
+/// A fraction for people: exact when short, else its decimal and the number of digits.
+fn shown(r: &BigRational) -> String {
+    let exact = fraction(r);
+    if exact.len() <= 40 {
+        exact
+    } else {
+        format!(
+            "an exact fraction of {} digits (--json prints it)",
+            exact.len() - 1
+        )
+    }
+}
+
 impl Analysis {
     /// The report as text, one finding per line.
     pub fn report(&self) -> String {
@@ -419,12 +432,12 @@ impl Analysis {
         out.push_str(&format!(
             "expected {}: {} ≈ {:.4}\nentropy of the draw: {:.4} bits (uniform: log2 {} = {:.4})\nfewest expected tosses of any uniform coin draw (Knuth–Yao): {} ≈ {:.4}\n",
             self.unit,
-            fraction(&self.expected_cost),
+            shown(&self.expected_cost),
             self.expected_cost_decimal,
             self.entropy_bits,
             self.starts,
             self.uniform_entropy_bits,
-            fraction(&self.optimal_uniform_tosses),
+            shown(&self.optimal_uniform_tosses),
             self.optimal_uniform_tosses_decimal,
         ));
         out

@@ -202,7 +202,7 @@ impl Live<'_> {
 impl Source for Live<'_> {
     fn tosses(&mut self, k: u32, what: &str) -> u32 {
         let (value, words) = self.group(k);
-        self.say(&|| format!("{what}: {} → {}", words.join(", "), value + 1));
+        self.say(&|| format!("{what}: {} → no. {}", words.join(", "), value + 1));
         value
     }
 
@@ -210,7 +210,7 @@ impl Source for Live<'_> {
         loop {
             let (value, words) = self.group(k);
             if value < n {
-                self.say(&|| format!("{what}: {} → {}", words.join(", "), value + 1));
+                self.say(&|| format!("{what}: {} → no. {}", words.join(", "), value + 1));
                 return value;
             }
             self.say(&|| format!("{what}: {}: ignored, toss again", words.join(", ")));
@@ -303,16 +303,16 @@ pub(crate) fn procedure<S: Source>(
         return Ok(family.start(number)?);
     }
     let side = family.side_family();
-    let one = |s: &mut S| match method {
-        Method::Coins => coins(s),
-        _ => cards(side, s),
+    let one = |s: &mut S, back: char| match method {
+        Method::Coins => coins(s, back),
+        _ => cards(side, s, back),
     };
-    let white = one(s);
+    let white = one(s, '1');
     let black = if family.mirrored() {
         white
     } else {
         s.say(&|| "Black draws its own arrangement the same way:".to_string());
-        one(s)
+        one(s, '8')
     };
     let start = family.start_of(&white, &black)?;
     if start.white != white {
@@ -323,13 +323,40 @@ pub(crate) fn procedure<S: Source>(
 
 const FILES: [char; 8] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 
-fn empty_files(rank: &[Option<Role>; 8]) -> Vec<usize> {
-    (0..8).filter(|&f| rank[f].is_none()).collect()
+/// A back rank being filled, and its number as a person reads it (`1` for White, `8` for Black).
+struct Rank {
+    pieces: [Option<Role>; 8],
+    back: char,
 }
 
-fn place<S: Source>(s: &mut S, rank: &mut [Option<Role>; 8], file: usize, role: Role) {
-    rank[file] = Some(role);
-    s.say(&|| format!("  {} on {}1", role_name(role), FILES[file]));
+impl Rank {
+    fn new(back: char) -> Rank {
+        Rank {
+            pieces: [None; 8],
+            back,
+        }
+    }
+
+    fn empty(&self) -> Vec<usize> {
+        (0..8).filter(|&f| self.pieces[f].is_none()).collect()
+    }
+
+    fn squares(&self, files: &[usize]) -> String {
+        files
+            .iter()
+            .map(|&f| format!("{}{}", FILES[f], self.back))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn place<S: Source>(&mut self, s: &mut S, file: usize, role: Role) {
+        self.pieces[file] = Some(role);
+        s.say(&|| format!("  {} on {}{}", role_name(role), FILES[file], self.back));
+    }
+
+    fn finish(self) -> Arrangement {
+        self.pieces.map(|r| r.expect("every square filled"))
+    }
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -343,90 +370,72 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
-fn squares(files: &[usize]) -> String {
-    files
-        .iter()
-        .map(|&f| format!("{}1", FILES[f]))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn finish(rank: [Option<Role>; 8]) -> Arrangement {
-    rank.map(|r| r.expect("every square filled"))
-}
-
 /// The coin-toss draw of a Chess960 arrangement, as the Polish source gives it.
-fn coins<S: Source>(s: &mut S) -> Arrangement {
-    let mut rank = [None; 8];
-    let light = s.tosses(2, "light-square bishop, one of b1 d1 f1 h1 (two tosses)") as usize;
-    place(s, &mut rank, 2 * light + 1, Role::Bishop);
-    let dark = s.tosses(2, "dark-square bishop, one of a1 c1 e1 g1 (two tosses)") as usize;
-    place(s, &mut rank, 2 * dark, Role::Bishop);
-    let empty = empty_files(&rank);
-    let inner = &empty[1..5];
-    let k = s.tosses(
+fn coins<S: Source>(s: &mut S, back: char) -> Arrangement {
+    let mut rank = Rank::new(back);
+    let light = rank.squares(&[1, 3, 5, 7]);
+    let i = s.tosses(
         2,
-        &format!(
-            "king, one of the inner empty squares {} (two tosses)",
-            squares(inner)
-        ),
+        &format!("light-square bishop, one of {light} (two tosses)"),
     ) as usize;
-    place(s, &mut rank, inner[k], Role::King);
-    let (left, right) = (&empty[..k + 1], &empty[k + 2..]);
-    let rook_from = |s: &mut S, rank: &mut [Option<Role>; 8], side: &[usize]| {
+    rank.place(s, 2 * i + 1, Role::Bishop);
+    let dark = rank.squares(&[0, 2, 4, 6]);
+    let i = s.tosses(
+        2,
+        &format!("dark-square bishop, one of {dark} (two tosses)"),
+    ) as usize;
+    rank.place(s, 2 * i, Role::Bishop);
+    let empty = rank.empty();
+    let inner = &empty[1..5];
+    let what = format!(
+        "king, one of the inner empty squares {} (two tosses)",
+        rank.squares(inner)
+    );
+    let k = s.tosses(2, &what) as usize;
+    rank.place(s, inner[k], Role::King);
+    // The king splits the five squares left 1:4, 2:3, 3:2 or 4:1.
+    for side in [&empty[..k + 1], &empty[k + 2..]] {
+        let names = rank.squares(side);
         let i = match side.len() {
-            1 => 0,
-            2 => s.tosses(1, &format!("rook, one of {} (one toss)", squares(side))) as usize,
+            1 => {
+                s.say(&|| format!("rook on the single square {names} of the short side"));
+                0
+            }
+            2 => s.tosses(1, &format!("rook, one of {names} (one toss)")) as usize,
             3 => s.tosses_below(
                 2,
                 3,
-                &format!(
-                    "rook, one of {} (two tosses, two tails ignored)",
-                    squares(side)
-                ),
+                &format!("rook, one of {names} (two tosses, two tails ignored)"),
             ) as usize,
-            _ => s.tosses(2, &format!("rook, one of {} (two tosses)", squares(side))) as usize,
+            _ => s.tosses(2, &format!("rook, one of {names} (two tosses)")) as usize,
         };
-        if side.len() == 1 {
-            s.say(&|| {
-                format!(
-                    "rook on the single square {} on the short side",
-                    squares(side)
-                )
-            });
-        }
-        place(s, rank, side[i], Role::Rook);
-    };
-    rook_from(s, &mut rank, left);
-    rook_from(s, &mut rank, right);
-    let rest = empty_files(&rank);
-    let q = s.tosses_below(
-        2,
-        3,
-        &format!(
-            "queen, one of {} (two tosses, two tails ignored)",
-            squares(&rest)
-        ),
-    ) as usize;
-    place(s, &mut rank, rest[q], Role::Queen);
-    for f in empty_files(&rank) {
-        place(s, &mut rank, f, Role::Knight);
+        rank.place(s, side[i], Role::Rook);
     }
-    finish(rank)
+    let rest = rank.empty();
+    let what = format!(
+        "queen, one of {} (two tosses, two tails ignored)",
+        rank.squares(&rest)
+    );
+    let q = s.tosses_below(2, 3, &what) as usize;
+    rank.place(s, rest[q], Role::Queen);
+    for f in rank.empty() {
+        rank.place(s, f, Role::Knight);
+    }
+    rank.finish()
 }
 
 /// The 14-card draw: one card from each pile of four file cards (a c e g, then b d f h) for the
 /// bishops, then the six piece cards turned up one by one onto the empty squares from a to h;
 /// for Chess960 the king then swaps places with the nearest rook if it is not between them.
-fn cards<S: Source>(side: Family, s: &mut S) -> Arrangement {
-    let mut rank = [None; 8];
+fn cards<S: Source>(side: Family, s: &mut S, back: char) -> Arrangement {
+    let mut rank = Rank::new(back);
     let dark = s.card(&["a", "c", "e", "g"], "first colour (a c e g) for a bishop");
-    place(s, &mut rank, 2 * dark, Role::Bishop);
+    rank.place(s, 2 * dark, Role::Bishop);
     let light = s.card(
         &["b", "d", "f", "h"],
         "second colour (b d f h) for the other bishop",
     );
-    place(s, &mut rank, 2 * light + 1, Role::Bishop);
+    rank.place(s, 2 * light + 1, Role::Bishop);
     let mut pile = vec![
         Role::King,
         Role::Queen,
@@ -435,13 +444,13 @@ fn cards<S: Source>(side: Family, s: &mut S) -> Arrangement {
         Role::Knight,
         Role::Knight,
     ];
-    for f in empty_files(&rank) {
+    for f in rank.empty() {
         let names: Vec<&str> = pile.iter().map(|&r| role_name(r)).collect();
         let i = s.card(&names, "piece card");
         let role = pile.remove(i);
-        place(s, &mut rank, f, role);
+        rank.place(s, f, role);
     }
-    let mut arr = finish(rank);
+    let mut arr = rank.finish();
     if side.needs_king_between_rooks() && !king_between_rooks(&arr) {
         let king = arr.iter().position(|&r| r == Role::King).expect("a king");
         let rook = (0..8)
@@ -451,7 +460,7 @@ fn cards<S: Source>(side: Family, s: &mut S) -> Arrangement {
         arr.swap(king, rook);
         s.say(&|| {
             format!(
-                "the king must stand between the rooks: it swaps with the nearest rook ({}1 ↔ {}1)",
+                "the king must stand between the rooks: it swaps with the nearest rook ({}{back} ↔ {}{back})",
                 FILES[king], FILES[rook]
             )
         });
