@@ -1,26 +1,39 @@
-//! `c960-worker position`: number ↔ arrangement ↔ FEN.
+//! `c960-worker position`: number ↔ arrangement ↔ FEN, for Chess960 (Scharnagl numbers, the
+//! default) or any family of `c960_common::family` with `--family`.
 
 use anyhow::{Result, bail};
+use c960_common::family::{Castling, Family, Start, mirror};
 use c960_common::{CastlingNotation, Position, StartPosition};
 
 /// Arguments of `position`.
 #[derive(clap::Args)]
 pub struct PositionArgs {
-    /// Start position number 0..959.
+    /// Start position number (0..959 for Chess960; 0..count-1 with --family).
     #[arg(conflicts_with_all = ["arrangement", "fen"])]
-    number: Option<u32>,
-    /// A back-rank arrangement such as RNBQKBNR.
+    number: Option<u64>,
+    /// A back-rank arrangement such as RNBQKBNR, or WHITE/black (Black read a8 to h8) for
+    /// transcendental and dfrc.
     #[arg(long, conflicts_with = "fen")]
     arrangement: Option<String>,
     /// A FEN; prints its start-position number if it is one.
     #[arg(long)]
     fen: Option<String>,
+    /// The family: chess960, shuffle, bishops, chess960-nc, shuffle-nc, bishops-nc,
+    /// transcendental or dfrc (docs/families.md). Without it: Chess960, printing `sp: N`.
+    #[arg(long)]
+    family: Option<String>,
+    /// With shuffle or bishops: Chess960 castling where the king stands between the rooks.
+    #[arg(long, requires = "family")]
+    chess960_castling: bool,
 }
 
 pub fn run(args: PositionArgs) -> Result<()> {
+    if let Some(name) = &args.family {
+        return run_family(Family::parse(name)?, &args);
+    }
     match (args.number, args.arrangement, args.fen) {
         (Some(n), None, None) => {
-            let sp = StartPosition::new(n)?;
+            let sp = StartPosition::new(u32::try_from(n).unwrap_or(u32::MAX))?;
             let pos = sp.position();
             println!("sp: {sp}");
             println!("arrangement: {}", sp.arrangement_string());
@@ -39,4 +52,46 @@ pub fn run(args: PositionArgs) -> Result<()> {
         _ => bail!("give a start position number, --arrangement or --fen"),
     }
     Ok(())
+}
+
+fn run_family(family: Family, args: &PositionArgs) -> Result<()> {
+    let castling = if args.chess960_castling {
+        Castling::Chess960
+    } else {
+        Castling::Default
+    };
+    let start = match (args.number, &args.arrangement, &args.fen) {
+        (Some(n), None, None) => family.start(n)?,
+        (None, Some(text), None) => family.parse_start(text)?,
+        (None, None, Some(fen)) => family.start_of_position(&Position::from_fen(fen)?, castling)?,
+        _ => bail!("give a start number, --arrangement or --fen"),
+    };
+    print!("{}", describe(&start, castling)?);
+    Ok(())
+}
+
+/// The lines `position --family` prints: family, number, arrangement, (mirror partner), FENs,
+/// board. Shared with `draw`.
+pub fn describe(start: &Start, castling: Castling) -> Result<String> {
+    let pos = start.position_with(castling)?;
+    let mut out = format!(
+        "family: {}\nnumber: {}\narrangement: {}\n",
+        start.family,
+        start.number,
+        start.arrangement_string()
+    );
+    if start.family.mirror_parent().is_some() {
+        let partner: String = mirror(&start.white)
+            .iter()
+            .map(|r| r.char().to_ascii_uppercase())
+            .collect();
+        out.push_str(&format!("mirror: {partner} (the same game)\n"));
+    }
+    out.push_str(&format!(
+        "shredder-fen: {}\nx-fen: {}\n{}",
+        pos.to_fen(CastlingNotation::Shredder),
+        pos.to_fen(CastlingNotation::XFen),
+        pos.board_ascii()
+    ));
+    Ok(out)
 }

@@ -3,6 +3,7 @@
 mod cli_analyse;
 mod cli_balance;
 mod cli_bench;
+mod cli_draw;
 mod cli_perft;
 mod cli_position;
 mod cli_work;
@@ -27,6 +28,8 @@ enum Command {
     Bench(cli_bench::BenchArgs),
     /// Show a start position by number, or find the number of an arrangement or FEN.
     Position(cli_position::PositionArgs),
+    /// Draw a start by the uniform, card or coin procedure, or analyse a procedure exactly.
+    Draw(cli_draw::DrawArgs),
     /// Donate compute: fetch workunits from a coordinator, compute them, submit the results.
     Work(cli_work::WorkArgs),
     /// Search a position with the built-in engine or a UCI engine (score from White's view).
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(args) => cli_perft::run(args),
         Command::Position(args) => cli_position::run(args),
+        Command::Draw(args) => cli_draw::run(args),
         Command::Bench(args) => cli_bench::run(args),
         Command::Work(args) => cli_work::run(args),
         Command::Analyse(args) => cli_analyse::run(args),
