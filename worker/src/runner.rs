@@ -153,6 +153,8 @@ struct Worker {
     perft: Arc<PerftEngine>,
     /// Workunits to ask for in the next fetch.
     batch: u32,
+    /// Held while the worker runs, so no other process uses the same identity.
+    _state_lock: Option<identity::StateLock>,
 }
 
 /// What became of one assignment.
@@ -167,7 +169,24 @@ enum Step {
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
 /// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
-pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
+pub async fn run(mut cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
+    // Claim the state file first: the lock makes this process the only user of the identity,
+    // and the check that the file can be written comes before any registration.
+    let state_lock = match &cfg.state_file {
+        Some(path) => {
+            let lock = identity::claim(path)?;
+            if lock.path != *path {
+                tracing::info!(
+                    "{} is in use by another running worker; this one uses {}",
+                    path.display(),
+                    lock.path.display()
+                );
+            }
+            cfg.state_file = Some(lock.path.clone());
+            Some(lock)
+        }
+        None => None,
+    };
     let ca = match &cfg.ca_file {
         Some(p) => {
             Some(std::fs::read(p).with_context(|| format!("cannot read CA file {}", p.display()))?)
@@ -195,6 +214,7 @@ pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<S
         shutdown,
         summary: Summary::default(),
         batch: 1,
+        _state_lock: state_lock,
     };
     w.main_loop().await?;
     Ok(w.summary)
