@@ -66,6 +66,9 @@ async fn two_workers_with_one_home_are_two_identities_and_finish_a_quorum_of_two
         let exit = w.wait().unwrap();
         assert!(exit.success(), "worker exit {exit:?}");
     }
+    let log = std::fs::read_to_string(server.dir.path().join("b.log")).unwrap();
+    assert!(log.contains("using 1 of "), "{log}");
+    assert!(log.contains("MiB perft table"), "{log}");
     let state = home.join(".local/state/c960");
     let (first, second) = (
         worker_id(&state.join("worker.json")),

@@ -20,6 +20,12 @@ fn worker(server: &TestServer, name: &str) -> Child {
             name,
             "--max-backoff-secs",
             "1",
+            // One thread and a small table, as before the defaults took the whole machine:
+            // the two-second lease must outlast a workunit on a busy test machine.
+            "--threads",
+            "1",
+            "--hash",
+            "64",
         ])
         .arg("--state-file")
         .arg(server.dir.path().join(format!("{name}.json")))

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use c960_worker::identity;
+use c960_worker::report::thousands;
 use c960_worker::runner::{self, RunnerConfig};
+use c960_worker::{identity, machine};
 
 /// Arguments of `work`.
 #[derive(clap::Args)]
@@ -13,12 +14,14 @@ pub struct WorkArgs {
     /// Coordinator URL, e.g. http://127.0.0.1:8960
     #[arg(long)]
     server: String,
-    /// Perft threads per workunit.
-    #[arg(long, default_value_t = 1)]
-    threads: u32,
-    /// Perft hash table in MiB, kept across workunits (0: none).
-    #[arg(long, default_value_t = 256)]
-    hash: u32,
+    /// Threads: a perft workunit uses them all (one shared table), analysis workunits run this
+    /// many at a time (default: every logical core).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Perft hash table in MiB, kept across workunits; 0: none (default: an eighth of the
+    /// memory as a power of two, 16 to 2048 MiB).
+    #[arg(long)]
+    hash: Option<u32>,
     /// Name shown on the coordinator's status page.
     #[arg(long)]
     name: Option<String>,
@@ -55,10 +58,16 @@ pub fn run(args: WorkArgs) -> Result<()> {
     if !(args.server.starts_with("http://") || args.server.starts_with("https://")) {
         bail!("--server must be an http:// URL, got {:?}", args.server);
     }
-    if args.threads == 0 {
+    let cores = machine::logical_cores();
+    let threads = args.threads.unwrap_or(cores);
+    if threads == 0 {
         bail!("--threads must be at least 1");
     }
-    if args.hash > 65_536 {
+    let memory = machine::memory_mib();
+    let hash = args
+        .hash
+        .unwrap_or_else(|| machine::default_hash_mib(memory));
+    if hash > 65_536 {
         bail!("--hash must be at most 65536 MiB");
     }
     if args.uci_timeout == 0 {
@@ -77,12 +86,23 @@ pub fn run(args: WorkArgs) -> Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
+    tracing::info!(
+        "using {threads} of {cores} logical cores and a {} MiB perft table{}",
+        thousands(u128::from(hash)),
+        match (args.hash, memory) {
+            (None, Some(m)) => format!(
+                " (about an eighth of {} MiB memory)",
+                thousands(u128::from(m))
+            ),
+            _ => String::new(),
+        }
+    );
     let mut cfg = RunnerConfig::new(&args.server);
     cfg.name = args
         .name
         .unwrap_or_else(|| format!("c960-worker {}", c960_worker::ENGINE_VERSION));
-    cfg.threads = args.threads;
-    cfg.hash_mib = args.hash;
+    cfg.threads = threads;
+    cfg.hash_mib = hash;
     cfg.once = args.once;
     cfg.uci = args.uci;
     cfg.uci_timeout = Duration::from_secs(args.uci_timeout);

@@ -1,20 +1,22 @@
 //! The work loop: register once, then fetch → compute → submit, with backoff when the
 //! coordinator is down, busy or idle, and a clean exit on shutdown that gives the lease back.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, MAX_BATCH,
-    WorkerAuth,
+    WorkResult, WorkUnitKind, WorkerAuth,
 };
 use indicatif::{ProgressBar, ProgressStyle};
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
 
 use c960_common::{PerftEngine, PerftOptions};
 
@@ -146,8 +148,8 @@ struct Worker {
     backoff: Backoff,
     shutdown: watch::Receiver<bool>,
     summary: Summary,
-    /// The UCI engine, kept running across workunits; moved into the compute task and back.
-    uci: Option<UciSlot>,
+    /// The UCI engines, kept running across workunits.
+    uci: UciPool,
     /// The perft engine, kept across workunits so its hash table carries over; its Zobrist seed
     /// is drawn per worker, so replicas from two workers cross-check hash collisions too.
     perft: Arc<PerftEngine>,
@@ -155,16 +157,6 @@ struct Worker {
     batch: u32,
     /// Held while the worker runs, so no other process uses the same identity.
     _state_lock: Option<identity::StateLock>,
-}
-
-/// What became of one assignment.
-enum Step {
-    /// Computed; to be submitted with its batch.
-    Computed(BatchedResult),
-    /// Not computed, and already reported (engine failure) or given back.
-    Skipped,
-    /// Shutdown interrupted it; its lease was given back.
-    Interrupted,
 }
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
@@ -196,10 +188,10 @@ pub async fn run(mut cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Resu
     let client =
         Client::with_ca(&cfg.server, ca.as_deref())?.with_enrol_secret(cfg.enrol_secret.clone());
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
-    let uci = cfg
-        .uci
-        .clone()
-        .map(|path| UciSlot::new(path, cfg.uci_timeout));
+    let uci = UciPool {
+        engine: cfg.uci.clone().map(|path| (path, cfg.uci_timeout)),
+        idle: Arc::new(Mutex::new(Vec::new())),
+    };
     let perft = Arc::new(PerftEngine::new(PerftOptions {
         threads: cfg.threads.max(1) as usize,
         hash_mib: cfg.hash_mib as usize,
@@ -330,29 +322,101 @@ impl Worker {
         }
     }
 
-    /// Computes a batch of assignments in order and submits their results together. Returns
-    /// false if shutdown interrupted it: the lease being computed and those not started are
-    /// given back, and results already computed are still submitted.
+    /// Computes a batch of assignments and submits their results together. A perft workunit
+    /// takes every thread (the engine splits it over them, one shared table); analysis
+    /// workunits take one thread each, so up to `threads` of them run at once. Returns false if
+    /// shutdown interrupted it: leases not computed are given back, and results already
+    /// computed are still submitted.
     async fn work_batch(&mut self, auth: &WorkerAuth, batch: Vec<Assignment>) -> Result<bool> {
         let started = Instant::now();
         let units = batch.len();
-        let mut results = Vec::with_capacity(units);
-        let mut pending = batch.into_iter();
+        let threads = self.cfg.threads.max(1);
+        let permits = Arc::new(Semaphore::new(threads as usize));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let show_bar = self.cfg.progress && std::io::stderr().is_terminal();
+        let mut open = BTreeMap::new();
+        let mut tasks = JoinSet::new();
+        for (index, a) in batch.into_iter().enumerate() {
+            open.insert(index, a.lease_id);
+            let need = match a.kind {
+                WorkUnitKind::Analysis { .. } => 1,
+                _ => threads,
+            };
+            let permits = permits.clone();
+            let cancel = cancel.clone();
+            let perft = self.perft.clone();
+            let uci = self.uci.clone();
+            tasks.spawn(async move {
+                // The semaphore is never closed, so acquiring cannot fail.
+                let _permit = permits.acquire_many_owned(need).await.ok();
+                let started = Instant::now();
+                let outcome = tokio::task::spawn_blocking(move || {
+                    let outcome = compute_one(&a, &cancel, &perft, &uci, show_bar, started);
+                    (a, outcome)
+                })
+                .await;
+                outcome.map(|(assignment, outcome)| Done {
+                    index,
+                    assignment,
+                    outcome,
+                    elapsed: started.elapsed(),
+                })
+            });
+        }
+        let mut done = Vec::with_capacity(units);
         let mut interrupted = false;
-        for a in pending.by_ref() {
-            match self.compute(auth, a).await? {
-                Step::Computed(r) => results.push(r),
-                Step::Skipped => {}
-                Step::Interrupted => {
+        while !tasks.is_empty() {
+            tokio::select! {
+                joined = tasks.join_next() => match joined {
+                    Some(Ok(Ok(d))) => {
+                        open.remove(&d.index);
+                        done.push(d);
+                    }
+                    Some(Ok(Err(e))) | Some(Err(e)) => return Err(anyhow!("engine task failed: {e}")),
+                    None => break,
+                },
+                _ = shutdown_signalled(&mut self.shutdown) => {
+                    cancel.store(true, Ordering::Relaxed);
+                    tasks.abort_all();
                     interrupted = true;
                     break;
                 }
             }
         }
-        if interrupted {
-            for a in pending {
-                self.give_back(auth, a.lease_id).await;
+        done.sort_by_key(|d| d.index);
+        let mut results = Vec::with_capacity(done.len());
+        for d in done {
+            let a = d.assignment;
+            match d.outcome {
+                Ok(result) => results.push(BatchedResult {
+                    lease_id: a.lease_id,
+                    workunit_id: a.workunit_id,
+                    digest: result_digest(a.workunit_id, &a.kind, &result),
+                    result,
+                    elapsed_ms: d.elapsed.as_millis() as u64,
+                }),
+                Err(ComputeError::Cancelled) => {
+                    open.insert(d.index, a.lease_id);
+                }
+                Err(ComputeError::EngineFailed(reason)) => {
+                    // Never a result: the replica is closed as failed and goes to another worker.
+                    tracing::error!(lease = a.lease_id, "engine failed: {reason}");
+                    if let Err(e) = self.client.fail(auth, a.lease_id, &reason).await {
+                        tracing::warn!(lease = a.lease_id, "could not report the failure: {e}");
+                    }
+                    self.summary.failed += 1;
+                }
+                Err(e) => {
+                    // A position this engine refuses: give the lease back so someone else tries.
+                    tracing::error!(lease = a.lease_id, "{e}");
+                    let _ = self.client.abandon(auth, a.lease_id).await;
+                    self.summary.refused += 1;
+                }
             }
+        }
+        if interrupted {
+            let leases: Vec<u64> = open.into_values().collect();
+            self.give_back_all(auth, &leases).await;
         } else {
             self.batch = next_batch_size(units, started.elapsed(), self.cfg.max_batch);
         }
@@ -362,92 +426,26 @@ impl Worker {
         Ok(!interrupted)
     }
 
-    /// Gives a lease back, best effort: if the coordinator is unreachable it simply expires.
-    async fn give_back(&mut self, auth: &WorkerAuth, lease_id: u64) {
-        let give_back = self.client.abandon(auth, lease_id);
-        match tokio::time::timeout(Duration::from_secs(5), give_back).await {
-            Ok(Ok(_)) => tracing::info!(lease = lease_id, "lease given back"),
-            Ok(Err(e)) => tracing::warn!(lease = lease_id, "could not give the lease back: {e}"),
-            Err(_) => tracing::warn!(lease = lease_id, "could not give the lease back: timeout"),
-        }
-    }
-
-    /// Computes one assignment.
-    async fn compute(&mut self, auth: &WorkerAuth, a: Assignment) -> Result<Step> {
-        let started = Instant::now();
-        let bar = self.progress_bar(&a);
-        let cancel = Arc::new(AtomicBool::new(false));
-        let task = {
-            let cancel = cancel.clone();
-            let kind = a.kind.clone();
-            let bar = bar.clone();
-            let mut uci = self.uci.take();
-            let perft = self.perft.clone();
-            tokio::task::spawn_blocking(move || {
-                let r = compute_any(
-                    &kind,
-                    &cancel,
-                    &perft,
-                    uci.as_mut(),
-                    |done, total, nodes| {
-                        if let Some(bar) = &bar {
-                            bar.set_length(total as u64);
-                            bar.set_position(done as u64);
-                            let secs = started.elapsed().as_secs_f64().max(1e-3);
-                            bar.set_message(format!(
-                                "{nodes} nodes, {:.1} Mnodes/s",
-                                nodes as f64 / secs / 1e6
-                            ));
-                        }
-                    },
-                );
-                (r, uci)
-            })
-        };
-        let outcome = tokio::select! {
-            r = task => r,
-            _ = shutdown_signalled(&mut self.shutdown) => {
-                cancel.store(true, Ordering::Relaxed);
-                if let Some(bar) = &bar { bar.abandon_with_message("interrupted"); }
-                self.give_back(auth, a.lease_id).await;
-                return Ok(Step::Interrupted);
-            }
-        };
-        let outcome = outcome.map(|(r, uci)| {
-            self.uci = uci;
-            r
-        });
-        let result = match outcome {
-            Ok(Ok(r)) => r,
-            Ok(Err(ComputeError::Cancelled)) => return Ok(Step::Interrupted),
-            Ok(Err(ComputeError::EngineFailed(reason))) => {
-                // Never a result: the replica is closed as failed and goes to another worker.
-                tracing::error!(lease = a.lease_id, "engine failed: {reason}");
-                if let Err(e) = self.client.fail(auth, a.lease_id, &reason).await {
-                    tracing::warn!(lease = a.lease_id, "could not report the failure: {e}");
+    /// Gives leases back, all at once, best effort: if the coordinator is unreachable they
+    /// simply expire.
+    async fn give_back_all(&self, auth: &WorkerAuth, leases: &[u64]) {
+        let mut all = JoinSet::new();
+        for &lease_id in leases {
+            let (client, auth) = (self.client.clone(), auth.clone());
+            all.spawn(async move {
+                let give_back = client.abandon(&auth, lease_id);
+                match tokio::time::timeout(Duration::from_secs(5), give_back).await {
+                    Ok(Ok(_)) => tracing::info!(lease = lease_id, "lease given back"),
+                    Ok(Err(e)) => {
+                        tracing::warn!(lease = lease_id, "could not give the lease back: {e}")
+                    }
+                    Err(_) => {
+                        tracing::warn!(lease = lease_id, "could not give the lease back: timeout")
+                    }
                 }
-                self.summary.failed += 1;
-                return Ok(Step::Skipped);
-            }
-            Ok(Err(e)) => {
-                // A position this engine refuses: give the lease back so someone else tries.
-                tracing::error!(lease = a.lease_id, "{e}");
-                let _ = self.client.abandon(auth, a.lease_id).await;
-                self.summary.refused += 1;
-                return Ok(Step::Skipped);
-            }
-            Err(e) => return Err(anyhow!("engine task failed: {e}")),
-        };
-        if let Some(bar) = &bar {
-            bar.finish_and_clear();
+            });
         }
-        Ok(Step::Computed(BatchedResult {
-            lease_id: a.lease_id,
-            workunit_id: a.workunit_id,
-            digest: result_digest(a.workunit_id, &a.kind, &result),
-            result,
-            elapsed_ms: started.elapsed().as_millis() as u64,
-        }))
+        all.join_all().await;
     }
 
     /// Submits computed results in one request, retrying while the coordinator is unreachable
@@ -511,20 +509,81 @@ impl Worker {
             None => backoff,
         }
     }
+}
 
-    fn progress_bar(&self, a: &Assignment) -> Option<ProgressBar> {
-        if !self.cfg.progress || !std::io::stderr().is_terminal() {
-            return None;
-        }
-        let bar = ProgressBar::new(0);
-        let style = ProgressStyle::with_template(
-            "wu {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} root moves, {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style);
-        bar.set_prefix(a.workunit_id.to_string());
-        Some(bar)
+/// One assignment back from its compute task.
+struct Done {
+    /// Its place in the batch (results are submitted in batch order).
+    index: usize,
+    assignment: Assignment,
+    outcome: Result<WorkResult, ComputeError>,
+    elapsed: Duration,
+}
+
+/// The worker's UCI engines, one per analysis workunit running at once, kept across workunits.
+#[derive(Clone)]
+struct UciPool {
+    engine: Option<(PathBuf, Duration)>,
+    idle: Arc<Mutex<Vec<UciSlot>>>,
+}
+
+/// Computes one assignment on this (blocking) thread.
+fn compute_one(
+    a: &Assignment,
+    cancel: &AtomicBool,
+    perft: &PerftEngine,
+    uci: &UciPool,
+    show_bar: bool,
+    started: Instant,
+) -> Result<WorkResult, ComputeError> {
+    let bar = show_bar.then(|| progress_bar(a));
+    let mut slot = match (&a.kind, &uci.engine) {
+        (WorkUnitKind::Analysis { .. }, Some((path, timeout))) => Some(
+            uci.idle
+                .lock()
+                .ok()
+                .and_then(|mut idle| idle.pop())
+                .unwrap_or_else(|| UciSlot::new(path.clone(), *timeout)),
+        ),
+        _ => None,
+    };
+    let r = compute_any(
+        &a.kind,
+        cancel,
+        perft,
+        slot.as_mut(),
+        |done, total, nodes| {
+            if let Some(bar) = &bar {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                let secs = started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_message(format!(
+                    "{nodes} nodes, {:.1} Mnodes/s",
+                    nodes as f64 / secs / 1e6
+                ));
+            }
+        },
+    );
+    if let Some(slot) = slot
+        && let Ok(mut idle) = uci.idle.lock()
+    {
+        idle.push(slot);
     }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    r
+}
+
+fn progress_bar(a: &Assignment) -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    let style = ProgressStyle::with_template(
+        "wu {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} root moves, {msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.set_prefix(a.workunit_id.to_string());
+    bar
 }
 
 #[cfg(test)]
