@@ -90,3 +90,70 @@ async fn two_workers_with_one_home_are_two_identities_and_finish_a_quorum_of_two
         assert_eq!(voters, vec![first.min(second), first.max(second)]);
     }
 }
+
+/// Waits until a lease of workunit `wu` is in progress; returns its id.
+async fn wait_lease(server: &TestServer, wu: u64) -> u64 {
+    for _ in 0..6000 {
+        let rs = server.store.results(wu).unwrap();
+        if let Some(r) = rs.iter().find(|r| r.state == "in_progress") {
+            return r.id;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no lease was issued");
+}
+
+fn lease_state(server: &TestServer, wu: u64, lease: u64) -> String {
+    let rs = server.store.results(wu).unwrap();
+    rs.into_iter().find(|r| r.id == lease).unwrap().state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_sigterm_finishes_and_submits_the_workunit_in_hand() {
+    bins();
+    let server = TestServer::start(c960_tests::quick_config()).await;
+    // About 10^8 nodes on one thread without a table: seconds of work.
+    let c = server.campaign(6, "518");
+    let wu = server.store.table(c.id).unwrap().1[0].workunit_id;
+    let home = server.dir.path().join("home");
+    let log = server.dir.path().join("w.log");
+    let mut w = work(&server.url, &home, &log, &["--threads", "1", "--hash", "0"]);
+    let lease = wait_lease(&server, wu).await;
+    signal(&w, "TERM");
+    let exit = w.wait().unwrap();
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(exit.success(), "worker exit {exit:?}: {log}");
+    assert_eq!(lease_state(&server, wu, lease), "returned", "{log}");
+    assert!(log.contains("finishing and submitting"), "{log}");
+    let rs = server.store.results(wu).unwrap();
+    let returned = rs.iter().find(|r| r.id == lease).unwrap();
+    assert_eq!(returned.nodes, Some(119_060_324));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sigterms_give_the_lease_back_at_once() {
+    bins();
+    let server = TestServer::start(c960_tests::quick_config()).await;
+    // Depth 7 (3 * 10^9 nodes): far from finished when the second signal comes.
+    let c = server.campaign(7, "518");
+    let wu = server.store.table(c.id).unwrap().1[0].workunit_id;
+    let home = server.dir.path().join("home");
+    let log = server.dir.path().join("w.log");
+    let mut w = work(
+        &server.url,
+        &home,
+        &log,
+        &["--threads", "1", "--hash", "16"],
+    );
+    let lease = wait_lease(&server, wu).await;
+    signal(&w, "TERM");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(&w, "TERM");
+    let exit = w.wait().unwrap();
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(exit.success(), "worker exit {exit:?}: {log}");
+    assert_eq!(lease_state(&server, wu, lease), "abandoned", "{log}");
+    assert!(log.contains("1 given back"), "{log}");
+    let p = server.store.progress().unwrap().remove(0);
+    assert_eq!((p.queued_replicas, p.in_flight), (2, 0));
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use c960_worker::report::thousands;
-use c960_worker::runner::{self, RunnerConfig};
+use c960_worker::runner::{self, RunnerConfig, Stop};
 use c960_worker::{identity, machine};
 
 /// Arguments of `work`.
@@ -115,9 +115,10 @@ pub fn run(args: WorkArgs) -> Result<()> {
         .enable_all()
         .build()?;
     let out = rt.block_on(async move {
-        let (tx, rx) = tokio::sync::watch::channel(false);
+        let (tx, rx) = tokio::sync::watch::channel(Stop::Run);
         // The handlers are installed before any work starts, so an early Ctrl-C is not fatal.
-        // SIGTERM (service managers) is treated like Ctrl-C.
+        // SIGTERM (service managers) is treated like Ctrl-C: the first finishes and submits the
+        // workunits in hand, the second gives them back and stops at once.
         #[cfg(unix)]
         let (mut interrupt, mut terminate) = {
             use tokio::signal::unix::{SignalKind, signal};
@@ -127,25 +128,34 @@ pub fn run(args: WorkArgs) -> Result<()> {
             )
         };
         tokio::spawn(async move {
-            #[cfg(unix)]
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
+            for stop in [Stop::Finish, Stop::Now] {
+                #[cfg(unix)]
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+                #[cfg(not(unix))]
+                let _ = tokio::signal::ctrl_c().await;
+                match stop {
+                    Stop::Finish => tracing::info!(
+                        "stopping: finishing and submitting the workunits in hand \
+                         (Ctrl-C again to give them back and stop now)"
+                    ),
+                    _ => tracing::info!("stopping now: giving the workunits in hand back"),
+                }
+                let _ = tx.send(stop);
             }
-            #[cfg(not(unix))]
-            let _ = tokio::signal::ctrl_c().await;
-            tracing::info!("stopping");
-            let _ = tx.send(true);
         });
-        let summary = runner::run(cfg, rx).await?;
+        let summary = runner::run_until(cfg, rx).await?;
         eprintln!(
-            "{} results submitted, {} refused, {} failed, {} nodes{}",
+            "{} results submitted, {} refused, {} failed, {} given back, {} nodes{}",
             summary.submitted,
             summary.refused,
             summary.failed,
+            summary.given_back,
             summary.nodes,
             if summary.interrupted {
-                " (interrupted)"
+                " (stopped)"
             } else {
                 ""
             }

@@ -1,5 +1,6 @@
 //! The work loop: register once, then fetch → compute → submit, with backoff when the
-//! coordinator is down, busy or idle, and a clean exit on shutdown that gives the lease back.
+//! coordinator is down, busy or idle, and a two-stage stop: finish and submit what is in hand,
+//! or (the second time) give it back and exit at once.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -120,12 +121,27 @@ pub struct Summary {
     pub nodes: u128,
     /// Stopped by the shutdown signal.
     pub interrupted: bool,
+    /// Leases given back uncomputed because of a stop.
+    pub given_back: u64,
 }
 
-/// Resolves when shutdown is signalled; never if the sender is gone without signalling.
-async fn shutdown_signalled(rx: &mut watch::Receiver<bool>) {
+/// How far a stop has gone: a volunteer's first Ctrl-C (or SIGTERM) asks the worker to finish
+/// the workunits in hand, submit them and exit; the second to give them back and exit now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stop {
+    /// Keep working.
+    #[default]
+    Run,
+    /// Fetch nothing more; finish and submit what is in hand, then exit.
+    Finish,
+    /// Give the leases in hand back and exit at once.
+    Now,
+}
+
+/// Resolves once the stop has reached `level`; never if the sender is gone without it.
+async fn stop_reached(rx: &mut watch::Receiver<Stop>, level: Stop) {
     loop {
-        if *rx.borrow_and_update() {
+        if *rx.borrow_and_update() >= level {
             return;
         }
         if rx.changed().await.is_err() {
@@ -134,11 +150,11 @@ async fn shutdown_signalled(rx: &mut watch::Receiver<bool>) {
     }
 }
 
-/// Sleeps for `d`; returns true if shutdown came first.
-async fn sleep_or_shutdown(d: Duration, rx: &mut watch::Receiver<bool>) -> bool {
+/// Sleeps for `d`; returns true if the stop reached `level` first.
+async fn sleep_or_stop(d: Duration, rx: &mut watch::Receiver<Stop>, level: Stop) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(d) => false,
-        _ = shutdown_signalled(rx) => true,
+        _ = stop_reached(rx, level) => true,
     }
 }
 
@@ -146,7 +162,7 @@ struct Worker {
     cfg: RunnerConfig,
     client: Client,
     backoff: Backoff,
-    shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<Stop>,
     summary: Summary,
     /// The UCI engines, kept running across workunits.
     uci: UciPool,
@@ -159,9 +175,25 @@ struct Worker {
     _state_lock: Option<identity::StateLock>,
 }
 
-/// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
+/// Runs a worker until shutdown is signalled (or, with `once`, after one workunit); `true` on
+/// `shutdown` is [`Stop::Now`]: the leases in hand are given back.
 /// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
-pub async fn run(mut cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
+pub async fn run(cfg: RunnerConfig, mut shutdown: watch::Receiver<bool>) -> Result<Summary> {
+    let (tx, rx) = watch::channel(Stop::Run);
+    tokio::spawn(async move {
+        while !*shutdown.borrow_and_update() {
+            if shutdown.changed().await.is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(Stop::Now);
+    });
+    run_until(cfg, rx).await
+}
+
+/// Runs a worker until the stop says (see [`Stop`]), or, with `once`, after one workunit.
+/// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
+pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -> Result<Summary> {
     // Claim the state file first: the lock makes this process the only user of the identity,
     // and the check that the file can be written comes before any registration.
     let state_lock = match &cfg.state_file {
@@ -214,7 +246,7 @@ pub async fn run(mut cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Resu
 
 impl Worker {
     fn stopping(&self) -> bool {
-        *self.shutdown.borrow()
+        *self.shutdown.borrow() >= Stop::Finish
     }
 
     /// Registers (or loads the stored identity), retrying while the coordinator is unreachable.
@@ -247,7 +279,7 @@ impl Worker {
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying in {d:.1?}");
-                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         return Ok(None);
                     }
                 }
@@ -270,7 +302,8 @@ impl Worker {
             let capabilities = self.cfg.capabilities();
             let fetched = tokio::select! {
                 r = self.client.fetch_batch(&auth, &capabilities, if self.cfg.once { 1 } else { self.batch }) => r,
-                _ = shutdown_signalled(&mut self.shutdown) => { self.summary.interrupted = true; return Ok(()) }
+                // A fetch in flight at the first stop completes: what it brings is in hand.
+                _ = stop_reached(&mut self.shutdown, Stop::Now) => { self.summary.interrupted = true; return Ok(()) }
             };
             match fetched {
                 Ok(FetchBatchResponse::Assigned(batch)) => {
@@ -280,7 +313,8 @@ impl Worker {
                         self.summary.interrupted = true;
                         return Ok(());
                     }
-                    if self.cfg.once {
+                    if self.cfg.once || self.stopping() {
+                        self.summary.interrupted |= self.stopping();
                         return Ok(());
                     }
                 }
@@ -288,7 +322,7 @@ impl Worker {
                     self.backoff.reset();
                     let d = retry_after(retry_after_secs, self.cfg.backoff_cap);
                     tracing::debug!("no work; asking again in {d:.1?}");
-                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
                     }
@@ -296,7 +330,7 @@ impl Worker {
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying in {d:.1?}");
-                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
                     }
@@ -375,7 +409,7 @@ impl Worker {
                     Some(Ok(Err(e))) | Some(Err(e)) => return Err(anyhow!("engine task failed: {e}")),
                     None => break,
                 },
-                _ = shutdown_signalled(&mut self.shutdown) => {
+                _ = stop_reached(&mut self.shutdown, Stop::Now) => {
                     cancel.store(true, Ordering::Relaxed);
                     tasks.abort_all();
                     interrupted = true;
@@ -416,6 +450,7 @@ impl Worker {
         }
         if interrupted {
             let leases: Vec<u64> = open.into_values().collect();
+            self.summary.given_back += leases.len() as u64;
             self.give_back_all(auth, &leases).await;
         } else {
             self.batch = next_batch_size(units, started.elapsed(), self.cfg.max_batch);
@@ -484,7 +519,7 @@ impl Worker {
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
                     tracing::warn!("{e}; retrying the submission in {d:.1?}");
-                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Now).await {
                         return false;
                     }
                 }
