@@ -69,6 +69,10 @@ async fn two_workers_with_one_home_are_two_identities_and_finish_a_quorum_of_two
     let log = std::fs::read_to_string(server.dir.path().join("b.log")).unwrap();
     assert!(log.contains("using 1 of "), "{log}");
     assert!(log.contains("MiB perft table"), "{log}");
+    // Through a pipe (here a file): plain lines, no colours, no progress line.
+    assert!(!log.contains('\x1b'), "ANSI escape in {log}");
+    assert!(log.contains("registered with"), "{log}");
+    assert!(log.contains("lifetime:"), "{log}");
     let state = home.join(".local/state/c960");
     let (first, second) = (
         worker_id(&state.join("worker.json")),

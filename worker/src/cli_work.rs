@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use c960_worker::report::thousands;
+use c960_worker::report::{self, thousands};
 use c960_worker::runner::{self, RunnerConfig, Stop};
 use c960_worker::{identity, machine};
 
@@ -78,9 +78,12 @@ pub fn run(args: WorkArgs) -> Result<()> {
     {
         bail!("--uci {}: no such engine file", path.display());
     }
+    // The log goes to stdout, above the live progress line on a terminal; piped or redirected,
+    // it is plain lines without colours or progress lines.
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(report::LogWriter)
+        .with_ansi(report::is_terminal())
+        .with_target(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -116,6 +119,18 @@ pub fn run(args: WorkArgs) -> Result<()> {
         .build()?;
     let out = rt.block_on(async move {
         let (tx, rx) = tokio::sync::watch::channel(Stop::Run);
+        let tx = std::sync::Arc::new(tx);
+        // `c960-worker work | head`: once nobody reads the log, stop as after one Ctrl-C.
+        let on_pipe = tx.clone();
+        report::on_broken_pipe(move || {
+            on_pipe.send_if_modified(|s| {
+                let raise = *s < Stop::Finish;
+                if raise {
+                    *s = Stop::Finish;
+                }
+                raise
+            });
+        });
         // The handlers are installed before any work starts, so an early Ctrl-C is not fatal.
         // SIGTERM (service managers) is treated like Ctrl-C: the first finishes and submits the
         // workunits in hand, the second gives them back and stops at once.
@@ -143,22 +158,18 @@ pub fn run(args: WorkArgs) -> Result<()> {
                     ),
                     _ => tracing::info!("stopping now: giving the workunits in hand back"),
                 }
-                let _ = tx.send(stop);
+                tx.send_modify(|s| *s = (*s).max(stop));
             }
         });
         let summary = runner::run_until(cfg, rx).await?;
-        eprintln!(
-            "{} results submitted, {} refused, {} failed, {} given back, {} nodes{}",
-            summary.submitted,
-            summary.refused,
-            summary.failed,
-            summary.given_back,
-            summary.nodes,
+        tracing::info!(
+            "{}: {}",
             if summary.interrupted {
-                " (stopped)"
+                "stopped"
             } else {
-                ""
-            }
+                "done"
+            },
+            summary.totals()
         );
         Ok(())
     });

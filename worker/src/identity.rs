@@ -24,6 +24,12 @@ pub struct Identity {
     pub worker_id: u64,
     /// API token (`<id>.<secret>`).
     pub token: String,
+    /// Results of this identity the coordinator accepted, over all sessions.
+    #[serde(default)]
+    pub results: u64,
+    /// Nodes of those results.
+    #[serde(default)]
+    pub nodes: u128,
 }
 
 impl Identity {
@@ -191,6 +197,8 @@ mod tests {
             server: "http://a".into(),
             worker_id: 3,
             token: "3.k".into(),
+            results: 7,
+            nodes: u128::from(u64::MAX) * 3,
         };
         save(&path, &id).unwrap();
         assert_eq!(load(&path, "http://a").unwrap(), Some(id));

@@ -3,7 +3,6 @@
 //! or (the second time) give it back and exit at once.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,7 +14,6 @@ use c960_common::wire::{
     Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, MAX_BATCH,
     WorkResult, WorkUnitKind, WorkerAuth,
 };
-use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
@@ -25,6 +23,7 @@ use crate::backoff::{Backoff, retry_after};
 use crate::client::Client;
 use crate::compute::{ComputeError, UciSlot, compute_any};
 use crate::identity::{self, Identity};
+use crate::report::{self, LiveLine, thousands};
 
 /// How a worker runs.
 #[derive(Clone, Debug)]
@@ -123,7 +122,44 @@ pub struct Summary {
     pub interrupted: bool,
     /// Leases given back uncomputed because of a stop.
     pub given_back: u64,
+    /// Accepted results of this identity over all sessions (this one included), as kept in the
+    /// state file; this session's without one.
+    pub lifetime_results: u64,
+    /// Nodes of those results.
+    pub lifetime_nodes: u128,
+    /// How long the worker ran.
+    pub elapsed: Duration,
 }
+
+impl Summary {
+    /// The session and lifetime totals in one line.
+    pub fn totals(&self) -> String {
+        let mut line = format!(
+            "session: {} accepted, {} nodes in {}",
+            report::count(self.submitted, "result"),
+            thousands(self.nodes),
+            report::duration(self.elapsed)
+        );
+        for (n, what) in [
+            (self.refused, "refused"),
+            (self.failed, "failed"),
+            (self.given_back, "given back"),
+        ] {
+            if n > 0 {
+                line.push_str(&format!(", {n} {what}"));
+            }
+        }
+        line.push_str(&format!(
+            "; lifetime: {} accepted, {} nodes",
+            report::count(self.lifetime_results, "result"),
+            thousands(self.lifetime_nodes)
+        ));
+        line
+    }
+}
+
+/// How often the totals are logged while the worker runs.
+pub const TOTALS_EVERY: Duration = Duration::from_secs(300);
 
 /// How far a stop has gone: a volunteer's first Ctrl-C (or SIGTERM) asks the worker to finish
 /// the workunits in hand, submit them and exit; the second to give them back and exit now.
@@ -173,6 +209,15 @@ struct Worker {
     batch: u32,
     /// Held while the worker runs, so no other process uses the same identity.
     _state_lock: Option<identity::StateLock>,
+    /// The stored identity (with the lifetime totals), when there is a state file.
+    stored: Option<Identity>,
+    started: Instant,
+    /// When the totals were last logged.
+    totals_logged: Instant,
+    /// Since when the coordinator has had no work for this worker.
+    idle_since: Option<Instant>,
+    /// When "no work" was last logged.
+    idle_logged: Option<Instant>,
 }
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit); `true` on
@@ -239,8 +284,15 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
         summary: Summary::default(),
         batch: 1,
         _state_lock: state_lock,
+        stored: None,
+        started: Instant::now(),
+        totals_logged: Instant::now(),
+        idle_since: None,
+        idle_logged: None,
     };
-    w.main_loop().await?;
+    let out = w.main_loop().await;
+    w.summary.elapsed = w.started.elapsed();
+    out?;
     Ok(w.summary)
 }
 
@@ -255,7 +307,19 @@ impl Worker {
             && let Some(path) = &self.cfg.state_file
             && let Some(id) = identity::load(path, &self.cfg.server)?
         {
-            return Ok(Some(id.auth()));
+            tracing::info!(
+                "worker {} of {} (identity in {}; lifetime {}, {} nodes)",
+                id.worker_id,
+                self.cfg.server,
+                path.display(),
+                report::count(id.results, "result"),
+                thousands(id.nodes)
+            );
+            self.summary.lifetime_results = id.results;
+            self.summary.lifetime_nodes = id.nodes;
+            let auth = id.auth();
+            self.stored = Some(id);
+            return Ok(Some(auth));
         }
         loop {
             match self
@@ -270,15 +334,26 @@ impl Worker {
                             server: self.cfg.server.clone(),
                             worker_id: auth.worker_id,
                             token: auth.token.clone(),
+                            results: 0,
+                            nodes: 0,
                         };
                         identity::save(path, &id)?;
+                        self.stored = Some(id);
                     }
-                    tracing::info!(worker_id = auth.worker_id, "registered");
+                    let kept = match &self.cfg.state_file {
+                        Some(path) => format!("identity kept in {}", path.display()),
+                        None => "identity kept in memory only".to_string(),
+                    };
+                    tracing::info!(
+                        "registered with {} as worker {} ({kept})",
+                        self.cfg.server,
+                        auth.worker_id
+                    );
                     return Ok(Some(auth));
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
-                    tracing::warn!("{e}; retrying in {d:.1?}");
+                    tracing::warn!("{e}; retrying in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         return Ok(None);
                     }
@@ -295,6 +370,11 @@ impl Worker {
         };
         let mut reregistered = false;
         loop {
+            if self.totals_logged.elapsed() >= TOTALS_EVERY {
+                self.totals_logged = Instant::now();
+                self.summary.elapsed = self.started.elapsed();
+                tracing::info!("{}", self.summary.totals());
+            }
             if self.stopping() {
                 self.summary.interrupted = true;
                 return Ok(());
@@ -309,6 +389,13 @@ impl Worker {
                 Ok(FetchBatchResponse::Assigned(batch)) => {
                     self.backoff.reset();
                     reregistered = false;
+                    if let Some(since) = self.idle_since.take() {
+                        tracing::info!(
+                            "work again after {} without",
+                            report::duration(since.elapsed())
+                        );
+                    }
+                    self.idle_logged = None;
                     if !self.work_batch(&auth, batch).await? {
                         self.summary.interrupted = true;
                         return Ok(());
@@ -321,7 +408,7 @@ impl Worker {
                 Ok(FetchBatchResponse::NoWork { retry_after_secs }) => {
                     self.backoff.reset();
                     let d = retry_after(retry_after_secs, self.cfg.backoff_cap);
-                    tracing::debug!("no work; asking again in {d:.1?}");
+                    self.log_idle(d);
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
@@ -329,7 +416,7 @@ impl Worker {
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
-                    tracing::warn!("{e}; retrying in {d:.1?}");
+                    tracing::warn!("{e}; retrying in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
@@ -367,7 +454,7 @@ impl Worker {
         let threads = self.cfg.threads.max(1);
         let permits = Arc::new(Semaphore::new(threads as usize));
         let cancel = Arc::new(AtomicBool::new(false));
-        let show_bar = self.cfg.progress && std::io::stderr().is_terminal();
+        let show_bar = self.cfg.progress && report::is_terminal();
         let mut open = BTreeMap::new();
         let mut tasks = JoinSet::new();
         for (index, a) in batch.into_iter().enumerate() {
@@ -490,13 +577,14 @@ impl Worker {
             match self.client.submit_batch(auth, results.clone()).await {
                 Ok(answer) => {
                     self.backoff.reset();
+                    let (mut accepted, mut accepted_nodes) = (0u64, 0u128);
                     for (r, outcome) in results.iter().zip(answer.outcomes) {
                         let nodes = r.result.nodes();
                         match outcome {
                             BatchedOutcome::Accepted => {
-                                self.summary.submitted += 1;
-                                self.summary.nodes += u128::from(nodes);
-                                tracing::info!(
+                                accepted += 1;
+                                accepted_nodes += u128::from(nodes);
+                                tracing::debug!(
                                     workunit = r.workunit_id,
                                     nodes,
                                     elapsed_ms = r.elapsed_ms,
@@ -514,11 +602,14 @@ impl Worker {
                             }
                         }
                     }
+                    if accepted > 0 {
+                        self.accepted(accepted, accepted_nodes);
+                    }
                     return true;
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
-                    tracing::warn!("{e}; retrying the submission in {d:.1?}");
+                    tracing::warn!("{e}; retrying the submission in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Now).await {
                         return false;
                     }
@@ -528,6 +619,52 @@ impl Worker {
                     self.summary.refused += results.len() as u64;
                     return true;
                 }
+            }
+        }
+    }
+
+    /// Counts accepted results in the session and lifetime totals (kept in the state file).
+    fn accepted(&mut self, results: u64, nodes: u128) {
+        self.summary.submitted += results;
+        self.summary.nodes += nodes;
+        self.summary.lifetime_results += results;
+        self.summary.lifetime_nodes += nodes;
+        tracing::info!(
+            "{} accepted: {} nodes (session: {}, {} nodes)",
+            report::count(results, "result"),
+            thousands(nodes),
+            report::count(self.summary.submitted, "result"),
+            thousands(self.summary.nodes)
+        );
+        if let (Some(id), Some(path)) = (&mut self.stored, &self.cfg.state_file) {
+            id.results = self.summary.lifetime_results;
+            id.nodes = self.summary.lifetime_nodes;
+            if let Err(e) = identity::save(path, id) {
+                tracing::warn!("lifetime totals not saved: {e:#}");
+            }
+        }
+    }
+
+    /// Says that the coordinator has no work: once at first, then every minute while it lasts.
+    fn log_idle(&mut self, next: Duration) {
+        let since = *self.idle_since.get_or_insert_with(Instant::now);
+        let due = self
+            .idle_logged
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
+        if due {
+            self.idle_logged = Some(Instant::now());
+            let idle = since.elapsed();
+            if idle < Duration::from_secs(1) {
+                tracing::info!(
+                    "waiting for work: the coordinator has none for this worker; asking again in {}",
+                    report::duration(next)
+                );
+            } else {
+                tracing::info!(
+                    "still waiting for work ({} so far); asking again in {}",
+                    report::duration(idle),
+                    report::duration(next)
+                );
             }
         }
     }
@@ -562,7 +699,8 @@ struct UciPool {
     idle: Arc<Mutex<Vec<UciSlot>>>,
 }
 
-/// Computes one assignment on this (blocking) thread.
+/// Computes one assignment on this (blocking) thread, with a live progress line on a terminal
+/// and a progress log line a minute otherwise.
 fn compute_one(
     a: &Assignment,
     cancel: &AtomicBool,
@@ -571,7 +709,13 @@ fn compute_one(
     show_bar: bool,
     started: Instant,
 ) -> Result<WorkResult, ComputeError> {
-    let bar = show_bar.then(|| progress_bar(a));
+    let what = report::workunit(&a.kind);
+    let is_perft = matches!(a.kind, WorkUnitKind::Perft { .. });
+    let live = LiveLine::start(
+        show_bar && is_perft,
+        format!("workunit {}: {what}", a.workunit_id),
+    );
+    tracing::debug!("workunit {}: {what}", a.workunit_id);
     let mut slot = match (&a.kind, &uci.engine) {
         (WorkUnitKind::Analysis { .. }, Some((path, timeout))) => Some(
             uci.idle
@@ -582,43 +726,57 @@ fn compute_one(
         ),
         _ => None,
     };
+    if is_perft && let Ok(pos) = crate::compute::root_position(&a.kind) {
+        live.set(format!(
+            "root move 0/{} · counting",
+            pos.legal_moves().as_slice().len()
+        ));
+    }
+    let mut logged = Instant::now();
     let r = compute_any(
         &a.kind,
         cancel,
         perft,
         slot.as_mut(),
         |done, total, nodes| {
-            if let Some(bar) = &bar {
-                bar.set_length(total as u64);
-                bar.set_position(done as u64);
-                let secs = started.elapsed().as_secs_f64().max(1e-3);
-                bar.set_message(format!(
-                    "{nodes} nodes, {:.1} Mnodes/s",
-                    nodes as f64 / secs / 1e6
-                ));
+            let elapsed = started.elapsed();
+            let eta = elapsed.mul_f64((total - done) as f64 / done.max(1) as f64);
+            let line = format!(
+                "root move {done}/{total} · {} nodes · {} · ETA {}",
+                thousands(u128::from(nodes)),
+                report::rate(u128::from(nodes), elapsed),
+                report::duration(eta)
+            );
+            if !show_bar && logged.elapsed() >= Duration::from_secs(60) {
+                logged = Instant::now();
+                tracing::info!("workunit {}: {line}", a.workunit_id);
             }
+            live.set(line);
         },
     );
+    drop(live);
     if let Some(slot) = slot
         && let Ok(mut idle) = uci.idle.lock()
     {
         idle.push(slot);
     }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
+    if let Ok(result) = &r {
+        let elapsed = started.elapsed();
+        let line = format!(
+            "workunit {} done: {what}, {} nodes in {} ({})",
+            a.workunit_id,
+            thousands(u128::from(result.nodes())),
+            report::duration(elapsed),
+            report::rate(u128::from(result.nodes()), elapsed)
+        );
+        // Tiny workunits come by the dozen per second: only long ones get a line of their own.
+        if elapsed >= Duration::from_secs(1) {
+            tracing::info!("{line}");
+        } else {
+            tracing::debug!("{line}");
+        }
     }
     r
-}
-
-fn progress_bar(a: &Assignment) -> ProgressBar {
-    let bar = ProgressBar::new(0);
-    let style = ProgressStyle::with_template(
-        "wu {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} root moves, {msg}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar.set_prefix(a.workunit_id.to_string());
-    bar
 }
 
 #[cfg(test)]
