@@ -1,5 +1,5 @@
 //! A worker process killed in the middle of a workunit: its lease expires and the workunit
-//! completes on other workers. A worker stopped with Ctrl-C (SIGINT) gives its lease back.
+//! completes on other workers. A worker stopped with Ctrl-C (SIGINT) twice gives its lease back.
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -20,6 +20,12 @@ fn worker(server: &TestServer, name: &str) -> Child {
             name,
             "--max-backoff-secs",
             "1",
+            // One thread and a small table, as before the defaults took the whole machine:
+            // the two-second lease must outlast a workunit on a busy test machine.
+            "--threads",
+            "1",
+            "--hash",
+            "64",
         ])
         .arg("--state-file")
         .arg(server.dir.path().join(format!("{name}.json")))
@@ -86,18 +92,22 @@ async fn killed_worker_lease_expires_and_workunit_completes_elsewhere() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn interrupted_worker_gives_its_lease_back() {
+async fn twice_interrupted_worker_gives_its_lease_back() {
     bins();
     let server = TestServer::start(c960_tests::quick_config()).await;
     let c = server.campaign(7, "518");
     let wu = server.store.table(c.id).unwrap().1[0].workunit_id;
     let mut a = worker(&server, "a");
     let lease = wait_lease(&server, wu, &[]).await;
-    let status = Command::new("kill")
-        .args(["-INT", &a.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    // The first Ctrl-C would finish the workunit; the second gives it back.
+    for _ in 0..2 {
+        let status = Command::new("kill")
+            .args(["-INT", &a.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let exit = a.wait().unwrap();
     assert!(exit.success(), "worker exit {exit:?}");
     let rs = server.store.results(wu).unwrap();

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use c960_worker::identity;
-use c960_worker::runner::{self, RunnerConfig};
+use c960_worker::report::{self, thousands};
+use c960_worker::runner::{self, RunnerConfig, Stop};
+use c960_worker::{identity, machine};
 
 /// Arguments of `work`.
 #[derive(clap::Args)]
@@ -13,12 +14,14 @@ pub struct WorkArgs {
     /// Coordinator URL, e.g. http://127.0.0.1:8960
     #[arg(long)]
     server: String,
-    /// Perft threads per workunit.
-    #[arg(long, default_value_t = 1)]
-    threads: u32,
-    /// Perft hash table in MiB, kept across workunits (0: none).
-    #[arg(long, default_value_t = 256)]
-    hash: u32,
+    /// Threads: a perft workunit uses them all (one shared table), analysis workunits run this
+    /// many at a time (default: every logical core).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Perft hash table in MiB, kept across workunits; 0: none (default: an eighth of the
+    /// memory as a power of two, 16 to 2048 MiB).
+    #[arg(long)]
+    hash: Option<u32>,
     /// Name shown on the coordinator's status page.
     #[arg(long)]
     name: Option<String>,
@@ -55,10 +58,16 @@ pub fn run(args: WorkArgs) -> Result<()> {
     if !(args.server.starts_with("http://") || args.server.starts_with("https://")) {
         bail!("--server must be an http:// URL, got {:?}", args.server);
     }
-    if args.threads == 0 {
+    let cores = machine::logical_cores();
+    let threads = args.threads.unwrap_or(cores);
+    if threads == 0 {
         bail!("--threads must be at least 1");
     }
-    if args.hash > 65_536 {
+    let memory = machine::memory_mib();
+    let hash = args
+        .hash
+        .unwrap_or_else(|| machine::default_hash_mib(memory));
+    if hash > 65_536 {
         bail!("--hash must be at most 65536 MiB");
     }
     if args.uci_timeout == 0 {
@@ -69,20 +78,34 @@ pub fn run(args: WorkArgs) -> Result<()> {
     {
         bail!("--uci {}: no such engine file", path.display());
     }
+    // The log goes to stdout, above the live progress line on a terminal; piped or redirected,
+    // it is plain lines without colours or progress lines.
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(report::LogWriter)
+        .with_ansi(report::is_terminal())
+        .with_target(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
+    tracing::info!(
+        "using {threads} of {cores} logical cores and a {} MiB perft table{}",
+        thousands(u128::from(hash)),
+        match (args.hash, memory) {
+            (None, Some(m)) => format!(
+                " (about an eighth of {} MiB memory)",
+                thousands(u128::from(m))
+            ),
+            _ => String::new(),
+        }
+    );
     let mut cfg = RunnerConfig::new(&args.server);
     cfg.name = args
         .name
         .unwrap_or_else(|| format!("c960-worker {}", c960_worker::ENGINE_VERSION));
-    cfg.threads = args.threads;
-    cfg.hash_mib = args.hash;
+    cfg.threads = threads;
+    cfg.hash_mib = hash;
     cfg.once = args.once;
     cfg.uci = args.uci;
     cfg.uci_timeout = Duration::from_secs(args.uci_timeout);
@@ -95,9 +118,22 @@ pub fn run(args: WorkArgs) -> Result<()> {
         .enable_all()
         .build()?;
     let out = rt.block_on(async move {
-        let (tx, rx) = tokio::sync::watch::channel(false);
+        let (tx, rx) = tokio::sync::watch::channel(Stop::Run);
+        let tx = std::sync::Arc::new(tx);
+        // `c960-worker work | head`: once nobody reads the log, stop as after one Ctrl-C.
+        let on_pipe = tx.clone();
+        report::on_broken_pipe(move || {
+            on_pipe.send_if_modified(|s| {
+                let raise = *s < Stop::Finish;
+                if raise {
+                    *s = Stop::Finish;
+                }
+                raise
+            });
+        });
         // The handlers are installed before any work starts, so an early Ctrl-C is not fatal.
-        // SIGTERM (service managers) is treated like Ctrl-C.
+        // SIGTERM (service managers) is treated like Ctrl-C: the first finishes and submits the
+        // workunits in hand, the second gives them back and stops at once.
         #[cfg(unix)]
         let (mut interrupt, mut terminate) = {
             use tokio::signal::unix::{SignalKind, signal};
@@ -107,28 +143,33 @@ pub fn run(args: WorkArgs) -> Result<()> {
             )
         };
         tokio::spawn(async move {
-            #[cfg(unix)]
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
+            for stop in [Stop::Finish, Stop::Now] {
+                #[cfg(unix)]
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+                #[cfg(not(unix))]
+                let _ = tokio::signal::ctrl_c().await;
+                match stop {
+                    Stop::Finish => tracing::info!(
+                        "stopping: finishing and submitting the workunits in hand \
+                         (Ctrl-C again to give them back and stop now)"
+                    ),
+                    _ => tracing::info!("stopping now: giving the workunits in hand back"),
+                }
+                tx.send_modify(|s| *s = (*s).max(stop));
             }
-            #[cfg(not(unix))]
-            let _ = tokio::signal::ctrl_c().await;
-            tracing::info!("stopping");
-            let _ = tx.send(true);
         });
-        let summary = runner::run(cfg, rx).await?;
-        eprintln!(
-            "{} results submitted, {} refused, {} failed, {} nodes{}",
-            summary.submitted,
-            summary.refused,
-            summary.failed,
-            summary.nodes,
+        let summary = runner::run_until(cfg, rx).await?;
+        tracing::info!(
+            "{}: {}",
             if summary.interrupted {
-                " (interrupted)"
+                "stopped"
             } else {
-                ""
-            }
+                "done"
+            },
+            summary.totals()
         );
         Ok(())
     });

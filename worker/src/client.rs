@@ -130,20 +130,14 @@ impl Client {
         if let Some(a) = auth {
             post = post.bearer_auth(&a.token);
         }
-        let resp = post
-            .send()
-            .await
-            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        let resp = post.send().await.map_err(|e| self.transport(&e))?;
         let status = resp.status();
         let retry_after = resp
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        let bytes = resp.bytes().await.map_err(|e| self.transport(&e))?;
         if status.is_success() {
             return codec::decode(&bytes).map_err(|e| ClientError::BadAnswer(e.to_string()));
         }
@@ -160,6 +154,10 @@ impl Client {
             message,
             retry_after,
         })
+    }
+
+    fn transport(&self, e: &reqwest::Error) -> ClientError {
+        ClientError::Transport(format!("{} ({})", describe(e), self.base))
     }
 
     /// Enrols a new worker.
@@ -281,6 +279,70 @@ impl Client {
     }
 }
 
+/// Why a request did not get an answer, in the words a volunteer can act on: "connection
+/// refused", "name not resolved", "TLS failure: …", "timeout", … . reqwest's own message is
+/// "error sending request" for all of these; the cause is further down its source chain.
+pub fn describe(e: &reqwest::Error) -> String {
+    let mut causes: Vec<&(dyn std::error::Error + 'static)> = Vec::new();
+    let mut next = std::error::Error::source(e);
+    while let Some(cause) = next {
+        causes.push(cause);
+        // An io::Error wrapping another error (rustls's, say) reports that error's source,
+        // not the error itself: look inside.
+        if let Some(inner) = cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            causes.push(inner);
+        }
+        next = cause.source();
+    }
+    for cause in &causes {
+        if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
+            return format!("TLS failure: {tls}");
+        }
+    }
+    for cause in &causes {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            let what = match io.kind() {
+                ConnectionRefused => "connection refused",
+                ConnectionReset => "connection reset",
+                ConnectionAborted => "connection aborted",
+                TimedOut => "timeout",
+                HostUnreachable => "host unreachable",
+                NetworkUnreachable => "network unreachable",
+                AddrNotAvailable => "address not available",
+                _ => continue,
+            };
+            return what.to_string();
+        }
+    }
+    let text: Vec<String> = causes.iter().map(|c| c.to_string()).collect();
+    let last = text.last().cloned().unwrap_or_else(|| e.to_string());
+    if text.iter().any(|t| t.starts_with("dns error")) {
+        return format!("name not resolved: {last}");
+    }
+    if e.is_timeout() {
+        return "timeout".into();
+    }
+    // rustls's errors may arrive as text only (wrapped by the TLS connector).
+    const TLS_WORDS: [&str; 4] = ["corrupt message", "certificate", "handshake", "tls"];
+    if text
+        .iter()
+        .any(|t| TLS_WORDS.iter().any(|w| t.to_ascii_lowercase().contains(w)))
+    {
+        return format!("TLS failure: {last}");
+    }
+    if text.iter().any(|t| t.contains("invalid HTTP version")) {
+        return format!("not an HTTP answer (an https:// server?): {last}");
+    }
+    if e.is_connect() {
+        return format!("cannot connect: {last}");
+    }
+    last
+}
+
 /// Installs rustls's ring crypto provider for the process (idempotent). reqwest is built
 /// without a default provider (ring avoids aws-lc's build needs), so any other
 /// `reqwest::Client` made in this process, e.g. by tests, needs this first.
@@ -294,5 +356,43 @@ pub fn engine() -> EngineInfo {
     EngineInfo {
         name: crate::ENGINE_NAME.to_string(),
         version: crate::ENGINE_VERSION.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn error_of(url: &str) -> String {
+        let client = Client::new(url).unwrap();
+        match client.register("t", 1, 0).await {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{url} answered"),
+        }
+    }
+
+    #[tokio::test]
+    async fn transport_errors_name_their_cause() {
+        // A port nobody listens on: bind one, then close it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let refused = error_of(&format!("http://127.0.0.1:{port}")).await;
+        assert!(refused.contains("connection refused"), "{refused}");
+        let unresolved = error_of("http://no-such-host.invalid").await;
+        assert!(unresolved.contains("name not resolved"), "{unresolved}");
+        // TLS spoken to a plain TCP server that answers garbage.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                use tokio::io::AsyncWriteExt;
+                let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+            }
+        });
+        let tls = error_of(&format!("https://{addr}")).await;
+        assert!(tls.contains("TLS failure"), "{tls}");
     }
 }

@@ -9,6 +9,8 @@ pub mod client;
 pub mod compute;
 pub mod engine;
 pub mod identity;
+pub mod machine;
+pub mod report;
 pub mod runner;
 pub mod uci_engine;
 

@@ -1,20 +1,21 @@
 //! The work loop: register once, then fetch → compute → submit, with backoff when the
-//! coordinator is down, busy or idle, and a clean exit on shutdown that gives the lease back.
+//! coordinator is down, busy or idle, and a two-stage stop: finish and submit what is in hand,
+//! or (the second time) give it back and exit at once.
 
-use std::io::IsTerminal;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, MAX_BATCH,
-    WorkerAuth,
+    WorkResult, WorkUnitKind, WorkerAuth,
 };
-use indicatif::{ProgressBar, ProgressStyle};
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
 
 use c960_common::{PerftEngine, PerftOptions};
 
@@ -22,6 +23,7 @@ use crate::backoff::{Backoff, retry_after};
 use crate::client::Client;
 use crate::compute::{ComputeError, UciSlot, compute_any};
 use crate::identity::{self, Identity};
+use crate::report::{self, LiveLine, thousands};
 
 /// How a worker runs.
 #[derive(Clone, Debug)]
@@ -118,12 +120,64 @@ pub struct Summary {
     pub nodes: u128,
     /// Stopped by the shutdown signal.
     pub interrupted: bool,
+    /// Leases given back uncomputed because of a stop.
+    pub given_back: u64,
+    /// Accepted results of this identity over all sessions (this one included), as kept in the
+    /// state file; this session's without one.
+    pub lifetime_results: u64,
+    /// Nodes of those results.
+    pub lifetime_nodes: u128,
+    /// How long the worker ran.
+    pub elapsed: Duration,
 }
 
-/// Resolves when shutdown is signalled; never if the sender is gone without signalling.
-async fn shutdown_signalled(rx: &mut watch::Receiver<bool>) {
+impl Summary {
+    /// The session and lifetime totals in one line.
+    pub fn totals(&self) -> String {
+        let mut line = format!(
+            "session: {} accepted, {} nodes in {}",
+            report::count(self.submitted, "result"),
+            thousands(self.nodes),
+            report::duration(self.elapsed)
+        );
+        for (n, what) in [
+            (self.refused, "refused"),
+            (self.failed, "failed"),
+            (self.given_back, "given back"),
+        ] {
+            if n > 0 {
+                line.push_str(&format!(", {n} {what}"));
+            }
+        }
+        line.push_str(&format!(
+            "; lifetime: {} accepted, {} nodes",
+            report::count(self.lifetime_results, "result"),
+            thousands(self.lifetime_nodes)
+        ));
+        line
+    }
+}
+
+/// How often the totals are logged while the worker runs.
+pub const TOTALS_EVERY: Duration = Duration::from_secs(300);
+
+/// How far a stop has gone: a volunteer's first Ctrl-C (or SIGTERM) asks the worker to finish
+/// the workunits in hand, submit them and exit; the second to give them back and exit now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stop {
+    /// Keep working.
+    #[default]
+    Run,
+    /// Fetch nothing more; finish and submit what is in hand, then exit.
+    Finish,
+    /// Give the leases in hand back and exit at once.
+    Now,
+}
+
+/// Resolves once the stop has reached `level`; never if the sender is gone without it.
+async fn stop_reached(rx: &mut watch::Receiver<Stop>, level: Stop) {
     loop {
-        if *rx.borrow_and_update() {
+        if *rx.borrow_and_update() >= level {
             return;
         }
         if rx.changed().await.is_err() {
@@ -132,11 +186,11 @@ async fn shutdown_signalled(rx: &mut watch::Receiver<bool>) {
     }
 }
 
-/// Sleeps for `d`; returns true if shutdown came first.
-async fn sleep_or_shutdown(d: Duration, rx: &mut watch::Receiver<bool>) -> bool {
+/// Sleeps for `d`; returns true if the stop reached `level` first.
+async fn sleep_or_stop(d: Duration, rx: &mut watch::Receiver<Stop>, level: Stop) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(d) => false,
-        _ = shutdown_signalled(rx) => true,
+        _ = stop_reached(rx, level) => true,
     }
 }
 
@@ -144,30 +198,64 @@ struct Worker {
     cfg: RunnerConfig,
     client: Client,
     backoff: Backoff,
-    shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<Stop>,
     summary: Summary,
-    /// The UCI engine, kept running across workunits; moved into the compute task and back.
-    uci: Option<UciSlot>,
+    /// The UCI engines, kept running across workunits.
+    uci: UciPool,
     /// The perft engine, kept across workunits so its hash table carries over; its Zobrist seed
     /// is drawn per worker, so replicas from two workers cross-check hash collisions too.
     perft: Arc<PerftEngine>,
     /// Workunits to ask for in the next fetch.
     batch: u32,
+    /// Held while the worker runs, so no other process uses the same identity.
+    _state_lock: Option<identity::StateLock>,
+    /// The stored identity (with the lifetime totals), when there is a state file.
+    stored: Option<Identity>,
+    started: Instant,
+    /// When the totals were last logged.
+    totals_logged: Instant,
+    /// Since when the coordinator has had no work for this worker.
+    idle_since: Option<Instant>,
+    /// When "no work" was last logged.
+    idle_logged: Option<Instant>,
 }
 
-/// What became of one assignment.
-enum Step {
-    /// Computed; to be submitted with its batch.
-    Computed(BatchedResult),
-    /// Not computed, and already reported (engine failure) or given back.
-    Skipped,
-    /// Shutdown interrupted it; its lease was given back.
-    Interrupted,
-}
-
-/// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
+/// Runs a worker until shutdown is signalled (or, with `once`, after one workunit); `true` on
+/// `shutdown` is [`Stop::Now`]: the leases in hand are given back.
 /// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
-pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
+pub async fn run(cfg: RunnerConfig, mut shutdown: watch::Receiver<bool>) -> Result<Summary> {
+    let (tx, rx) = watch::channel(Stop::Run);
+    tokio::spawn(async move {
+        while !*shutdown.borrow_and_update() {
+            if shutdown.changed().await.is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(Stop::Now);
+    });
+    run_until(cfg, rx).await
+}
+
+/// Runs a worker until the stop says (see [`Stop`]), or, with `once`, after one workunit.
+/// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
+pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -> Result<Summary> {
+    // Claim the state file first: the lock makes this process the only user of the identity,
+    // and the check that the file can be written comes before any registration.
+    let state_lock = match &cfg.state_file {
+        Some(path) => {
+            let lock = identity::claim(path)?;
+            if lock.path != *path {
+                tracing::info!(
+                    "{} is in use by another running worker; this one uses {}",
+                    path.display(),
+                    lock.path.display()
+                );
+            }
+            cfg.state_file = Some(lock.path.clone());
+            Some(lock)
+        }
+        None => None,
+    };
     let ca = match &cfg.ca_file {
         Some(p) => {
             Some(std::fs::read(p).with_context(|| format!("cannot read CA file {}", p.display()))?)
@@ -177,10 +265,10 @@ pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<S
     let client =
         Client::with_ca(&cfg.server, ca.as_deref())?.with_enrol_secret(cfg.enrol_secret.clone());
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
-    let uci = cfg
-        .uci
-        .clone()
-        .map(|path| UciSlot::new(path, cfg.uci_timeout));
+    let uci = UciPool {
+        engine: cfg.uci.clone().map(|path| (path, cfg.uci_timeout)),
+        idle: Arc::new(Mutex::new(Vec::new())),
+    };
     let perft = Arc::new(PerftEngine::new(PerftOptions {
         threads: cfg.threads.max(1) as usize,
         hash_mib: cfg.hash_mib as usize,
@@ -195,14 +283,22 @@ pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<S
         shutdown,
         summary: Summary::default(),
         batch: 1,
+        _state_lock: state_lock,
+        stored: None,
+        started: Instant::now(),
+        totals_logged: Instant::now(),
+        idle_since: None,
+        idle_logged: None,
     };
-    w.main_loop().await?;
+    let out = w.main_loop().await;
+    w.summary.elapsed = w.started.elapsed();
+    out?;
     Ok(w.summary)
 }
 
 impl Worker {
     fn stopping(&self) -> bool {
-        *self.shutdown.borrow()
+        *self.shutdown.borrow() >= Stop::Finish
     }
 
     /// Registers (or loads the stored identity), retrying while the coordinator is unreachable.
@@ -211,7 +307,19 @@ impl Worker {
             && let Some(path) = &self.cfg.state_file
             && let Some(id) = identity::load(path, &self.cfg.server)?
         {
-            return Ok(Some(id.auth()));
+            tracing::info!(
+                "worker {} of {} (identity in {}; lifetime {}, {} nodes)",
+                id.worker_id,
+                self.cfg.server,
+                path.display(),
+                report::count(id.results, "result"),
+                thousands(id.nodes)
+            );
+            self.summary.lifetime_results = id.results;
+            self.summary.lifetime_nodes = id.nodes;
+            let auth = id.auth();
+            self.stored = Some(id);
+            return Ok(Some(auth));
         }
         loop {
             match self
@@ -226,16 +334,27 @@ impl Worker {
                             server: self.cfg.server.clone(),
                             worker_id: auth.worker_id,
                             token: auth.token.clone(),
+                            results: 0,
+                            nodes: 0,
                         };
                         identity::save(path, &id)?;
+                        self.stored = Some(id);
                     }
-                    tracing::info!(worker_id = auth.worker_id, "registered");
+                    let kept = match &self.cfg.state_file {
+                        Some(path) => format!("identity kept in {}", path.display()),
+                        None => "identity kept in memory only".to_string(),
+                    };
+                    tracing::info!(
+                        "registered with {} as worker {} ({kept})",
+                        self.cfg.server,
+                        auth.worker_id
+                    );
                     return Ok(Some(auth));
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
-                    tracing::warn!("{e}; retrying in {d:.1?}");
-                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                    tracing::warn!("{e}; retrying in {}", report::duration(d));
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         return Ok(None);
                     }
                 }
@@ -251,6 +370,11 @@ impl Worker {
         };
         let mut reregistered = false;
         loop {
+            if self.totals_logged.elapsed() >= TOTALS_EVERY {
+                self.totals_logged = Instant::now();
+                self.summary.elapsed = self.started.elapsed();
+                tracing::info!("{}", self.summary.totals());
+            }
             if self.stopping() {
                 self.summary.interrupted = true;
                 return Ok(());
@@ -258,33 +382,42 @@ impl Worker {
             let capabilities = self.cfg.capabilities();
             let fetched = tokio::select! {
                 r = self.client.fetch_batch(&auth, &capabilities, if self.cfg.once { 1 } else { self.batch }) => r,
-                _ = shutdown_signalled(&mut self.shutdown) => { self.summary.interrupted = true; return Ok(()) }
+                // A fetch in flight at the first stop completes: what it brings is in hand.
+                _ = stop_reached(&mut self.shutdown, Stop::Now) => { self.summary.interrupted = true; return Ok(()) }
             };
             match fetched {
                 Ok(FetchBatchResponse::Assigned(batch)) => {
                     self.backoff.reset();
                     reregistered = false;
+                    if let Some(since) = self.idle_since.take() {
+                        tracing::info!(
+                            "work again after {} without",
+                            report::duration(since.elapsed())
+                        );
+                    }
+                    self.idle_logged = None;
                     if !self.work_batch(&auth, batch).await? {
                         self.summary.interrupted = true;
                         return Ok(());
                     }
-                    if self.cfg.once {
+                    if self.cfg.once || self.stopping() {
+                        self.summary.interrupted |= self.stopping();
                         return Ok(());
                     }
                 }
                 Ok(FetchBatchResponse::NoWork { retry_after_secs }) => {
                     self.backoff.reset();
                     let d = retry_after(retry_after_secs, self.cfg.backoff_cap);
-                    tracing::debug!("no work; asking again in {d:.1?}");
-                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                    self.log_idle(d);
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
                     }
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
-                    tracing::warn!("{e}; retrying in {d:.1?}");
-                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                    tracing::warn!("{e}; retrying in {}", report::duration(d));
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
                     }
@@ -310,29 +443,102 @@ impl Worker {
         }
     }
 
-    /// Computes a batch of assignments in order and submits their results together. Returns
-    /// false if shutdown interrupted it: the lease being computed and those not started are
-    /// given back, and results already computed are still submitted.
+    /// Computes a batch of assignments and submits their results together. A perft workunit
+    /// takes every thread (the engine splits it over them, one shared table); analysis
+    /// workunits take one thread each, so up to `threads` of them run at once. Returns false if
+    /// shutdown interrupted it: leases not computed are given back, and results already
+    /// computed are still submitted.
     async fn work_batch(&mut self, auth: &WorkerAuth, batch: Vec<Assignment>) -> Result<bool> {
         let started = Instant::now();
         let units = batch.len();
-        let mut results = Vec::with_capacity(units);
-        let mut pending = batch.into_iter();
+        let threads = self.cfg.threads.max(1);
+        let permits = Arc::new(Semaphore::new(threads as usize));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let show_bar = self.cfg.progress && report::is_terminal();
+        let mut open = BTreeMap::new();
+        let mut tasks = JoinSet::new();
+        for (index, a) in batch.into_iter().enumerate() {
+            open.insert(index, a.lease_id);
+            let need = match a.kind {
+                WorkUnitKind::Analysis { .. } => 1,
+                _ => threads,
+            };
+            let permits = permits.clone();
+            let cancel = cancel.clone();
+            let perft = self.perft.clone();
+            let uci = self.uci.clone();
+            tasks.spawn(async move {
+                // The semaphore is never closed, so acquiring cannot fail.
+                let _permit = permits.acquire_many_owned(need).await.ok();
+                let started = Instant::now();
+                let outcome = tokio::task::spawn_blocking(move || {
+                    let outcome = compute_one(&a, &cancel, &perft, &uci, show_bar, started);
+                    (a, outcome)
+                })
+                .await;
+                outcome.map(|(assignment, outcome)| Done {
+                    index,
+                    assignment,
+                    outcome,
+                    elapsed: started.elapsed(),
+                })
+            });
+        }
+        let mut done = Vec::with_capacity(units);
         let mut interrupted = false;
-        for a in pending.by_ref() {
-            match self.compute(auth, a).await? {
-                Step::Computed(r) => results.push(r),
-                Step::Skipped => {}
-                Step::Interrupted => {
+        while !tasks.is_empty() {
+            tokio::select! {
+                joined = tasks.join_next() => match joined {
+                    Some(Ok(Ok(d))) => {
+                        open.remove(&d.index);
+                        done.push(d);
+                    }
+                    Some(Ok(Err(e))) | Some(Err(e)) => return Err(anyhow!("engine task failed: {e}")),
+                    None => break,
+                },
+                _ = stop_reached(&mut self.shutdown, Stop::Now) => {
+                    cancel.store(true, Ordering::Relaxed);
+                    tasks.abort_all();
                     interrupted = true;
                     break;
                 }
             }
         }
-        if interrupted {
-            for a in pending {
-                self.give_back(auth, a.lease_id).await;
+        done.sort_by_key(|d| d.index);
+        let mut results = Vec::with_capacity(done.len());
+        for d in done {
+            let a = d.assignment;
+            match d.outcome {
+                Ok(result) => results.push(BatchedResult {
+                    lease_id: a.lease_id,
+                    workunit_id: a.workunit_id,
+                    digest: result_digest(a.workunit_id, &a.kind, &result),
+                    result,
+                    elapsed_ms: d.elapsed.as_millis() as u64,
+                }),
+                Err(ComputeError::Cancelled) => {
+                    open.insert(d.index, a.lease_id);
+                }
+                Err(ComputeError::EngineFailed(reason)) => {
+                    // Never a result: the replica is closed as failed and goes to another worker.
+                    tracing::error!(lease = a.lease_id, "engine failed: {reason}");
+                    if let Err(e) = self.client.fail(auth, a.lease_id, &reason).await {
+                        tracing::warn!(lease = a.lease_id, "could not report the failure: {e}");
+                    }
+                    self.summary.failed += 1;
+                }
+                Err(e) => {
+                    // A position this engine refuses: give the lease back so someone else tries.
+                    tracing::error!(lease = a.lease_id, "{e}");
+                    let _ = self.client.abandon(auth, a.lease_id).await;
+                    self.summary.refused += 1;
+                }
             }
+        }
+        if interrupted {
+            let leases: Vec<u64> = open.into_values().collect();
+            self.summary.given_back += leases.len() as u64;
+            self.give_back_all(auth, &leases).await;
         } else {
             self.batch = next_batch_size(units, started.elapsed(), self.cfg.max_batch);
         }
@@ -342,92 +548,26 @@ impl Worker {
         Ok(!interrupted)
     }
 
-    /// Gives a lease back, best effort: if the coordinator is unreachable it simply expires.
-    async fn give_back(&mut self, auth: &WorkerAuth, lease_id: u64) {
-        let give_back = self.client.abandon(auth, lease_id);
-        match tokio::time::timeout(Duration::from_secs(5), give_back).await {
-            Ok(Ok(_)) => tracing::info!(lease = lease_id, "lease given back"),
-            Ok(Err(e)) => tracing::warn!(lease = lease_id, "could not give the lease back: {e}"),
-            Err(_) => tracing::warn!(lease = lease_id, "could not give the lease back: timeout"),
-        }
-    }
-
-    /// Computes one assignment.
-    async fn compute(&mut self, auth: &WorkerAuth, a: Assignment) -> Result<Step> {
-        let started = Instant::now();
-        let bar = self.progress_bar(&a);
-        let cancel = Arc::new(AtomicBool::new(false));
-        let task = {
-            let cancel = cancel.clone();
-            let kind = a.kind.clone();
-            let bar = bar.clone();
-            let mut uci = self.uci.take();
-            let perft = self.perft.clone();
-            tokio::task::spawn_blocking(move || {
-                let r = compute_any(
-                    &kind,
-                    &cancel,
-                    &perft,
-                    uci.as_mut(),
-                    |done, total, nodes| {
-                        if let Some(bar) = &bar {
-                            bar.set_length(total as u64);
-                            bar.set_position(done as u64);
-                            let secs = started.elapsed().as_secs_f64().max(1e-3);
-                            bar.set_message(format!(
-                                "{nodes} nodes, {:.1} Mnodes/s",
-                                nodes as f64 / secs / 1e6
-                            ));
-                        }
-                    },
-                );
-                (r, uci)
-            })
-        };
-        let outcome = tokio::select! {
-            r = task => r,
-            _ = shutdown_signalled(&mut self.shutdown) => {
-                cancel.store(true, Ordering::Relaxed);
-                if let Some(bar) = &bar { bar.abandon_with_message("interrupted"); }
-                self.give_back(auth, a.lease_id).await;
-                return Ok(Step::Interrupted);
-            }
-        };
-        let outcome = outcome.map(|(r, uci)| {
-            self.uci = uci;
-            r
-        });
-        let result = match outcome {
-            Ok(Ok(r)) => r,
-            Ok(Err(ComputeError::Cancelled)) => return Ok(Step::Interrupted),
-            Ok(Err(ComputeError::EngineFailed(reason))) => {
-                // Never a result: the replica is closed as failed and goes to another worker.
-                tracing::error!(lease = a.lease_id, "engine failed: {reason}");
-                if let Err(e) = self.client.fail(auth, a.lease_id, &reason).await {
-                    tracing::warn!(lease = a.lease_id, "could not report the failure: {e}");
+    /// Gives leases back, all at once, best effort: if the coordinator is unreachable they
+    /// simply expire.
+    async fn give_back_all(&self, auth: &WorkerAuth, leases: &[u64]) {
+        let mut all = JoinSet::new();
+        for &lease_id in leases {
+            let (client, auth) = (self.client.clone(), auth.clone());
+            all.spawn(async move {
+                let give_back = client.abandon(&auth, lease_id);
+                match tokio::time::timeout(Duration::from_secs(5), give_back).await {
+                    Ok(Ok(_)) => tracing::info!(lease = lease_id, "lease given back"),
+                    Ok(Err(e)) => {
+                        tracing::warn!(lease = lease_id, "could not give the lease back: {e}")
+                    }
+                    Err(_) => {
+                        tracing::warn!(lease = lease_id, "could not give the lease back: timeout")
+                    }
                 }
-                self.summary.failed += 1;
-                return Ok(Step::Skipped);
-            }
-            Ok(Err(e)) => {
-                // A position this engine refuses: give the lease back so someone else tries.
-                tracing::error!(lease = a.lease_id, "{e}");
-                let _ = self.client.abandon(auth, a.lease_id).await;
-                self.summary.refused += 1;
-                return Ok(Step::Skipped);
-            }
-            Err(e) => return Err(anyhow!("engine task failed: {e}")),
-        };
-        if let Some(bar) = &bar {
-            bar.finish_and_clear();
+            });
         }
-        Ok(Step::Computed(BatchedResult {
-            lease_id: a.lease_id,
-            workunit_id: a.workunit_id,
-            digest: result_digest(a.workunit_id, &a.kind, &result),
-            result,
-            elapsed_ms: started.elapsed().as_millis() as u64,
-        }))
+        all.join_all().await;
     }
 
     /// Submits computed results in one request, retrying while the coordinator is unreachable
@@ -437,13 +577,14 @@ impl Worker {
             match self.client.submit_batch(auth, results.clone()).await {
                 Ok(answer) => {
                     self.backoff.reset();
+                    let (mut accepted, mut accepted_nodes) = (0u64, 0u128);
                     for (r, outcome) in results.iter().zip(answer.outcomes) {
                         let nodes = r.result.nodes();
                         match outcome {
                             BatchedOutcome::Accepted => {
-                                self.summary.submitted += 1;
-                                self.summary.nodes += u128::from(nodes);
-                                tracing::info!(
+                                accepted += 1;
+                                accepted_nodes += u128::from(nodes);
+                                tracing::debug!(
                                     workunit = r.workunit_id,
                                     nodes,
                                     elapsed_ms = r.elapsed_ms,
@@ -461,12 +602,15 @@ impl Worker {
                             }
                         }
                     }
+                    if accepted > 0 {
+                        self.accepted(accepted, accepted_nodes);
+                    }
                     return true;
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e);
-                    tracing::warn!("{e}; retrying the submission in {d:.1?}");
-                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                    tracing::warn!("{e}; retrying the submission in {}", report::duration(d));
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Now).await {
                         return false;
                     }
                 }
@@ -475,6 +619,52 @@ impl Worker {
                     self.summary.refused += results.len() as u64;
                     return true;
                 }
+            }
+        }
+    }
+
+    /// Counts accepted results in the session and lifetime totals (kept in the state file).
+    fn accepted(&mut self, results: u64, nodes: u128) {
+        self.summary.submitted += results;
+        self.summary.nodes += nodes;
+        self.summary.lifetime_results += results;
+        self.summary.lifetime_nodes += nodes;
+        tracing::info!(
+            "{} accepted: {} nodes (session: {}, {} nodes)",
+            report::count(results, "result"),
+            thousands(nodes),
+            report::count(self.summary.submitted, "result"),
+            thousands(self.summary.nodes)
+        );
+        if let (Some(id), Some(path)) = (&mut self.stored, &self.cfg.state_file) {
+            id.results = self.summary.lifetime_results;
+            id.nodes = self.summary.lifetime_nodes;
+            if let Err(e) = identity::save(path, id) {
+                tracing::warn!("lifetime totals not saved: {e:#}");
+            }
+        }
+    }
+
+    /// Says that the coordinator has no work: once at first, then every minute while it lasts.
+    fn log_idle(&mut self, next: Duration) {
+        let since = *self.idle_since.get_or_insert_with(Instant::now);
+        let due = self
+            .idle_logged
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
+        if due {
+            self.idle_logged = Some(Instant::now());
+            let idle = since.elapsed();
+            if idle < Duration::from_secs(1) {
+                tracing::info!(
+                    "waiting for work: the coordinator has none for this worker; asking again in {}",
+                    report::duration(next)
+                );
+            } else {
+                tracing::info!(
+                    "still waiting for work ({} so far); asking again in {}",
+                    report::duration(idle),
+                    report::duration(next)
+                );
             }
         }
     }
@@ -491,20 +681,102 @@ impl Worker {
             None => backoff,
         }
     }
+}
 
-    fn progress_bar(&self, a: &Assignment) -> Option<ProgressBar> {
-        if !self.cfg.progress || !std::io::stderr().is_terminal() {
-            return None;
-        }
-        let bar = ProgressBar::new(0);
-        let style = ProgressStyle::with_template(
-            "wu {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} root moves, {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style);
-        bar.set_prefix(a.workunit_id.to_string());
-        Some(bar)
+/// One assignment back from its compute task.
+struct Done {
+    /// Its place in the batch (results are submitted in batch order).
+    index: usize,
+    assignment: Assignment,
+    outcome: Result<WorkResult, ComputeError>,
+    elapsed: Duration,
+}
+
+/// The worker's UCI engines, one per analysis workunit running at once, kept across workunits.
+#[derive(Clone)]
+struct UciPool {
+    engine: Option<(PathBuf, Duration)>,
+    idle: Arc<Mutex<Vec<UciSlot>>>,
+}
+
+/// Computes one assignment on this (blocking) thread, with a live progress line on a terminal
+/// and a progress log line a minute otherwise.
+fn compute_one(
+    a: &Assignment,
+    cancel: &AtomicBool,
+    perft: &PerftEngine,
+    uci: &UciPool,
+    show_bar: bool,
+    started: Instant,
+) -> Result<WorkResult, ComputeError> {
+    let what = report::workunit(&a.kind);
+    let is_perft = matches!(a.kind, WorkUnitKind::Perft { .. });
+    let live = LiveLine::start(
+        show_bar && is_perft,
+        format!("workunit {}: {what}", a.workunit_id),
+    );
+    tracing::debug!("workunit {}: {what}", a.workunit_id);
+    let mut slot = match (&a.kind, &uci.engine) {
+        (WorkUnitKind::Analysis { .. }, Some((path, timeout))) => Some(
+            uci.idle
+                .lock()
+                .ok()
+                .and_then(|mut idle| idle.pop())
+                .unwrap_or_else(|| UciSlot::new(path.clone(), *timeout)),
+        ),
+        _ => None,
+    };
+    if is_perft && let Ok(pos) = crate::compute::root_position(&a.kind) {
+        live.set(format!(
+            "root move 0/{} · counting",
+            pos.legal_moves().as_slice().len()
+        ));
     }
+    let mut logged = Instant::now();
+    let r = compute_any(
+        &a.kind,
+        cancel,
+        perft,
+        slot.as_mut(),
+        |done, total, nodes| {
+            let elapsed = started.elapsed();
+            let eta = elapsed.mul_f64((total - done) as f64 / done.max(1) as f64);
+            let line = format!(
+                "root move {done}/{total} · {} nodes · {} · ETA {}",
+                thousands(u128::from(nodes)),
+                report::rate(u128::from(nodes), elapsed),
+                report::duration(eta)
+            );
+            if !show_bar && logged.elapsed() >= Duration::from_secs(60) {
+                logged = Instant::now();
+                tracing::info!("workunit {}: {line}", a.workunit_id);
+            }
+            live.set(line);
+        },
+    );
+    drop(live);
+    if let Some(slot) = slot
+        && let Ok(mut idle) = uci.idle.lock()
+    {
+        idle.push(slot);
+    }
+    if let Ok(result) = &r {
+        let elapsed = started.elapsed();
+        let line = format!(
+            "workunit {} done: {what}, {} nodes in {} ({})",
+            a.workunit_id,
+            thousands(u128::from(result.nodes())),
+            report::duration(elapsed),
+            report::rate(u128::from(result.nodes()), elapsed)
+        );
+        // Tiny workunits come by the dozen per second: only long ones get a line of their own.
+        if elapsed >= Duration::from_secs(1) {
+            tracing::info!("{line}");
+        } else {
+            tracing::debug!("{line}");
+        }
+    }
+    r
 }
 
 #[cfg(test)]

@@ -1,0 +1,163 @@
+//! The volunteer's `c960-worker work` as a real process: one identity per running worker, the
+//! two-stage stop, what it prints, how it gives up.
+
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use c960_coordinator::store::Store;
+use c960_tests::{TestServer, bins};
+
+/// `c960-worker work` with this HOME (no XDG_STATE_HOME, so the default state file is
+/// `$HOME/.local/state/c960/worker.json`), output to `log`.
+fn work(server_url: &str, home: &Path, log: &Path, extra: &[&str]) -> Child {
+    let (_, w) = bins();
+    let out = std::fs::File::create(log).unwrap();
+    Command::new(w)
+        .arg("work")
+        .args(["--server", server_url, "--max-backoff-secs", "1"])
+        .args(extra)
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("C960_ENROL_SECRET")
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap()
+}
+
+fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{sig}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn worker_id(state: &Path) -> u64 {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
+    v["worker_id"].as_u64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_with_one_home_are_two_identities_and_finish_a_quorum_of_two() {
+    bins();
+    let server = TestServer::start(c960_tests::quick_config()).await;
+    let c = server.campaign(3, "0-9");
+    let home = server.dir.path().join("home");
+    let a = work(
+        &server.url,
+        &home,
+        &server.dir.path().join("a.log"),
+        &["--threads", "1"],
+    );
+    let b = work(
+        &server.url,
+        &home,
+        &server.dir.path().join("b.log"),
+        &["--threads", "1"],
+    );
+    server.wait_finished(c.id, Duration::from_secs(120)).await;
+    for w in [&a, &b] {
+        signal(w, "TERM");
+    }
+    for mut w in [a, b] {
+        let exit = w.wait().unwrap();
+        assert!(exit.success(), "worker exit {exit:?}");
+    }
+    let log = std::fs::read_to_string(server.dir.path().join("b.log")).unwrap();
+    assert!(log.contains("using 1 of "), "{log}");
+    assert!(log.contains("MiB perft table"), "{log}");
+    // Through a pipe (here a file): plain lines, no colours, no progress line.
+    assert!(!log.contains('\x1b'), "ANSI escape in {log}");
+    assert!(log.contains("registered with"), "{log}");
+    assert!(log.contains("lifetime:"), "{log}");
+    let state = home.join(".local/state/c960");
+    let (first, second) = (
+        worker_id(&state.join("worker.json")),
+        worker_id(&state.join("worker-2.json")),
+    );
+    assert_ne!(first, second);
+    let (_, rows) = server.store.table(c.id).unwrap();
+    assert!(rows.iter().all(|r| r.status == "valid"), "{rows:?}");
+    for r in rows {
+        let mut voters: Vec<u64> = server
+            .store
+            .results(r.workunit_id)
+            .unwrap()
+            .iter()
+            .filter(|r| r.outcome == "valid")
+            .map(|r| r.worker_id)
+            .collect();
+        voters.sort_unstable();
+        assert_eq!(voters, vec![first.min(second), first.max(second)]);
+    }
+}
+
+/// Waits until a lease of workunit `wu` is in progress; returns its id.
+async fn wait_lease(server: &TestServer, wu: u64) -> u64 {
+    for _ in 0..6000 {
+        let rs = server.store.results(wu).unwrap();
+        if let Some(r) = rs.iter().find(|r| r.state == "in_progress") {
+            return r.id;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no lease was issued");
+}
+
+fn lease_state(server: &TestServer, wu: u64, lease: u64) -> String {
+    let rs = server.store.results(wu).unwrap();
+    rs.into_iter().find(|r| r.id == lease).unwrap().state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_sigterm_finishes_and_submits_the_workunit_in_hand() {
+    bins();
+    let server = TestServer::start(c960_tests::quick_config()).await;
+    // About 10^8 nodes on one thread without a table: seconds of work.
+    let c = server.campaign(6, "518");
+    let wu = server.store.table(c.id).unwrap().1[0].workunit_id;
+    let home = server.dir.path().join("home");
+    let log = server.dir.path().join("w.log");
+    let mut w = work(&server.url, &home, &log, &["--threads", "1", "--hash", "0"]);
+    let lease = wait_lease(&server, wu).await;
+    signal(&w, "TERM");
+    let exit = w.wait().unwrap();
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(exit.success(), "worker exit {exit:?}: {log}");
+    assert_eq!(lease_state(&server, wu, lease), "returned", "{log}");
+    assert!(log.contains("finishing and submitting"), "{log}");
+    let rs = server.store.results(wu).unwrap();
+    let returned = rs.iter().find(|r| r.id == lease).unwrap();
+    assert_eq!(returned.nodes, Some(119_060_324));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sigterms_give_the_lease_back_at_once() {
+    bins();
+    let server = TestServer::start(c960_tests::quick_config()).await;
+    // Depth 7 (3 * 10^9 nodes): far from finished when the second signal comes.
+    let c = server.campaign(7, "518");
+    let wu = server.store.table(c.id).unwrap().1[0].workunit_id;
+    let home = server.dir.path().join("home");
+    let log = server.dir.path().join("w.log");
+    let mut w = work(
+        &server.url,
+        &home,
+        &log,
+        &["--threads", "1", "--hash", "16"],
+    );
+    let lease = wait_lease(&server, wu).await;
+    signal(&w, "TERM");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(&w, "TERM");
+    let exit = w.wait().unwrap();
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(exit.success(), "worker exit {exit:?}: {log}");
+    assert_eq!(lease_state(&server, wu, lease), "abandoned", "{log}");
+    assert!(log.contains("1 given back"), "{log}");
+    let p = server.store.progress().unwrap().remove(0);
+    assert_eq!((p.queued_replicas, p.in_flight), (2, 0));
+}
