@@ -22,18 +22,22 @@ use c960_common::wire::{
     AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, CONTENT_TYPE,
     ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
     FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
-    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkerAuth,
+    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkUnitKind,
+    WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::auth::{self, AuthedWorker, Enrolment};
+use crate::checker::CheckBudget;
 use crate::export;
-use crate::limits::{self, Limiter, Rate};
+use crate::limits::{self, Keyed, Limiter, Rate};
 use crate::scheduler::ReplicaState;
 use crate::store::{
-    CampaignProgress, Lease, LeaseInfo, Settlement, Store, StoreError, Submission, WorkerSummary,
+    CampaignProgress, CheckCost, Lease, LeaseInfo, Settlement, Store, StoreError, Submission,
+    WorkerSummary,
 };
+use crate::trust::{self, Integrity};
 use crate::{admin, validator};
 
 /// What one client may make the coordinator do.
@@ -47,6 +51,9 @@ pub struct Limits {
     pub max_open_leases: u64,
     /// Longest time a request may take before it is answered with 503 `timeout`.
     pub request_timeout: Duration,
+    /// Registrations per address block ([`crate::trust::address_block`]): a sybil farm behind
+    /// one address cannot mint identities at will.
+    pub registrations_per_block: Rate,
 }
 
 impl Default for Limits {
@@ -56,6 +63,7 @@ impl Default for Limits {
             per_worker: Rate::new(5.0, 20.0),
             max_open_leases: 64,
             request_timeout: Duration::from_secs(30),
+            registrations_per_block: Rate::new(1.0 / 60.0, 10.0),
         }
     }
 }
@@ -75,6 +83,13 @@ pub struct Config {
     pub admin_token_hash: Option<Vec<u8>>,
     /// Rate limits, lease cap, timeout.
     pub limits: Limits,
+    /// The integrity rules' settings (trust, check rates, sybil friction, plausibility).
+    pub integrity: Integrity,
+    /// What the coordinator may spend on its own checks.
+    pub checks: CheckBudget,
+    /// Workers that register with the enrolment secret are the operator's own and trusted at
+    /// once (`run`'s local workers); off for `serve`, where the secret may be shared.
+    pub trust_enrolled: bool,
 }
 
 impl Default for Config {
@@ -86,6 +101,9 @@ impl Default for Config {
             enrolment: Enrolment::Closed,
             admin_token_hash: None,
             limits: Limits::default(),
+            integrity: Integrity::default(),
+            checks: CheckBudget::default(),
+            trust_enrolled: false,
         }
     }
 }
@@ -99,6 +117,8 @@ pub struct AppState {
     pub config: Config,
     /// The rate limiters (in memory: a restart forgives everyone, which is harmless).
     pub limiter: Arc<Limiter>,
+    /// Registrations per address block.
+    pub registrations: Arc<Keyed<String>>,
 }
 
 impl AppState {
@@ -108,6 +128,10 @@ impl AppState {
         if let Err(e) = store.set_max_strikes(config.max_strikes) {
             tracing::error!("cannot set the quarantine threshold: {e}");
         }
+        if let Err(e) = store.set_integrity(&config.integrity) {
+            tracing::error!("cannot set the integrity settings: {e}");
+        }
+        let registrations = Arc::new(Keyed::new(config.limits.registrations_per_block, 100_000));
         let limiter = Arc::new(Limiter::new(
             config.limits.per_address,
             config.limits.per_worker,
@@ -116,6 +140,7 @@ impl AppState {
             store,
             config,
             limiter,
+            registrations,
         }
     }
 }
@@ -199,6 +224,12 @@ impl From<StoreError> for ApiError {
                 ApiError::new(StatusCode::TOO_MANY_REQUESTS, "lease_limit", msg)
                     .with_retry_after(60)
             }
+            StoreError::NotInGoodStanding { banned: true, .. } => {
+                ApiError::new(StatusCode::FORBIDDEN, "worker_banned", msg)
+            }
+            StoreError::NotInGoodStanding { banned: false, .. } => {
+                ApiError::new(StatusCode::FORBIDDEN, "worker_quarantined", msg)
+            }
             StoreError::UnknownCampaign(_) => {
                 ApiError::new(StatusCode::NOT_FOUND, "unknown_campaign", msg)
             }
@@ -268,6 +299,32 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Wire<T> {
     }
 }
 
+/// The client's address, where the server was started with connect info (else `None`).
+pub struct Peer(pub Option<std::net::IpAddr>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Peer(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip()),
+        ))
+    }
+}
+
+impl Peer {
+    /// The address block ([`trust::address_block`]).
+    pub fn block(&self) -> Option<String> {
+        self.0.map(trust::address_block)
+    }
+}
+
 /// A bincode response body.
 fn wire_response<T: Serialize>(value: &T) -> Result<Response, ApiError> {
     let bytes = codec::encode(value)
@@ -332,6 +389,7 @@ pub fn app(state: AppState) -> Router {
 
 async fn register(
     State(st): State<AppState>,
+    peer: Peer,
     Wire(req): Wire<RegisterRequest>,
 ) -> Result<Response, ApiError> {
     if req.name.len() > 100 || req.engine.name.len() > 100 || req.engine.version.len() > 100 {
@@ -342,13 +400,32 @@ async fn register(
         ));
     }
     st.config.enrolment.admit(req.enrol_secret.as_deref())?;
+    let block = peer.block();
+    if let Some(b) = &block
+        && let Err(wait) = st.registrations.check(b.clone(), now_ms().max(0) as u64)
+    {
+        let secs = wait.as_secs().max(1) as u32;
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!("too many registrations from {b}; retry in {secs} s"),
+        )
+        .with_retry_after(secs));
+    }
     let secret = auth::new_secret();
     let hash = auth::sha256(&secret);
     let engine = format!("{} {}", req.engine.name, req.engine.version);
+    let operator_own = st.config.trust_enrolled
+        && matches!(st.config.enrolment, Enrolment::Secret(_))
+        && req.enrol_secret.is_some();
+    let store = st.store.clone();
     let id = blocking(move || {
-        Ok(st
-            .store
-            .register_worker(&req.name, &hash, &engine, now_ms())?)
+        let id =
+            store.register_worker_from(&req.name, &hash, &engine, block.as_deref(), now_ms())?;
+        if operator_own {
+            store.set_trust(id, true)?;
+        }
+        Ok(id)
     })
     .await?;
     wire_response(&RegisterResponse {
@@ -365,18 +442,21 @@ async fn lease_for(
     worker_id: u64,
     req_capabilities: c960_common::wire::Capabilities,
     max_units: u32,
+    peer: &Peer,
 ) -> Result<Vec<Lease>, ApiError> {
     let lease_ms = st.config.lease.as_millis() as i64;
     let cap = st.config.limits.max_open_leases;
     let store = st.store.clone();
+    let block = peer.block();
     blocking(move || {
-        Ok(store.assign_batch(
+        Ok(store.assign_from(
             worker_id,
             &req_capabilities,
             now_ms(),
             lease_ms,
             max_units,
             cap,
+            block.as_deref(),
         )?)
     })
     .await
@@ -402,11 +482,15 @@ fn no_work<T: Serialize>(st: &AppState, body: impl FnOnce(u32) -> T) -> Result<R
 
 async fn fetch(
     State(st): State<AppState>,
+    peer: Peer,
     auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<FetchRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
-    match lease_for(&st, w.id, req.capabilities, 1).await?.pop() {
+    match lease_for(&st, w.id, req.capabilities, 1, &peer)
+        .await?
+        .pop()
+    {
         Some(l) => wire_response(&FetchResponse::Assigned(assignment(l))),
         None => no_work(&st, |retry_after_secs| FetchResponse::NoWork {
             retry_after_secs,
@@ -416,6 +500,7 @@ async fn fetch(
 
 async fn fetch_batch(
     State(st): State<AppState>,
+    peer: Peer,
     auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<FetchBatchRequest>,
 ) -> Result<Response, ApiError> {
@@ -427,7 +512,7 @@ async fn fetch_batch(
             format!("max_units must be 1..={MAX_BATCH}, got {}", req.max_units),
         ));
     }
-    let leases = lease_for(&st, w.id, req.capabilities, req.max_units).await?;
+    let leases = lease_for(&st, w.id, req.capabilities, req.max_units, &peer).await?;
     if leases.is_empty() {
         return no_work(&st, |retry_after_secs| FetchBatchResponse::NoWork {
             retry_after_secs,
@@ -449,8 +534,18 @@ enum Verdict {
 }
 
 /// Checks one result against its lease: holder, state, kind, digest (recomputed from the
-/// payload) and shape. Pure: the store is written afterwards, in one transaction per request.
-fn judge(worker_id: u64, lease: Option<LeaseInfo>, r: BatchedResult, engine: &str) -> Verdict {
+/// payload) and shape; then, as checks whose failure is evidence against the worker, the public
+/// known answer and the plausibility of its speed (nodes per second from lease issue at
+/// `now_ms`, at most `max_nodes_per_sec`). Pure: the store is written afterwards, in one
+/// transaction per request.
+fn judge(
+    worker_id: u64,
+    lease: Option<LeaseInfo>,
+    r: BatchedResult,
+    engine: &str,
+    now_ms: i64,
+    max_nodes_per_sec: u64,
+) -> Verdict {
     let Some(lease) = lease.filter(|l| l.workunit_id == r.workunit_id) else {
         return Verdict::Reject(StoreError::UnknownLease(r.lease_id).into());
     };
@@ -466,16 +561,20 @@ fn judge(worker_id: u64, lease: Option<LeaseInfo>, r: BatchedResult, engine: &st
             .into(),
         );
     }
-    // The replica is closed as an error (a strike), so that it is reissued to someone else.
-    let refuse = |code: &'static str, reason: String, message: String| {
+    // The replica is closed as an error (a strike, or for a failed check the evidence that
+    // quarantines the worker), so that it is reissued to someone else.
+    let refusal = |code: &'static str, reason: String, message: String, failed_check: bool| {
         Verdict::Refuse(
             Settlement::Refuse {
                 lease_id: lease.id,
                 reason,
+                failed_check,
             },
             ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message),
         )
     };
+    let refuse =
+        |code: &'static str, reason: String, message: String| refusal(code, reason, message, false);
     let shape = validator::check_result_shape(&lease.kind, &r.result);
     // A result of the wrong kind cannot match any digest: say so first.
     if let Err(e @ validator::ShapeError::WrongKind { .. }) = &shape {
@@ -492,6 +591,22 @@ fn judge(worker_id: u64, lease: Option<LeaseInfo>, r: BatchedResult, engine: &st
     }
     if let Err(e) = shape {
         return refuse("invalid_result", e.to_string(), e.to_string());
+    }
+    let nodes = r.result.nodes();
+    if let Some(known) = lease.known_nodes
+        && known != nodes
+    {
+        let m = format!("{nodes} nodes contradicts the known answer of this workunit");
+        return refusal("check_failed", m.clone(), m, true);
+    }
+    let elapsed = now_ms.saturating_sub(lease.issued_ms);
+    if matches!(lease.kind, WorkUnitKind::Perft { .. })
+        && !trust::plausible(nodes, elapsed, max_nodes_per_sec)
+    {
+        let m = format!(
+            "{nodes} nodes in {elapsed} ms since the lease was issued is faster than {max_nodes_per_sec} nodes/s"
+        );
+        return refusal("implausible_speed", m.clone(), m, true);
     }
     Verdict::Store(Settlement::Store {
         lease_id: lease.id,
@@ -510,6 +625,7 @@ fn settle_results(
     worker_id: u64,
     results: Vec<BatchedResult>,
     engine: &str,
+    max_nodes_per_sec: u64,
 ) -> Result<Vec<Result<(), ApiError>>, ApiError> {
     let ids: Vec<u64> = results.iter().map(|r| r.lease_id).collect();
     let leases = store.leases(&ids)?;
@@ -517,8 +633,9 @@ fn settle_results(
     let mut settlements = Vec::new();
     // For each settlement, the outcome slot it answers and the error to report if it is stored.
     let mut slots = Vec::new();
+    let now = now_ms();
     for (r, lease) in results.into_iter().zip(leases) {
-        match judge(worker_id, lease, r, engine) {
+        match judge(worker_id, lease, r, engine, now, max_nodes_per_sec) {
             Verdict::Store(s) => {
                 slots.push((outcomes.len(), None));
                 settlements.push(s);
@@ -533,7 +650,7 @@ fn settle_results(
         }
     }
     if !settlements.is_empty() {
-        let written = store.settle(worker_id, &settlements, now_ms())?;
+        let written = store.settle(worker_id, &settlements, now)?;
         for ((slot, refusal), w) in slots.into_iter().zip(written) {
             outcomes[slot] = match (w, refusal) {
                 (Err(e), _) => Err(e.into()),
@@ -552,6 +669,7 @@ async fn submit(
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
     let store = st.store.clone();
+    let nps = st.config.integrity.max_nodes_per_sec;
     blocking(move || {
         if !store.workunit_exists(req.workunit_id)? {
             return Err(StoreError::UnknownWorkunit(req.workunit_id).into());
@@ -564,7 +682,7 @@ async fn submit(
             elapsed_ms: req.elapsed_ms,
             digest: req.digest,
         };
-        settle_results(&*store, w.id, vec![result], &engine)?
+        settle_results(&*store, w.id, vec![result], &engine, nps)?
             .pop()
             .unwrap_or(Ok(()))
     })
@@ -590,7 +708,9 @@ async fn submit_batch(
     }
     let store = st.store.clone();
     let engine = format!("{} {}", req.engine.name, req.engine.version);
-    let outcomes = blocking(move || settle_results(&*store, w.id, req.results, &engine)).await?;
+    let nps = st.config.integrity.max_nodes_per_sec;
+    let outcomes =
+        blocking(move || settle_results(&*store, w.id, req.results, &engine, nps)).await?;
     wire_response(&SubmitBatchResponse {
         outcomes: outcomes
             .into_iter()
@@ -633,8 +753,10 @@ pub struct StatusBody {
     pub queue_depth: u64,
     /// Leases in progress, over all campaigns.
     pub in_flight: u64,
-    /// Workers.
+    /// Workers, with their trust and checks.
     pub workers: WorkerSummary,
+    /// What the integrity checks cost: coordinator check nodes, replicas per valid workunit.
+    pub integrity: CheckCost,
     /// Per campaign.
     pub campaigns: Vec<CampaignProgress>,
 }
@@ -650,6 +772,7 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
             queue_depth: campaigns.iter().map(|c| c.queued_replicas).sum(),
             in_flight: campaigns.iter().map(|c| c.in_flight).sum(),
             workers: store.worker_summary(now)?,
+            integrity: store.check_cost()?,
             campaigns,
         })
     })

@@ -7,6 +7,9 @@
 //! - [`http`]: the axum router ([`http::app`]) with thin handlers and the one error type.
 //! - [`auth`]: enrolment, worker API tokens, the admin token.
 //! - [`limits`]: rate limits and request timeouts.
+//! - [`trust`]: the integrity rules against colluding sybils (trust, checks, plausibility,
+//!   address blocks), pure functions; [`known`]: the public known answers;
+//!   [`checker`]: the coordinator's own checks, off the async threads.
 //! - [`quarantine`]: voiding a caught worker's results and re-verifying what it validated.
 //! - [`admin`]: admin endpoints (campaigns, bans, raw results).
 //! - [`tls`]: HTTPS with rustls.
@@ -20,12 +23,15 @@ pub mod admin;
 pub mod assembly;
 pub mod auth;
 pub mod campaign;
+pub mod checker;
 pub mod export;
 pub mod http;
+pub mod known;
 pub mod limits;
 pub mod quarantine;
 pub mod run;
 pub mod scheduler;
 pub mod store;
 pub mod tls;
+pub mod trust;
 pub mod validator;

@@ -10,11 +10,13 @@ use anyhow::{Context, Result, anyhow};
 use c960_common::wire::AnalysisEngine;
 use c960_coordinator::auth::{self, Enrolment};
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::http::{self, AppState, Config, Limits};
 use c960_coordinator::limits::Rate;
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{SqliteStore, Store};
+use c960_coordinator::trust::Integrity;
 use clap::{Parser, Subcommand};
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
@@ -67,6 +69,34 @@ enum Command {
         /// Seconds a request may take before it is answered 503 timeout.
         #[arg(long, default_value_t = 30)]
         request_timeout_secs: u64,
+        /// Share of untrusted workers' results the coordinator recomputes itself (0..1).
+        #[arg(long, default_value_t = 0.25)]
+        check_rate: f64,
+        /// Share of trusted workers' results the coordinator recomputes itself (0..1).
+        #[arg(long, default_value_t = 0.02)]
+        check_rate_trusted: f64,
+        /// Largest workunit (estimated perft nodes) the coordinator checks itself (0: no checks).
+        #[arg(long, default_value_t = 500_000_000)]
+        check_max_nodes: u64,
+        /// Secret checks a worker must pass before its results count without a trusted peer.
+        #[arg(long, default_value_t = 3)]
+        trust_after: u64,
+        /// Open leases of an untrusted worker (doubles with each passed check).
+        #[arg(long, default_value_t = 4)]
+        untrusted_lease_cap: u64,
+        /// Open leases of all workers of one address block (IPv4 /24, IPv6 /48) together (0: no cap).
+        #[arg(long, default_value_t = 512)]
+        block_lease_cap: u64,
+        /// Let workers of one address block hold replicas of the same workunit (behind a NAT or
+        /// a proxy that hides the volunteers' addresses).
+        #[arg(long)]
+        shared_address_blocks: bool,
+        /// Fastest plausible result, perft nodes per second from lease to receipt (0: off).
+        #[arg(long, default_value_t = 20_000_000_000)]
+        max_nodes_per_sec: u64,
+        /// Registrations per hour per address block (bursts of 10; 0: no limit).
+        #[arg(long, default_value_t = 60.0)]
+        registrations_per_hour: f64,
         /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
         #[arg(long, requires = "tls_key")]
         tls_cert: Option<PathBuf>,
@@ -74,7 +104,7 @@ enum Command {
         #[arg(long, requires = "tls_cert")]
         tls_key: Option<PathBuf>,
     },
-    /// Manage workers (ban, unban, list).
+    /// Manage workers (ban, unban, trust, untrust).
     Worker {
         #[command(subcommand)]
         command: WorkerCommand,
@@ -198,6 +228,22 @@ enum WorkerCommand {
         /// Worker id.
         id: u64,
     },
+    /// Trust a worker (the operator vouches for it): its results anchor values at once.
+    Trust {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Worker id.
+        id: u64,
+    },
+    /// Withdraw a worker's trust (earned or granted).
+    Untrust {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Worker id.
+        id: u64,
+    },
 }
 
 fn open(db: &Path) -> Result<SqliteStore> {
@@ -242,6 +288,7 @@ fn serve(
         None => None,
     };
     let store: Arc<dyn Store> = Arc::new(open(&db)?);
+    let _checker = checker::spawn(store.clone(), config.checks);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -312,7 +359,22 @@ fn main() -> ExitCode {
             request_timeout_secs,
             tls_cert,
             tls_key,
+            check_rate,
+            check_rate_trusted,
+            check_max_nodes,
+            trust_after,
+            untrusted_lease_cap,
+            block_lease_cap,
+            shared_address_blocks,
+            max_nodes_per_sec,
+            registrations_per_hour,
         } => {
+            let ppm = |name: &str, r: f64| -> Result<u64> {
+                if !(0.0..=1.0).contains(&r) {
+                    return Err(anyhow!("--{name} must be between 0 and 1, got {r}"));
+                }
+                Ok((r * 1e6).round() as u64)
+            };
             let enrolment = match (enrol_secret, open_enrolment) {
                 (Some(s), _) if s.len() < 16 => {
                     return Err(anyhow!("--enrol-secret must be at least 16 characters"));
@@ -340,19 +402,46 @@ fn main() -> ExitCode {
                     per_worker: Rate::new(rate_per_worker, rate_per_worker * 4.0),
                     max_open_leases,
                     request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
+                    registrations_per_block: Rate::new(registrations_per_hour / 3600.0, 10.0),
                 },
+                integrity: Integrity {
+                    trust_after_checks: trust_after,
+                    check_rate_untrusted_ppm: ppm("check-rate", check_rate)?,
+                    check_rate_trusted_ppm: ppm("check-rate-trusted", check_rate_trusted)?,
+                    untrusted_lease_cap,
+                    separate_address_blocks: !shared_address_blocks,
+                    block_lease_cap,
+                    max_nodes_per_sec,
+                },
+                checks: CheckBudget {
+                    max_nodes: check_max_nodes,
+                    ..CheckBudget::default()
+                },
+                trust_enrolled: false,
             };
             serve(listen, db, config, tls_cert.zip(tls_key)).map(|_| ExitCode::SUCCESS)
         }
         Command::Worker { command } => {
-            let (db, id, banned) = match command {
-                WorkerCommand::Ban { db, id } => (db, id, true),
-                WorkerCommand::Unban { db, id } => (db, id, false),
+            let w = match command {
+                WorkerCommand::Ban { db, id } => open(&db)?.set_banned(id, true, http::now_ms())?,
+                WorkerCommand::Unban { db, id } => {
+                    open(&db)?.set_banned(id, false, http::now_ms())?
+                }
+                WorkerCommand::Trust { db, id } => open(&db)?.set_trust(id, true)?,
+                WorkerCommand::Untrust { db, id } => open(&db)?.set_trust(id, false)?,
             };
-            let w = open(&db)?.set_banned(id, banned, http::now_ms())?;
             println!(
-                "worker {} ({}): banned {}, quarantined {}, {} valid, {} lost votes, {} refused",
-                w.id, w.name, w.banned, w.quarantined, w.valid, w.lost_votes, w.refused
+                "worker {} ({}): trust {}, banned {}, quarantined {}, {} valid, {} lost votes, {} refused, checks {} passed {} failed",
+                w.id,
+                w.name,
+                w.trust,
+                w.banned,
+                w.quarantined,
+                w.valid,
+                w.lost_votes,
+                w.refused,
+                w.checks_passed,
+                w.checks_failed
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -1,14 +1,16 @@
-//! Quarantine: a worker caught lying (too many lost votes and refused results) or banned by the
-//! operator gets no more work, its pending results stop counting, and every workunit it helped
-//! validate is re-verified without it.
+//! Quarantine: a worker caught lying (a failed check, or too many refused results) or banned by
+//! the operator gets no more work, its pending results stop counting, and every workunit it
+//! helped validate is re-verified without it. Losing a vote is no evidence and never
+//! quarantines anyone (see [`crate::trust`]): an honest worker outvoted by colluding liars keeps
+//! its standing.
 //!
 //! Re-verification reopens the workunit: the quarantined worker's result is voided (state
 //! `error`, outcome `invalid`), the other results go back to ungraded (their workers' vote
 //! counts are rolled back so the regrading does not count them twice), and the transitioner asks
 //! for as many fresh replicas as the quorum needs. The honest results still vote, but the quorum
-//! must now be reached without the quarantined worker; a peer that had agreed with a lie will
-//! lose its vote in turn, and may be quarantined itself (each worker at most once, so the
-//! cascade ends).
+//! must now be reached without the quarantined worker (and, for perft, be anchored again: see
+//! [`crate::scheduler::transition_anchored`]); a peer that had agreed with a lie loses its vote
+//! in turn. Until then the table shows such a workunit as `reverifying`.
 //!
 //! These functions run inside the store's transactions (they take the open transaction), so a
 //! quarantine is all-or-nothing like every other state change.
@@ -17,8 +19,9 @@ use std::collections::BTreeSet;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::scheduler::{self, ReplicaState};
+use crate::scheduler::ReplicaState;
 use crate::store::{StoreResult, db_to_u64, retransition, u64_to_db};
+use crate::trust;
 
 /// The quarantine threshold stored by [`crate::store::Store::set_max_strikes`] (default 3).
 fn max_strikes(tx: &Connection) -> StoreResult<u64> {
@@ -32,22 +35,23 @@ fn max_strikes(tx: &Connection) -> StoreResult<u64> {
         .map_or(3, db_to_u64))
 }
 
-/// Quarantines the worker if its strikes reached the threshold and it is not quarantined yet.
+/// Quarantines the worker if the evidence against it (failed checks, refused results) reached
+/// the threshold ([`trust::is_excluded`]) and it is not quarantined yet.
 pub(crate) fn check(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreResult<()> {
     let row: Option<(i64, i64, bool)> = tx
         .query_row(
-            "SELECT lost_votes, refused, quarantined_ms IS NOT NULL FROM workers WHERE id = ?1",
+            "SELECT checks_failed, refused, quarantined_ms IS NOT NULL FROM workers WHERE id = ?1",
             [u64_to_db(worker_id)],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()?;
-    let Some((lost, refused, already)) = row else {
+    let Some((failed, refused, already)) = row else {
         return Ok(());
     };
-    if !already && scheduler::is_excluded(db_to_u64(lost), db_to_u64(refused), max_strikes(tx)?) {
+    if !already && trust::is_excluded(db_to_u64(failed), db_to_u64(refused), max_strikes(tx)?) {
         tracing::warn!(
             worker = worker_id,
-            lost,
+            failed,
             refused,
             "worker quarantined; re-verifying its results"
         );
@@ -66,7 +70,7 @@ fn pairs(tx: &Connection, sql: &str, worker_id: u64) -> StoreResult<Vec<(i64, i6
 pub(crate) fn quarantine(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreResult<()> {
     let w = u64_to_db(worker_id);
     let newly = tx.execute(
-        "UPDATE workers SET quarantined_ms = ?2 WHERE id = ?1 AND quarantined_ms IS NULL",
+        "UPDATE workers SET quarantined_ms = ?2, trusted = 0 WHERE id = ?1 AND quarantined_ms IS NULL",
         params![w, now_ms],
     )?;
     if newly == 0 {
@@ -129,7 +133,8 @@ pub(crate) fn quarantine(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreR
             [wu],
         )?;
         tx.execute(
-            "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL
+            "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
+                                 reverify = 1
              WHERE id = ?1",
             [wu],
         )?;
@@ -147,7 +152,7 @@ mod tests {
     use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
     use crate::campaign::NewCampaign;
-    use crate::store::{SqliteStore, Store, Submission};
+    use crate::store::{CheckOutcome, SqliteStore, Store, Submission};
 
     fn sub(nodes: u64, tag: u8) -> Submission {
         Submission {
@@ -161,8 +166,9 @@ mod tests {
         }
     }
 
-    /// Worker L agrees with honest H on workunit 1 (the truth), then lies on workunit 2 and is
-    /// quarantined (threshold 1): workunit 1 is reopened and validated again by H and a third
+    /// Worker L agrees with honest H on workunit 1 (the truth), then lies on workunit 2, where
+    /// it loses the vote (no evidence) and then fails the coordinator's check (evidence): it is
+    /// quarantined, workunit 1 is reopened (`reverifying`) and validated again by H and a third
     /// worker, and L's counts stay as history.
     #[test]
     fn quarantine_reopens_what_the_worker_validated() {
@@ -188,7 +194,7 @@ mod tests {
         assert_eq!(rows[0].status, "valid");
         assert_eq!(s.worker(h).unwrap().unwrap().valid, 1);
 
-        // Workunit 2: L lies, H and X tell the truth; L loses its vote and is quarantined.
+        // Workunit 2: L lies, H and X tell the truth; L loses its vote.
         let l2 = s
             .assign(l, &Capabilities::builtin(), 2, 1000)
             .unwrap()
@@ -205,15 +211,33 @@ mod tests {
             .unwrap();
         assert_eq!(x2.workunit_id, l2.workunit_id);
         s.submit(x, x2.lease_id, &sub(20, 2), 5).unwrap();
+        // A lost vote is no evidence: L keeps its standing until a check catches it.
+        let lw = s.worker(l).unwrap().unwrap();
+        assert!(!lw.quarantined);
+        // The contested workunit was queued for the coordinator's own check, which finds the
+        // truth: L failed a check and is quarantined.
+        let wanted = s.checks_wanted(10).unwrap();
+        assert_eq!(wanted.len(), 1);
+        assert_eq!(wanted[0].workunit_id, l2.workunit_id);
+        s.record_check(
+            l2.workunit_id,
+            &CheckOutcome::Verified {
+                digest: [2; 32],
+                nodes: 20,
+            },
+            5,
+        )
+        .unwrap();
         let lw = s.worker(l).unwrap().unwrap();
         assert!(lw.quarantined && !lw.banned);
-        assert_eq!((lw.lost_votes, lw.valid), (1, 1));
+        assert_eq!((lw.lost_votes, lw.valid, lw.checks_failed), (1, 1, 1));
+        assert_eq!(s.worker(h).unwrap().unwrap().checks_passed, 1);
 
         // Workunit 1 is open again, wants one replica, which H (already returned) cannot take.
         let (_, rows) = s.table(c.id).unwrap();
         assert_eq!(
             (rows[0].status.as_str(), rows[1].status.as_str()),
-            ("open", "valid")
+            ("reverifying", "valid")
         );
         assert_eq!(
             s.worker(h).unwrap().unwrap().valid,

@@ -318,7 +318,8 @@ async fn serve_and_work(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     // The local workers enrol with a secret made up for this run: nobody else on this machine
-    // can register through the port. They are trusted, so rate limits are off.
+    // can register through the port. They are the operator's own and trusted, so rate limits,
+    // address-block separation and secret checks are off.
     let secret = crate::auth::new_secret();
     let config = Config {
         lease: opts.lease,
@@ -327,10 +328,21 @@ async fn serve_and_work(
         limits: http::Limits {
             per_address: crate::limits::Rate::UNLIMITED,
             per_worker: crate::limits::Rate::UNLIMITED,
+            registrations_per_block: crate::limits::Rate::UNLIMITED,
             ..http::Limits::default()
+        },
+        // The local workers are the operator's own: trusted, on one address, not checked.
+        trust_enrolled: true,
+        integrity: crate::trust::Integrity {
+            separate_address_blocks: false,
+            block_lease_cap: 0,
+            check_rate_untrusted_ppm: 0,
+            check_rate_trusted_ppm: 0,
+            ..crate::trust::Integrity::default()
         },
         ..Config::default()
     };
+    let _checker = crate::checker::spawn(store.clone(), config.checks);
     let app = http::app(AppState::new(store.clone(), config))
         .into_make_service_with_connect_info::<std::net::SocketAddr>();
     let (stop_tx, stop_rx) = watch::channel(false);

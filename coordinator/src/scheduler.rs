@@ -65,6 +65,29 @@ pub struct ReplicaView {
     pub state: ReplicaState,
     /// Digest when returned.
     pub digest: Option<Digest>,
+    /// Whether its worker is trusted (see [`crate::trust`]).
+    pub trusted: bool,
+}
+
+/// What anchors a perft value besides a trusted replica (see [`crate::trust`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Anchor {
+    /// Whether a value needs an anchor at all (perft: yes; analysis: quorum only).
+    pub required: bool,
+    /// The digest the coordinator computed itself, if it checked the workunit.
+    pub verified: Option<Digest>,
+    /// The total is a public known answer; results that contradict it were refused on
+    /// receipt, so every returned total is right.
+    pub known_total: bool,
+}
+
+impl Anchor {
+    /// No anchor needed: quorum alone decides (analysis workunits).
+    pub const NONE: Anchor = Anchor {
+        required: false,
+        verified: None,
+        known_total: false,
+    };
 }
 
 /// How a workunit is validated.
@@ -91,6 +114,18 @@ pub enum Transition {
     },
     /// The result cap is reached without a quorum.
     Failed,
+    /// A quorum agrees, but on a value nothing anchors (no trusted worker among them, no
+    /// check), or two anchored values compete: `needed` more replicas, for trusted workers only.
+    /// The store also asks the coordinator to check the workunit itself.
+    NeedsTrust {
+        /// Replicas to issue now to trusted workers.
+        needed: u32,
+    },
+}
+
+/// The transitioner without anchors: quorum alone decides (analysis workunits).
+pub fn transition(policy: QuorumPolicy, replicas: &[ReplicaView]) -> Transition {
+    transition_anchored(policy, &Anchor::NONE, replicas)
 }
 
 /// The transitioner: decides a workunit's state from its replicas.
@@ -98,10 +133,19 @@ pub enum Transition {
 /// Enough replicas are kept in flight that, if they all agree with the current best group, the
 /// quorum is reached; on disagreement this sends one more replica at a time, up to
 /// `max_results` returned results, after which the workunit fails rather than burn work forever.
-pub fn transition(policy: QuorumPolicy, replicas: &[ReplicaView]) -> Transition {
-    let votes: Vec<Vote> = replicas
+/// With `anchor.required`, a quorum validates only if it is anchored: its digest is the one the
+/// coordinator verified, or the total is known, or one of its workers is trusted.
+pub fn transition_anchored(
+    policy: QuorumPolicy,
+    anchor: &Anchor,
+    replicas: &[ReplicaView],
+) -> Transition {
+    let returned: Vec<&ReplicaView> = replicas
         .iter()
-        .filter(|r| r.state == ReplicaState::Returned)
+        .filter(|r| r.state == ReplicaState::Returned && r.digest.is_some())
+        .collect();
+    let votes: Vec<Vote> = returned
+        .iter()
         .filter_map(|r| {
             r.digest.map(|digest| Vote {
                 worker_id: r.worker_id,
@@ -110,20 +154,61 @@ pub fn transition(policy: QuorumPolicy, replicas: &[ReplicaView]) -> Transition 
         })
         .collect();
     let quorum = policy.quorum.max(1);
-    if let Some(canonical) = validator::find_quorum(quorum, &votes) {
+    if !anchor.required
+        && let Some(canonical) = validator::find_quorum(quorum, &votes)
+    {
         return Transition::Valid { canonical };
     }
-    let returned = votes.len() as u32;
-    let in_progress = replicas
+    let anchored = |d: &Digest| {
+        !anchor.required
+            || match anchor.verified {
+                Some(v) => v == *d,
+                None => {
+                    anchor.known_total
+                        || returned
+                            .iter()
+                            .any(|r| r.trusted && r.digest.as_ref() == Some(d))
+                }
+            }
+    };
+    let groups = validator::quorum_groups(quorum, &votes);
+    let winners: Vec<Digest> = groups.iter().copied().filter(|d| anchored(d)).collect();
+    let in_progress: Vec<&ReplicaView> = replicas
         .iter()
         .filter(|r| r.state == ReplicaState::InProgress)
-        .count() as u32;
+        .collect();
     let cap = policy.max_results.max(quorum);
+    let returned = votes.len() as u32;
+    let room = cap - returned - (in_progress.len() as u32).min(cap.saturating_sub(returned));
+    match winners.as_slice() {
+        [one] => return Transition::Valid { canonical: *one },
+        // A checked workunit needs no trusted worker: any right answer matches the check.
+        [] if groups.is_empty() || anchor.verified.is_some() => {}
+        _ => {
+            // An unanchored agreement (or competing anchored ones): only a trusted worker or the
+            // coordinator's own check may settle it.
+            if returned >= cap {
+                return Transition::Failed;
+            }
+            let trusted_busy = in_progress.iter().any(|r| r.trusted);
+            let needed = if trusted_busy { 0 } else { 1u32.min(room) };
+            return Transition::NeedsTrust { needed };
+        }
+    }
     if returned >= cap {
         return Transition::Failed;
     }
-    let missing = quorum - validator::best_agreement(&votes);
-    let room = cap - returned - in_progress.min(cap - returned);
+    let in_progress = in_progress.len() as u32;
+    let best = match anchor.verified {
+        Some(v) => votes
+            .iter()
+            .filter(|x| x.digest == v)
+            .map(|x| x.worker_id)
+            .collect::<std::collections::BTreeSet<u64>>()
+            .len() as u32,
+        None => validator::best_agreement(&votes),
+    };
+    let missing = quorum - best.min(quorum);
     let needed = missing.saturating_sub(in_progress).min(room);
     if needed == 0 && in_progress == 0 {
         // Cannot happen with cap ≥ quorum, but never leave a workunit stuck open.
@@ -155,12 +240,6 @@ pub fn is_expired(deadline_ms: i64, now_ms: i64) -> bool {
     now_ms > deadline_ms
 }
 
-/// Whether a worker with this record gets no more work: lost votes plus refused results
-/// reached the limit (0 disables the rule).
-pub fn is_excluded(lost_votes: u64, refused: u64, max_strikes: u64) -> bool {
-    max_strikes > 0 && lost_votes + refused >= max_strikes
-}
-
 /// The verdict on one returned result once the canonical digest is known.
 pub fn agrees(canonical: &Digest, digest: &Digest) -> bool {
     canonical == digest
@@ -181,6 +260,7 @@ mod tests {
             worker_id,
             state,
             digest: d.map(|d| [d; 32]),
+            trusted: false,
         }
     }
     use ReplicaState::*;
@@ -266,8 +346,85 @@ mod tests {
         assert_eq!(lease_deadline(1000, 500), 1500);
         assert!(!is_expired(1500, 1500));
         assert!(is_expired(1500, 1501));
-        assert!(!is_excluded(2, 0, 3));
-        assert!(is_excluded(2, 1, 3));
-        assert!(!is_excluded(100, 100, 0));
+    }
+
+    fn t(id: u64, worker_id: u64, state: ReplicaState, d: Option<u8>) -> ReplicaView {
+        ReplicaView {
+            trusted: true,
+            ..r(id, worker_id, state, d)
+        }
+    }
+
+    const PERFT: Anchor = Anchor {
+        required: true,
+        verified: None,
+        known_total: false,
+    };
+
+    #[test]
+    fn an_unanchored_quorum_waits_for_trust() {
+        let liars = [r(1, 1, Returned, Some(6)), r(2, 2, Returned, Some(6))];
+        assert_eq!(
+            transition_anchored(P, &PERFT, &liars),
+            Transition::NeedsTrust { needed: 1 }
+        );
+        let mut busy = liars.to_vec();
+        busy.push(t(3, 3, InProgress, None));
+        assert_eq!(
+            transition_anchored(P, &PERFT, &busy),
+            Transition::NeedsTrust { needed: 0 }
+        );
+        // Without an anchor requirement (analysis), quorum alone decides as before.
+        assert_eq!(
+            transition_anchored(P, &Anchor::NONE, &liars),
+            Transition::Valid { canonical: [6; 32] }
+        );
+        let known = Anchor {
+            known_total: true,
+            ..PERFT
+        };
+        assert_eq!(
+            transition_anchored(P, &known, &liars),
+            Transition::Valid { canonical: [6; 32] }
+        );
+    }
+
+    #[test]
+    fn trust_or_a_check_anchors_and_a_check_overrules() {
+        let rs = [r(1, 1, Returned, Some(5)), t(2, 2, Returned, Some(5))];
+        assert_eq!(
+            transition_anchored(P, &PERFT, &rs),
+            Transition::Valid { canonical: [5; 32] }
+        );
+        // The coordinator's own digest says 7: the trusted agreement on 5 is not enough.
+        let checked = Anchor {
+            verified: Some([7; 32]),
+            ..PERFT
+        };
+        assert_eq!(
+            transition_anchored(P, &checked, &rs),
+            Transition::Pending { needed: 2 }
+        );
+        let untrusted = [r(1, 1, Returned, Some(7)), r(2, 2, Returned, Some(7))];
+        assert_eq!(
+            transition_anchored(P, &checked, &untrusted),
+            Transition::Valid { canonical: [7; 32] }
+        );
+        // Two anchored values at quorum (a trusted liar): nothing is decided by size.
+        let split = [
+            t(1, 1, Returned, Some(1)),
+            r(2, 2, Returned, Some(1)),
+            t(3, 3, Returned, Some(2)),
+        ];
+        let q2cap5 = QuorumPolicy {
+            quorum: 2,
+            max_results: 5,
+        };
+        let mut rs = split.to_vec();
+        rs.push(r(4, 4, Returned, Some(2)));
+        assert_eq!(
+            transition_anchored(q2cap5, &PERFT, &rs),
+            Transition::NeedsTrust { needed: 1 }
+        );
     }
 }

@@ -17,7 +17,8 @@ use serde::Serialize;
 
 use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, format_positions};
-use crate::scheduler::{self, QuorumPolicy, ReplicaState, ReplicaView, Transition};
+use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaState, ReplicaView, Transition};
+use crate::trust::{self, Integrity, TrustLevel};
 use crate::validator::Digest;
 
 /// Why a store operation failed. The domain variants map to 4xx responses; `Db` is a 500.
@@ -50,6 +51,14 @@ pub enum StoreError {
         open: u64,
         /// The cap.
         cap: u64,
+    },
+    /// The worker is banned or quarantined (checked inside the assign transaction).
+    #[error("worker {worker} is {}", if *.banned { "banned by the operator" } else { "quarantined: a failed check or refused results; its results are being re-verified" })]
+    NotInGoodStanding {
+        /// The worker.
+        worker: u64,
+        /// Banned (else quarantined).
+        banned: bool,
     },
     /// No campaign with this id.
     #[error("unknown campaign {0}")]
@@ -110,13 +119,19 @@ pub struct WorkerRecord {
     pub valid: u64,
     /// Banned by the operator.
     pub banned: bool,
-    /// Quarantined (automatically, after too many lost votes and refused results, or by a ban).
+    /// Quarantined (automatically, on evidence: a failed check or too many refused results;
+    /// or by a ban).
     pub quarantined: bool,
+    /// `untrusted`, `earned` (passed enough secret checks) or `operator` (granted).
+    pub trust: String,
+    /// Secret checks passed (results the coordinator recomputed and found right).
+    pub checks_passed: u64,
+    /// Checks failed: a wrong answer to a known or secret check, or an implausibly fast one.
+    pub checks_failed: u64,
 }
 
 /// The columns [`worker_row`] reads.
-pub(crate) const WORKER_COLS: &str =
-    "id, name, key_hash, lost_votes, refused, valid, banned, quarantined_ms IS NOT NULL";
+pub(crate) const WORKER_COLS: &str = "id, name, key_hash, lost_votes, refused, valid, banned, quarantined_ms IS NOT NULL, trusted, checks_passed, checks_failed";
 
 /// A [`WorkerRecord`] from a row of [`WORKER_COLS`].
 pub(crate) fn worker_row(r: &rusqlite::Row) -> rusqlite::Result<WorkerRecord> {
@@ -129,6 +144,9 @@ pub(crate) fn worker_row(r: &rusqlite::Row) -> rusqlite::Result<WorkerRecord> {
         valid: db_to_u64(r.get(5)?),
         banned: r.get::<_, i64>(6)? != 0,
         quarantined: r.get::<_, i64>(7)? != 0,
+        trust: TrustLevel::from_db(r.get(8)?).name().into(),
+        checks_passed: db_to_u64(r.get(9)?),
+        checks_failed: db_to_u64(r.get(10)?),
     })
 }
 
@@ -145,8 +163,12 @@ pub struct LeaseInfo {
     pub state: ReplicaState,
     /// Deadline.
     pub deadline_ms: i64,
+    /// When it was issued (the coordinator's clock: the plausibility check measures from here).
+    pub issued_ms: i64,
     /// What the workunit asks.
     pub kind: WorkUnitKind,
+    /// The public known answer of the workunit, if there is one.
+    pub known_nodes: Option<u64>,
 }
 
 /// A newly issued lease.
@@ -188,7 +210,8 @@ pub struct TableRow {
     pub depth: u32,
     /// Canonical node count once valid.
     pub nodes: Option<u64>,
-    /// `open`, `valid` or `failed`.
+    /// `open`, `valid`, `failed`, or `reverifying` (validated once, reopened because a worker
+    /// that helped validate it was caught lying; no value until it is validated again).
     pub status: String,
     /// Results that agree with the canonical one.
     pub agreeing_results: u32,
@@ -243,8 +266,51 @@ pub struct WorkerSummary {
     pub registered: u64,
     /// Seen in the last hour.
     pub active_last_hour: u64,
-    /// Workers with lost votes or refused results, worst first (at most 20).
+    /// Workers with lost votes, refused results or failed checks, worst first (at most 20).
     pub marked: Vec<WorkerRecord>,
+    /// Trusted workers (earned or granted).
+    pub trusted: u64,
+    /// Every worker with its trust and checks, by id (the first 200).
+    pub list: Vec<WorkerRecord>,
+}
+
+/// A workunit waiting for the coordinator's own check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckRequest {
+    /// The workunit.
+    pub workunit_id: u64,
+    /// What to compute.
+    pub kind: WorkUnitKind,
+}
+
+/// The coordinator's verdict on a workunit it was asked to check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckOutcome {
+    /// Computed: the digest (and node count) of the true result.
+    Verified {
+        /// The true result's digest.
+        digest: Digest,
+        /// Its node count (the cost of the check).
+        nodes: u64,
+    },
+    /// Too large for the check budget: left to trusted workers.
+    OverBudget,
+}
+
+/// What checking has cost, for the status page.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CheckCost {
+    /// Workunits the coordinator computed itself.
+    pub checks_run: u64,
+    /// Nodes it counted for them.
+    pub check_nodes: u64,
+    /// Checks skipped as over the node budget.
+    pub checks_over_budget: u64,
+    /// Checks waiting.
+    pub checks_waiting: u64,
+    /// Results returned for workunits that are valid now, per valid workunit (quorum plus the
+    /// extra replicas that disagreement and trust cost).
+    pub replicas_per_valid_workunit: f64,
 }
 
 /// What to do with one result of a batch, decided by the handler after checking it.
@@ -263,6 +329,9 @@ pub enum Settlement {
         lease_id: u64,
         /// Why (kept with the replica).
         reason: String,
+        /// A failed check (a wrong known answer, an implausibly fast result): evidence that
+        /// quarantines the worker at once, not a mere strike.
+        failed_check: bool,
     },
 }
 
@@ -274,14 +343,41 @@ pub trait Store: Send + Sync {
     fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>>;
     /// All campaigns.
     fn campaigns(&self) -> StoreResult<Vec<Campaign>>;
-    /// Registers a worker; returns its id.
+    /// Registers a worker (untrusted, address unknown); returns its id.
     fn register_worker(
         &self,
         name: &str,
         key_hash: &[u8],
         engine: &str,
         now_ms: i64,
+    ) -> StoreResult<u64> {
+        self.register_worker_from(name, key_hash, engine, None, now_ms)
+    }
+    /// Registers a worker that came from this address block (see [`trust::address_block`]).
+    fn register_worker_from(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        now_ms: i64,
     ) -> StoreResult<u64>;
+    /// Grants (or withdraws) the operator's trust; returns the updated record.
+    fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord>;
+    /// Stores the integrity settings the transactions apply.
+    fn set_integrity(&self, integrity: &Integrity) -> StoreResult<()>;
+    /// Up to `limit` workunits waiting for a coordinator check, oldest first.
+    fn checks_wanted(&self, limit: usize) -> StoreResult<Vec<CheckRequest>>;
+    /// Records the coordinator's own verdict on a workunit and runs the transitioner, which
+    /// grades its results as passed or failed checks.
+    fn record_check(
+        &self,
+        workunit_id: u64,
+        outcome: &CheckOutcome,
+        now_ms: i64,
+    ) -> StoreResult<()>;
+    /// What checking has cost so far.
+    fn check_cost(&self) -> StoreResult<CheckCost>;
     /// A worker by id.
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
     /// Expires overdue leases, then leases one replica of a workunit of a kind the worker
@@ -309,6 +405,28 @@ pub trait Store: Send + Sync {
         lease_ms: i64,
         max_units: u32,
         lease_cap: u64,
+    ) -> StoreResult<Vec<Lease>> {
+        self.assign_from(
+            worker_id, accepts, now_ms, lease_ms, max_units, lease_cap, None,
+        )
+    }
+    /// [`Store::assign_batch`] for a request from address block `block`, in one transaction:
+    /// checks the worker's standing (banned, quarantined: [`StoreError::NotInGoodStanding`]),
+    /// hands back the worker's own open leases first (a worker that crashed and fetches again
+    /// gets them, instead of leaving them orphaned until their deadline), caps open leases by
+    /// trust ([`trust::lease_cap`]) and per address block, never gives an untrusted worker a
+    /// replica reserved for trusted ones, and never gives two workers of one address block
+    /// replicas of one workunit (when the integrity settings say so).
+    #[allow(clippy::too_many_arguments)]
+    fn assign_from(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+        max_units: u32,
+        lease_cap: u64,
+        block: Option<&str>,
     ) -> StoreResult<Vec<Lease>>;
     /// A lease, for checking a submission before storing it.
     fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
@@ -348,6 +466,7 @@ pub trait Store: Send + Sync {
         let settlement = [Settlement::Refuse {
             lease_id,
             reason: reason.to_string(),
+            failed_check: false,
         }];
         self.settle(worker_id, &settlement, now_ms)?
             .pop()
@@ -549,6 +668,24 @@ UPDATE campaign_counts SET
     nodes_computed_hi = (SELECT COALESCE(SUM(COALESCE(r.nodes, 0) >> 32), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 1),
     nodes_computed_lo = (SELECT COALESCE(SUM(COALESCE(r.nodes, 0) & 4294967295), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 1);
 "#,
+    r#"
+-- 6: integrity against colluding sybils (see trust.rs): per-worker trust and check counts, the
+-- address blocks a worker came from, and per-workunit anchors (a public known answer, or the
+-- digest the coordinator computed itself).
+ALTER TABLE workers ADD COLUMN trusted INTEGER NOT NULL DEFAULT 0;        -- trust::TrustLevel
+ALTER TABLE workers ADD COLUMN checks_passed INTEGER NOT NULL DEFAULT 0;  -- secret checks passed
+ALTER TABLE workers ADD COLUMN checks_failed INTEGER NOT NULL DEFAULT 0;  -- wrong or implausible
+ALTER TABLE workers ADD COLUMN reg_block TEXT;                            -- address block at registration
+ALTER TABLE workers ADD COLUMN last_block TEXT;                           -- address block of the last fetch
+CREATE INDEX workers_last_block ON workers(last_block);
+ALTER TABLE workunits ADD COLUMN known_nodes INTEGER;                     -- public known answer
+ALTER TABLE workunits ADD COLUMN check_state INTEGER NOT NULL DEFAULT 0;  -- 0 none, 1 wanted, 2 done, 3 over budget
+ALTER TABLE workunits ADD COLUMN verified_digest BLOB;                    -- the coordinator's own result
+ALTER TABLE workunits ADD COLUMN trusted_only INTEGER NOT NULL DEFAULT 0; -- replicas only for trusted workers
+ALTER TABLE workunits ADD COLUMN reverify INTEGER NOT NULL DEFAULT 0;     -- reopened after a liar was caught
+CREATE INDEX workunits_checks ON workunits(id) WHERE check_state = 1;
+ALTER TABLE results ADD COLUMN checked INTEGER NOT NULL DEFAULT 0;        -- 0 no, 1 passed, 2 failed
+"#,
 ];
 
 /// A workunit as the assign query reads it: id, sp, fen, depth, kind, hash MiB.
@@ -691,7 +828,8 @@ fn exec<P: rusqlite::Params>(c: &Connection, sql: &str, params: P) -> rusqlite::
 
 fn replicas(tx: &Connection, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> {
     let mut st = tx.prepare_cached(
-        "SELECT id, worker_id, state, digest FROM results WHERE workunit_id = ?1",
+        "SELECT r.id, r.worker_id, r.state, r.digest, o.trusted FROM results r JOIN workers o ON o.id = r.worker_id
+         WHERE r.workunit_id = ?1",
     )?;
     let rows = st.query_map([u64_to_db(workunit_id)], |r| {
         Ok(ReplicaView {
@@ -699,46 +837,166 @@ fn replicas(tx: &Connection, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> 
             worker_id: db_to_u64(r.get(1)?),
             state: ReplicaState::from_db(r.get(2)?),
             digest: digest_from(r.get(3)?),
+            trusted: TrustLevel::from_db(r.get(4)?).is_trusted(),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Runs the transitioner on one workunit and writes its verdict (and the verdict on each
-/// returned result, with the workers' vote counts) in the same transaction.
-pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
-    let (state, quorum, max_results, canonical): (i64, i64, i64, Option<Vec<u8>>) = tx
+/// The integrity settings stored by [`Store::set_integrity`] (defaults where unset).
+pub(crate) fn integrity_in(tx: &Connection) -> StoreResult<Integrity> {
+    let mut st = tx.prepare_cached("SELECT key, value FROM settings")?;
+    let pairs: Vec<(String, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(Integrity::from_settings(
+        pairs.iter().map(|(k, v)| (k.as_str(), db_to_u64(*v))),
+    ))
+}
+
+/// Adds `by` to a counter in the settings table (the cost of checking, for the status page).
+fn bump_setting(tx: &Connection, key: &str, by: u64) -> StoreResult<()> {
+    exec(
+        tx,
+        "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = value + ?2",
+        params![key, u64_to_db(by)],
+    )?;
+    Ok(())
+}
+
+/// Grades the returned results of a workunit the coordinator checked against its own digest:
+/// a match is a passed secret check (trust grows), a mismatch a failed one (trust is lost at
+/// once; evidence for quarantine). Returns the workers that failed.
+fn grade_checks(tx: &Connection, workunit_id: u64, verified: &Digest) -> StoreResult<Vec<u64>> {
+    let integrity = integrity_in(tx)?;
+    let rows: Vec<(i64, i64, Option<Vec<u8>>)> = tx
         .prepare_cached(
-            "SELECT state, quorum, max_results, canonical_digest FROM workunits WHERE id = ?1",
+            "SELECT id, worker_id, digest FROM results WHERE workunit_id = ?1 AND state = 1 AND checked = 0",
+        )?
+        .query_map([u64_to_db(workunit_id)], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut failed = Vec::new();
+    for (id, worker, digest) in rows {
+        let good = digest_from(digest).is_some_and(|d| d == *verified);
+        exec(
+            tx,
+            "UPDATE results SET checked = ?2 WHERE id = ?1",
+            params![id, if good { 1 } else { 2 }],
+        )?;
+        if good {
+            let (level, passed): (i64, i64) = tx
+                .prepare_cached(
+                    "UPDATE workers SET checks_passed = checks_passed + 1 WHERE id = ?1 RETURNING trusted, checks_passed",
+                )?
+                .query_row([worker], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let level = TrustLevel::from_db(level);
+            let after = trust::after_passed_check(level, db_to_u64(passed), &integrity);
+            if after != level {
+                exec(
+                    tx,
+                    "UPDATE workers SET trusted = ?2 WHERE id = ?1",
+                    params![worker, after as i64],
+                )?;
+            }
+        } else {
+            fail_check(tx, db_to_u64(worker))?;
+            failed.push(db_to_u64(worker));
+        }
+    }
+    Ok(failed)
+}
+
+/// Records a failed check against a worker: its trust is gone at once.
+fn fail_check(tx: &Connection, worker_id: u64) -> StoreResult<()> {
+    exec(
+        tx,
+        "UPDATE workers SET checks_failed = checks_failed + 1, trusted = 0 WHERE id = ?1",
+        [u64_to_db(worker_id)],
+    )?;
+    Ok(())
+}
+
+/// Runs the transitioner on one workunit and writes its verdict (and the verdict on each
+/// returned result, with the workers' vote counts) in the same transaction. A perft workunit
+/// needs an anchored quorum ([`scheduler::transition_anchored`]); an unanchored or contested
+/// one asks for a coordinator check, and a checked one grades its results as checks.
+pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
+    type Row = (
+        i64,
+        i64,
+        i64,
+        Option<Vec<u8>>,
+        i64,
+        Option<i64>,
+        Option<Vec<u8>>,
+        i64,
+    );
+    let (state, quorum, max_results, canonical, kind, known, verified, check_state): Row = tx
+        .prepare_cached(
+            "SELECT state, quorum, max_results, canonical_digest, kind, known_nodes, verified_digest, check_state
+             FROM workunits WHERE id = ?1",
         )?
         .query_row([u64_to_db(workunit_id)], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
         })
         .optional()?
         .ok_or(StoreError::UnknownWorkunit(workunit_id))?;
+    let verified = digest_from(verified);
+    let mut evidence = Vec::new();
+    if let Some(v) = &verified {
+        evidence = grade_checks(tx, workunit_id, v)?;
+    }
     let reps = replicas(tx, workunit_id)?;
+    let want_check = |tx: &Connection| -> StoreResult<()> {
+        if check_state == 0 {
+            exec(
+                tx,
+                "UPDATE workunits SET check_state = 1 WHERE id = ?1",
+                [u64_to_db(workunit_id)],
+            )?;
+        }
+        Ok(())
+    };
     let canonical = match state {
         0 => {
             let policy = QuorumPolicy {
                 quorum: quorum as u32,
                 max_results: max_results as u32,
             };
-            match scheduler::transition(policy, &reps) {
-                Transition::Pending { needed } => {
+            let anchor = Anchor {
+                required: kind == KIND_PERFT,
+                verified,
+                known_total: known.is_some(),
+            };
+            match scheduler::transition_anchored(policy, &anchor, &reps) {
+                t @ (Transition::Pending { needed } | Transition::NeedsTrust { needed }) => {
+                    let trusted_only = matches!(t, Transition::NeedsTrust { .. });
                     exec(
                         tx,
-                        "UPDATE workunits SET needed = ?2 WHERE id = ?1",
-                        params![u64_to_db(workunit_id), needed],
+                        "UPDATE workunits SET needed = ?2, trusted_only = ?3 WHERE id = ?1",
+                        params![u64_to_db(workunit_id), needed, trusted_only],
                     )?;
-                    return Ok(());
+                    let digests: std::collections::BTreeSet<Digest> = reps
+                        .iter()
+                        .filter(|r| r.state == ReplicaState::Returned)
+                        .filter_map(|r| r.digest)
+                        .collect();
+                    // Contested or agreed without an anchor: the coordinator looks itself.
+                    if anchor.required && verified.is_none() && (trusted_only || digests.len() > 1)
+                    {
+                        want_check(tx)?;
+                    }
+                    return quarantine_all(tx, evidence, now_ms);
                 }
                 Transition::Failed => {
                     exec(
                         tx,
-                        "UPDATE workunits SET state = 2, needed = 0, completed_ms = ?2 WHERE id = ?1",
+                        "UPDATE workunits SET state = 2, needed = 0, trusted_only = 0, completed_ms = ?2 WHERE id = ?1",
                         params![u64_to_db(workunit_id), now_ms],
                     )?;
-                    return Ok(());
+                    return quarantine_all(tx, evidence, now_ms);
                 }
                 Transition::Valid { canonical } => {
                     let winner = reps
@@ -746,7 +1004,7 @@ pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> St
                         .find(|r| r.state == ReplicaState::Returned && r.digest == Some(canonical))
                         .ok_or_else(|| StoreError::Db("quorum without a result".into()))?;
                     exec(tx,
-                        "UPDATE workunits SET state = 1, needed = 0, completed_ms = ?2, canonical_result_id = ?3,
+                        "UPDATE workunits SET state = 1, needed = 0, trusted_only = 0, reverify = 0, completed_ms = ?2, canonical_result_id = ?3,
                          canonical_digest = ?4, nodes = (SELECT nodes FROM results WHERE id = ?3) WHERE id = ?1",
                         params![u64_to_db(workunit_id), now_ms, u64_to_db(winner.id), canonical.to_vec()],
                     )?;
@@ -756,10 +1014,10 @@ pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> St
         }
         1 => digest_from(canonical)
             .ok_or_else(|| StoreError::Db("valid workunit without digest".into()))?,
-        _ => return Ok(()),
+        _ => return quarantine_all(tx, evidence, now_ms),
     };
-    // Grade every returned result not graded yet (including late ones after validation).
-    let mut losers = Vec::new();
+    // Grade every returned result not graded yet (including late ones after validation). A
+    // lost vote is recorded (history, status page) but is no evidence against the worker.
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
         let Some(d) = r.digest else { continue };
         let good = scheduler::agrees(&canonical, &d);
@@ -775,13 +1033,15 @@ pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> St
                 &format!("UPDATE workers SET {col} = {col} + 1 WHERE id = ?1"),
                 [u64_to_db(r.worker_id)],
             )?;
-            if !good {
-                losers.push(r.worker_id);
-            }
         }
     }
     // After the grading, so the quarantine sees this workunit settled.
-    for w in losers {
+    quarantine_all(tx, evidence, now_ms)
+}
+
+/// Applies the quarantine rule to each worker that just failed a check.
+fn quarantine_all(tx: &Connection, workers: Vec<u64>, now_ms: i64) -> StoreResult<()> {
+    for w in workers {
         crate::quarantine::check(tx, w, now_ms)?;
     }
     Ok(())
@@ -866,15 +1126,38 @@ fn store_result_in(
             payload
         ],
     )?;
+    bump_setting(tx, "results_returned", 1)?;
+    pick_secret_check(tx, worker_id, wu)?;
     retransition(tx, wu, now_ms)
 }
 
-/// Closes an open lease of `worker_id` whose result was refused, with a strike.
+/// Picks the workunit for a secret check at the rate for the submitter's trust (untrusted
+/// workers are checked far more often). Only perft workunits without a public answer are
+/// picked: a public answer is checked on receipt anyway, and must not earn trust.
+fn pick_secret_check(tx: &Connection, worker_id: u64, workunit_id: u64) -> StoreResult<()> {
+    let level: i64 = tx
+        .prepare_cached("SELECT trusted FROM workers WHERE id = ?1")?
+        .query_row([u64_to_db(worker_id)], |r| r.get(0))?;
+    let integrity = integrity_in(tx)?;
+    let draw = rand::random::<u64>() % 1_000_000;
+    if trust::picks_check(TrustLevel::from_db(level), draw, &integrity) {
+        exec(
+            tx,
+            "UPDATE workunits SET check_state = 1 WHERE id = ?1 AND check_state = 0 AND kind = 0 AND known_nodes IS NULL",
+            [u64_to_db(workunit_id)],
+        )?;
+    }
+    Ok(())
+}
+
+/// Closes an open lease of `worker_id` whose result was refused, with a strike (or, for a
+/// failed check, with the evidence that quarantines it).
 fn refuse_in(
     tx: &Connection,
     worker_id: u64,
     lease_id: u64,
     reason: &str,
+    failed_check: bool,
     now_ms: i64,
 ) -> StoreResult<()> {
     let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
@@ -888,11 +1171,15 @@ fn refuse_in(
             reason
         ],
     )?;
-    exec(
-        tx,
-        "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
-        [u64_to_db(worker_id)],
-    )?;
+    if failed_check {
+        fail_check(tx, worker_id)?;
+    } else {
+        exec(
+            tx,
+            "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
+            [u64_to_db(worker_id)],
+        )?;
+    }
     retransition(tx, wu, now_ms)?;
     crate::quarantine::check(tx, worker_id, now_ms)
 }
@@ -907,11 +1194,39 @@ fn open_leases_in(conn: &Connection, worker_id: u64, now_ms: i64) -> StoreResult
     Ok(n as u64)
 }
 
+/// Up to `limit` open leases `worker_id` holds on workunits of the accepted kinds, as leases
+/// again (same ids and deadlines).
+fn own_open_leases(
+    tx: &Connection,
+    worker_id: u64,
+    codes: &str,
+    now_ms: i64,
+    limit: u64,
+) -> StoreResult<Vec<Lease>> {
+    // `codes` holds integers from accepted_codes only.
+    let mut st = tx.prepare_cached(&format!(
+        "SELECT r.id, w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, r.deadline_ms
+         FROM results r JOIN workunits w ON w.id = r.workunit_id
+         WHERE r.worker_id = ?1 AND r.state = 0 AND r.deadline_ms >= ?2 AND w.kind IN ({codes})
+         ORDER BY r.id LIMIT ?3"
+    ))?;
+    let rows = st.query_map(params![u64_to_db(worker_id), now_ms, limit as i64], |r| {
+        Ok(Lease {
+            lease_id: db_to_u64(r.get(0)?),
+            workunit_id: db_to_u64(r.get(1)?),
+            kind: kind_of(r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?),
+            deadline_ms: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// A lease with its workunit's kind.
 fn lease_in(conn: &Connection, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
     Ok(conn
         .prepare_cached(
-            "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib
+            "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib,
+                    r.issued_ms, w.known_nodes
              FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
         )?
         .query_row([u64_to_db(lease_id)], |r| {
@@ -922,6 +1237,8 @@ fn lease_in(conn: &Connection, lease_id: u64) -> StoreResult<Option<LeaseInfo>> 
                 state: ReplicaState::from_db(r.get(3)?),
                 deadline_ms: r.get(4)?,
                 kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
+                issued_ms: r.get(10)?,
+                known_nodes: r.get::<_, Option<i64>>(11)?.map(db_to_u64),
             })
         })
         .optional()?)
@@ -970,7 +1287,7 @@ impl Store for SqliteStore {
                 _ => c.quorum,
             };
             let mut st = tx.prepare_cached(
-                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, known_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?;
             let mut split_st = tx.prepare_cached(
                 "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, origin_sp, multiplicity, first_moves)
@@ -990,7 +1307,8 @@ impl Store for SqliteStore {
                     continue;
                 }
                 let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
-                st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib])?;
+                let known = if c.analysis.is_none() { crate::known::perft(sp, c.depth).map(u64_to_db) } else { None };
+                st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, known])?;
             }
             // The counters the triggers keep from now on start from the units just inserted.
             exec(tx,
@@ -1040,19 +1358,130 @@ impl Store for SqliteStore {
         Ok(st.query_map([], campaign_row)?.collect::<Result<_, _>>()?)
     }
 
-    fn register_worker(
+    fn register_worker_from(
         &self,
         name: &str,
         key_hash: &[u8],
         engine: &str,
+        block: Option<&str>,
         now_ms: i64,
     ) -> StoreResult<u64> {
         self.with_tx(|tx| {
             exec(tx,
-                "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms) VALUES (?1, ?2, ?3, ?4, ?4)",
-                params![name, key_hash, engine, now_ms],
+                "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms, reg_block, last_block) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5)",
+                params![name, key_hash, engine, now_ms, block],
             )?;
             Ok(db_to_u64(tx.last_insert_rowid()))
+        })
+    }
+
+    fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord> {
+        self.with_tx(|tx| {
+            let level = if trusted {
+                TrustLevel::Operator
+            } else {
+                TrustLevel::Untrusted
+            };
+            let changed = exec(
+                tx,
+                "UPDATE workers SET trusted = ?2 WHERE id = ?1",
+                params![u64_to_db(worker_id), level as i64],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::UnknownWorker(worker_id));
+            }
+            Ok(tx.query_row(
+                &format!("SELECT {WORKER_COLS} FROM workers WHERE id = ?1"),
+                [u64_to_db(worker_id)],
+                worker_row,
+            )?)
+        })
+    }
+
+    fn set_integrity(&self, integrity: &Integrity) -> StoreResult<()> {
+        self.with_tx(|tx| {
+            for (k, v) in integrity.to_settings() {
+                exec(
+                    tx,
+                    "INSERT OR REPLACE INTO settings (key, value) VALUES (?1, ?2)",
+                    params![k, u64_to_db(v)],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    fn checks_wanted(&self, limit: usize) -> StoreResult<Vec<CheckRequest>> {
+        let conn = self.lock()?;
+        let mut st = conn.prepare_cached(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib
+             FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1",
+        )?;
+        let rows = st.query_map([limit as i64], |r| {
+            Ok(CheckRequest {
+                workunit_id: db_to_u64(r.get(0)?),
+                kind: kind_of(r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn record_check(
+        &self,
+        workunit_id: u64,
+        outcome: &CheckOutcome,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        self.with_tx(|tx| {
+            match outcome {
+                CheckOutcome::Verified { digest, nodes } => {
+                    exec(
+                        tx,
+                        "UPDATE workunits SET check_state = 2, verified_digest = ?2 WHERE id = ?1",
+                        params![u64_to_db(workunit_id), digest.to_vec()],
+                    )?;
+                    bump_setting(tx, "checks_run", 1)?;
+                    bump_setting(tx, "check_nodes", *nodes)?;
+                }
+                CheckOutcome::OverBudget => {
+                    exec(
+                        tx,
+                        "UPDATE workunits SET check_state = 3 WHERE id = ?1",
+                        [u64_to_db(workunit_id)],
+                    )?;
+                    bump_setting(tx, "checks_over_budget", 1)?;
+                }
+            }
+            retransition(tx, workunit_id, now_ms)
+        })
+    }
+
+    fn check_cost(&self) -> StoreResult<CheckCost> {
+        let conn = self.lock()?;
+        let get = |key: &str| -> StoreResult<u64> {
+            Ok(conn
+                .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+                .query_row([key], |r| r.get::<_, i64>(0))
+                .optional()?
+                .map_or(0, db_to_u64))
+        };
+        let waiting: i64 = conn
+            .prepare_cached("SELECT COUNT(*) FROM workunits WHERE check_state = 1")?
+            .query_row([], |r| r.get(0))?;
+        let valid: i64 = conn
+            .prepare_cached("SELECT COALESCE(SUM(valid), 0) FROM campaign_counts")?
+            .query_row([], |r| r.get(0))?;
+        let returned = get("results_returned")?;
+        Ok(CheckCost {
+            checks_run: get("checks_run")?,
+            check_nodes: get("check_nodes")?,
+            checks_over_budget: get("checks_over_budget")?,
+            checks_waiting: db_to_u64(waiting),
+            replicas_per_valid_workunit: if valid > 0 {
+                returned as f64 / valid as f64
+            } else {
+                0.0
+            },
         })
     }
 
@@ -1067,7 +1496,7 @@ impl Store for SqliteStore {
             .optional()?)
     }
 
-    fn assign_batch(
+    fn assign_from(
         &self,
         worker_id: u64,
         accepts: &Capabilities,
@@ -1075,6 +1504,7 @@ impl Store for SqliteStore {
         lease_ms: i64,
         max_units: u32,
         lease_cap: u64,
+        block: Option<&str>,
     ) -> StoreResult<Vec<Lease>> {
         let codes = accepted_codes(accepts);
         if codes.is_empty() || max_units == 0 {
@@ -1082,33 +1512,76 @@ impl Store for SqliteStore {
         }
         self.with_tx(|tx| {
             expire(tx, now_ms)?;
-            exec(tx, "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1", params![u64_to_db(worker_id), now_ms])?;
-            let mut want = u64::from(max_units);
-            if lease_cap > 0 {
-                let open = open_leases_in(tx, worker_id, now_ms)?;
-                if open >= lease_cap {
-                    return Err(StoreError::LeaseLimit { worker: worker_id, open, cap: lease_cap });
-                }
-                want = want.min(lease_cap - open);
+            // Standing inside the transaction: a quarantine committed a moment ago is seen here,
+            // so no lease goes to a worker that is being quarantined.
+            let (banned, quarantined, level, passed, reg_block): (bool, bool, i64, i64, Option<String>) = tx
+                .prepare_cached(
+                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block FROM workers WHERE id = ?1",
+                )?
+                .query_row([u64_to_db(worker_id)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+                .optional()?
+                .ok_or(StoreError::UnknownWorker(worker_id))?;
+            if banned || quarantined {
+                return Err(StoreError::NotInGoodStanding { worker: worker_id, banned });
             }
-            // The NOT EXISTS mirrors scheduler::may_receive so the index does the filtering;
+            exec(tx, "UPDATE workers SET last_seen_ms = ?2, last_block = COALESCE(?3, last_block) WHERE id = ?1",
+                params![u64_to_db(worker_id), now_ms, block])?;
+            let integrity = integrity_in(tx)?;
+            let level = TrustLevel::from_db(level);
+            let mut want = u64::from(max_units);
+            // The worker's own open leases first: it asks again, so it lost them (a crash).
+            let mut leases = own_open_leases(tx, worker_id, &codes, now_ms, want)?;
+            want -= leases.len() as u64;
+            let cap = trust::lease_cap(level, db_to_u64(passed), lease_cap, &integrity);
+            let open = open_leases_in(tx, worker_id, now_ms)?;
+            if cap > 0 {
+                if open >= cap && leases.is_empty() {
+                    return Err(StoreError::LeaseLimit { worker: worker_id, open, cap });
+                }
+                want = want.min(cap.saturating_sub(open));
+            }
+            if let Some(b) = block.filter(|_| integrity.block_lease_cap > 0) {
+                let in_block: i64 = tx
+                    .prepare_cached(
+                        "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
+                         WHERE o.last_block = ?1 AND r.state = 0 AND r.deadline_ms >= ?2",
+                    )?
+                    .query_row(params![b, now_ms], |r| r.get(0))?;
+                want = want.min(integrity.block_lease_cap.saturating_sub(db_to_u64(in_block)));
+            }
+            if want == 0 {
+                return Ok(leases);
+            }
+            // The NOT EXISTS mirror scheduler::may_receive so the index does the filtering;
             // may_receive is checked again below on the loaded replicas. Each workunit appears
-            // once, so a batch never holds two replicas of one workunit.
+            // once, so a batch never holds two replicas of one workunit. Replicas reserved for
+            // trusted workers are skipped by untrusted ones; with address-block separation on,
+            // so are workunits a worker of either of this worker's blocks holds or answered.
             // `codes` holds integers from accepted_codes only, so formatting it in is safe.
+            let (b1, b2) = if integrity.separate_address_blocks {
+                let now = block.map(str::to_string);
+                (reg_block.clone().or(now.clone()), now.or(reg_block))
+            } else {
+                (None, None)
+            };
             let found: Vec<WorkunitRow> = tx
                 .prepare_cached(
                     &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
-                     WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND NOT EXISTS (
+                     WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
+                     AND NOT EXISTS (
                         SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
+                     AND (?4 IS NULL OR NOT EXISTS (
+                        SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
+                        WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
+                          AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5))))
                      ORDER BY w.id LIMIT ?2"),
                 )?
                 .query_map(
-                    params![u64_to_db(worker_id), want as i64],
+                    params![u64_to_db(worker_id), want as i64, level.is_trusted(), b1, b2],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
                 )?
                 .collect::<Result<_, _>>()?;
             let deadline = scheduler::lease_deadline(now_ms, lease_ms);
-            let mut leases = Vec::with_capacity(found.len());
             for (wu, sp, fen, depth, kind, hash_mib) in found {
                 if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {
                     return Err(StoreError::Db("scheduler and query disagree".into()));
@@ -1159,9 +1632,11 @@ impl Store for SqliteStore {
                         lease_id,
                         submission,
                     } => store_result_in(tx, worker_id, *lease_id, submission, now_ms),
-                    Settlement::Refuse { lease_id, reason } => {
-                        refuse_in(tx, worker_id, *lease_id, reason, now_ms)
-                    }
+                    Settlement::Refuse {
+                        lease_id,
+                        reason,
+                        failed_check,
+                    } => refuse_in(tx, worker_id, *lease_id, reason, *failed_check, now_ms),
                 };
                 match outcome {
                     // Refusals are per settlement; a database failure aborts the transaction,
@@ -1276,14 +1751,24 @@ impl Store for SqliteStore {
         )?;
         let mut st = conn.prepare(&format!(
             "SELECT {WORKER_COLS} FROM workers
-             WHERE lost_votes + refused > 0 OR banned != 0 OR quarantined_ms IS NOT NULL
-             ORDER BY banned DESC, quarantined_ms IS NOT NULL DESC, lost_votes + refused DESC, id LIMIT 20"
+             WHERE lost_votes + refused + checks_failed > 0 OR banned != 0 OR quarantined_ms IS NOT NULL
+             ORDER BY banned DESC, quarantined_ms IS NOT NULL DESC, checks_failed + refused DESC, lost_votes DESC, id LIMIT 20"
         ))?;
         let marked = st.query_map([], worker_row)?.collect::<Result<_, _>>()?;
+        let trusted: i64 =
+            conn.query_row("SELECT COUNT(*) FROM workers WHERE trusted != 0", [], |r| {
+                r.get(0)
+            })?;
+        let mut st = conn.prepare(&format!(
+            "SELECT {WORKER_COLS} FROM workers ORDER BY id LIMIT 200"
+        ))?;
+        let list = st.query_map([], worker_row)?.collect::<Result<_, _>>()?;
         Ok(WorkerSummary {
             registered: registered as u64,
             active_last_hour: active as u64,
             marked,
+            trusted: trusted as u64,
+            list,
         })
     }
 
@@ -1291,7 +1776,8 @@ impl Store for SqliteStore {
         let conn = self.lock()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
-            "SELECT w.id, w.sp, w.fen, w.depth, w.nodes, w.state, w.canonical_digest,
+            "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
+                    CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
                     (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1)
              FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.id",
         )?;
@@ -1312,6 +1798,8 @@ impl Store for SqliteStore {
                     status: match state {
                         0 => "open",
                         1 => "valid",
+                        // Reopened because a worker that helped validate it was caught lying.
+                        3 => "reverifying",
                         _ => "failed",
                     }
                     .into(),
@@ -1472,6 +1960,7 @@ impl Store for SqliteStore {
 mod tests {
     use super::*;
     use c960_common::wire::PerftResult;
+    use std::collections::BTreeSet;
 
     const ALL: Capabilities = Capabilities {
         perft: true,
@@ -1507,9 +1996,10 @@ mod tests {
             .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
             .collect();
         let l0 = s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap();
-        assert!(
-            s.assign(w[0], &ALL, 1, 1000).unwrap().is_none(),
-            "second replica to the same worker"
+        assert_eq!(
+            s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap(),
+            l0,
+            "fetching again hands back the open lease, never a second replica"
         );
         let l1 = s.assign(w[1], &ALL, 1, 1000).unwrap().unwrap();
         assert!(
@@ -1704,7 +2194,15 @@ mod tests {
             .unwrap()
             .execute_batch(
                 "DROP TRIGGER workunit_counts; DROP TRIGGER result_issued; DROP TRIGGER result_counts;
-                 DROP TABLE campaign_counts; PRAGMA user_version = 4;",
+                 DROP TABLE campaign_counts;
+                 DROP INDEX workers_last_block; DROP INDEX workunits_checks;
+                 ALTER TABLE workers DROP COLUMN trusted; ALTER TABLE workers DROP COLUMN checks_passed;
+                 ALTER TABLE workers DROP COLUMN checks_failed; ALTER TABLE workers DROP COLUMN reg_block;
+                 ALTER TABLE workers DROP COLUMN last_block; ALTER TABLE workunits DROP COLUMN known_nodes;
+                 ALTER TABLE workunits DROP COLUMN check_state; ALTER TABLE workunits DROP COLUMN verified_digest;
+                 ALTER TABLE workunits DROP COLUMN trusted_only; ALTER TABLE workunits DROP COLUMN reverify;
+                 ALTER TABLE results DROP COLUMN checked;
+                 PRAGMA user_version = 4;",
             )
             .unwrap();
         let before = recount(&s);
@@ -1719,19 +2217,182 @@ mod tests {
         s.create_campaign(&NewCampaign::new(2, 1, None, (0..10).collect()).unwrap(), 0)
             .unwrap();
         let w = s.register_worker("w", b"h", "e", 0).unwrap();
+        s.set_trust(w, true).unwrap();
         let first = s.assign_batch(w, &ALL, 1, 1000, 8, 5).unwrap();
         assert_eq!(first.len(), 5, "capped at 5 open leases");
         let ids: std::collections::BTreeSet<u64> = first.iter().map(|l| l.workunit_id).collect();
         assert_eq!(ids.len(), 5, "distinct workunits");
+        // Fetching again at the cap hands back the open leases (a crashed worker recovers
+        // them), never more.
+        assert_eq!(s.assign_batch(w, &ALL, 2, 1000, 8, 5).unwrap(), first);
+        s.submit(w, first[0].lease_id, &sub(400, 1), 3).unwrap();
+        let again = s.assign_batch(w, &ALL, 4, 1000, 8, 5).unwrap();
+        assert_eq!(again.len(), 5);
+        assert_eq!(again[..4], first[1..]);
+        assert!(!ids.contains(&again[4].workunit_id));
+        // Only kinds the worker accepts come back; with none open of those, the cap refuses.
+        let analysis_only = Capabilities {
+            perft: false,
+            builtin_analysis: true,
+            uci_analysis: false,
+        };
         assert!(matches!(
-            s.assign_batch(w, &ALL, 2, 1000, 8, 5),
+            s.assign_batch(w, &analysis_only, 5, 1000, 8, 5),
             Err(StoreError::LeaseLimit {
                 open: 5,
                 cap: 5,
                 ..
             })
         ));
-        s.submit(w, first[0].lease_id, &sub(400, 1), 3).unwrap();
-        assert_eq!(s.assign_batch(w, &ALL, 4, 1000, 8, 5).unwrap().len(), 1);
+    }
+
+    /// Depth 9 has no public answer, so only trust or a check can anchor a value.
+    fn unknown_campaign(s: &SqliteStore, positions: Vec<u16>) -> Campaign {
+        s.create_campaign(&NewCampaign::new(9, 2, None, positions).unwrap(), 0)
+            .unwrap()
+    }
+
+    #[test]
+    fn unanchored_agreement_waits_for_a_trusted_worker_or_a_check() {
+        let (_d, s) = store();
+        s.set_integrity(&Integrity {
+            check_rate_untrusted_ppm: 0,
+            check_rate_trusted_ppm: 0,
+            ..Integrity::default()
+        })
+        .unwrap();
+        let c = unknown_campaign(&s, vec![0, 1]);
+        let [a, b, u, t] =
+            ["a", "b", "u", "t"].map(|n| s.register_worker(n, b"h", "e", 0).unwrap());
+        s.set_trust(t, true).unwrap();
+        // Two untrusted workers agree on workunit 1: not valid, reserved for trusted workers,
+        // and queued for the coordinator's check.
+        let la = s.assign(a, &ALL, 1, 1000).unwrap().unwrap();
+        let lb = s.assign(b, &ALL, 1, 1000).unwrap().unwrap();
+        assert_eq!(la.workunit_id, lb.workunit_id);
+        s.submit(a, la.lease_id, &sub(7, 7), 2).unwrap();
+        s.submit(b, lb.lease_id, &sub(7, 7), 2).unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(rows[0].status, "open");
+        assert_eq!(s.checks_wanted(10).unwrap()[0].workunit_id, la.workunit_id);
+        let lu = s.assign(u, &ALL, 3, 1000).unwrap().unwrap();
+        assert_ne!(lu.workunit_id, la.workunit_id, "untrusted U skips it");
+        // A trusted worker that agrees anchors it.
+        let lt = s.assign(t, &ALL, 3, 1000).unwrap().unwrap();
+        assert_eq!(lt.workunit_id, la.workunit_id);
+        s.submit(t, lt.lease_id, &sub(7, 7), 4).unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("valid", Some(7)));
+        // Workunit 2: the coordinator's check anchors an untrusted agreement, and the check is
+        // graded: both pass.
+        let lb2 = s.assign(b, &ALL, 5, 1000).unwrap().unwrap();
+        s.submit(u, lu.lease_id, &sub(9, 9), 5).unwrap();
+        s.submit(b, lb2.lease_id, &sub(9, 9), 5).unwrap();
+        s.record_check(
+            lu.workunit_id,
+            &CheckOutcome::Verified {
+                digest: [9; 32],
+                nodes: 9,
+            },
+            6,
+        )
+        .unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(rows[1].status, "valid");
+        assert_eq!(s.worker(u).unwrap().unwrap().checks_passed, 1);
+        let cost = s.check_cost().unwrap();
+        // Workunit 1's check still waits: valid through T, it is still evidence about A and B.
+        assert_eq!(
+            (cost.checks_run, cost.check_nodes, cost.checks_waiting),
+            (1, 9, 1)
+        );
+        assert!((cost.replicas_per_valid_workunit - 2.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn trust_is_earned_by_checks_and_lost_with_the_standing_on_a_failed_one() {
+        let (_d, s) = store();
+        s.set_max_strikes(3).unwrap();
+        s.set_integrity(&Integrity {
+            trust_after_checks: 2,
+            check_rate_untrusted_ppm: 0,
+            check_rate_trusted_ppm: 0,
+            ..Integrity::default()
+        })
+        .unwrap();
+        let c = unknown_campaign(&s, vec![0, 1, 2]);
+        let w = s.register_worker("w", b"h", "e", 0).unwrap();
+        let v = s.register_worker("v", b"h", "e", 0).unwrap();
+        let ls = s.assign_batch(w, &ALL, 1, 1000, 3, 0).unwrap();
+        assert_eq!(ls.len(), 3);
+        for (i, l) in ls.iter().enumerate() {
+            s.submit(w, l.lease_id, &sub(i as u64, i as u8), 2).unwrap();
+        }
+        let check = |wu: u64, d: u8| {
+            s.record_check(
+                wu,
+                &CheckOutcome::Verified {
+                    digest: [d; 32],
+                    nodes: 1,
+                },
+                3,
+            )
+            .unwrap()
+        };
+        check(ls[0].workunit_id, 0);
+        assert_eq!(s.worker(w).unwrap().unwrap().trust, "untrusted");
+        check(ls[1].workunit_id, 1);
+        let rec = s.worker(w).unwrap().unwrap();
+        assert_eq!((rec.trust.as_str(), rec.checks_passed), ("earned", 2));
+        // Trusted now, until it fails a check: trust and standing go at once.
+        check(ls[2].workunit_id, 99);
+        let rec = s.worker(w).unwrap().unwrap();
+        assert_eq!(
+            (rec.trust.as_str(), rec.checks_failed, rec.quarantined),
+            ("untrusted", 1, true)
+        );
+        assert!(matches!(
+            s.assign(w, &ALL, 4, 1000),
+            Err(StoreError::NotInGoodStanding { banned: false, .. })
+        ));
+        // With quorum 2 nothing was valid on W's results alone; V still works.
+        assert!(s.assign(v, &ALL, 5, 1000).unwrap().is_some());
+        let (_, rows) = s.table(c.id).unwrap();
+        assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+    }
+
+    #[test]
+    fn untrusted_lease_cap_block_separation_and_block_cap() {
+        let (_d, s) = store();
+        s.set_integrity(&Integrity {
+            block_lease_cap: 6,
+            ..Integrity::default()
+        })
+        .unwrap();
+        unknown_campaign(&s, (0..20).collect());
+        let reg = |n: &str, b: &str| s.register_worker_from(n, b"h", "e", Some(b), 0).unwrap();
+        let [a1, a2, a3] = ["a1", "a2", "a3"].map(|n| reg(n, "10.0.0.0/24"));
+        let b1 = reg("b1", "10.0.1.0/24");
+        let fetch = |w: u64, block: &str| {
+            s.assign_from(w, &ALL, 1, 1000, 16, 64, Some(block))
+                .unwrap()
+        };
+        let la1 = fetch(a1, "10.0.0.0/24");
+        assert_eq!(la1.len(), 4, "an untrusted worker holds 4 leases");
+        let la2 = fetch(a2, "10.0.0.0/24");
+        assert_eq!(la2.len(), 2, "the block holds 6 at most");
+        let ids1: BTreeSet<u64> = la1.iter().map(|l| l.workunit_id).collect();
+        assert!(
+            la2.iter().all(|l| !ids1.contains(&l.workunit_id)),
+            "no two workers of one block on one workunit"
+        );
+        assert!(fetch(a3, "10.0.0.0/24").is_empty());
+        // Another block gets the replicas the first block holds.
+        let lb = fetch(b1, "10.0.1.0/24");
+        assert_eq!(lb.len(), 4);
+        assert!(lb.iter().all(|l| ids1.contains(&l.workunit_id)));
+        // Moving to another address does not escape the block it registered from.
+        let la3 = fetch(a3, "10.0.9.0/24");
+        assert!(la3.iter().all(|l| !ids1.contains(&l.workunit_id)));
     }
 }

@@ -42,6 +42,15 @@ pub fn find_quorum(quorum: u32, votes: &[Vote]) -> Option<Digest> {
         .map(|(d, _)| d)
 }
 
+/// Every digest on which at least `quorum` distinct workers agree, in digest order.
+pub fn quorum_groups(quorum: u32, votes: &[Vote]) -> Vec<Digest> {
+    tally(votes)
+        .into_iter()
+        .filter(|(_, w)| w.len() as u32 >= quorum.max(1))
+        .map(|(d, _)| d)
+        .collect()
+}
+
 /// The size of the largest group of distinct workers that agree on one digest.
 pub fn best_agreement(votes: &[Vote]) -> u32 {
     tally(votes)

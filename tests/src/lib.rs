@@ -11,6 +11,7 @@ use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::http::{self, AppState, Config, Limits};
 use c960_coordinator::limits::Rate;
 use c960_coordinator::store::{Campaign, SqliteStore, Store};
+use c960_coordinator::trust::Integrity;
 
 /// Paths of the `c960-coordinator` and `c960-worker` binaries, built once per test process.
 ///
@@ -105,6 +106,8 @@ pub struct TestServer {
     pub store: Arc<SqliteStore>,
     /// Keeps the directory alive.
     pub dir: tempfile::TempDir,
+    /// The coordinator's checker thread (stops when the server is dropped).
+    pub checker: c960_coordinator::checker::Checker,
 }
 
 impl TestServer {
@@ -116,10 +119,16 @@ impl TestServer {
         let store = Arc::new(SqliteStore::open(&dir.path().join("c960.db")).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
+        let checker = c960_coordinator::checker::spawn(store.clone(), config.checks);
         let app = http::app(AppState::new(store.clone(), config))
             .into_make_service_with_connect_info::<std::net::SocketAddr>();
         tokio::spawn(async move { axum::serve(listener, app).await });
-        TestServer { url, store, dir }
+        TestServer {
+            url,
+            store,
+            dir,
+            checker,
+        }
     }
 
     /// Adds a perft campaign.
@@ -185,7 +194,9 @@ impl TestServer {
 }
 
 /// A configuration with short retries and open enrolment, for tests. The default rate limits
-/// stay on except per address (every test client is 127.0.0.1).
+/// stay on except per address and registrations per address block (every test client is
+/// 127.0.0.1), and so do the integrity rules except address-block separation and the untrusted
+/// lease cap (the adversary suite turns those on where it tests them).
 pub fn quick_config() -> Config {
     Config {
         lease: Duration::from_secs(3600),
@@ -195,7 +206,13 @@ pub fn quick_config() -> Config {
         limits: Limits {
             per_address: Rate::UNLIMITED,
             per_worker: Rate::new(50.0, 100.0),
+            registrations_per_block: Rate::UNLIMITED,
             ..Limits::default()
+        },
+        integrity: Integrity {
+            separate_address_blocks: false,
+            untrusted_lease_cap: 0,
+            ..Integrity::default()
         },
         ..Config::default()
     }

@@ -156,14 +156,28 @@ async fn bad_batch_sizes_and_the_lease_cap_are_coded() {
     .unwrap();
     assert_eq!(post("submit-batch", empty).await, (400, "bad_field".into()));
 
-    // The cap holds within a batch, and a full worker is told lease_limit with Retry-After.
+    // The cap holds within a batch; a full worker that fetches again gets its own open leases
+    // back (as after a crash), never more; asking for work it holds none of, it is told
+    // lease_limit with Retry-After.
     let caps = Capabilities::builtin();
     let FetchBatchResponse::Assigned(got) = client.fetch_batch(&auth, &caps, 8).await.unwrap()
     else {
         panic!("no work")
     };
     assert_eq!(got.len(), 3);
-    let err = client.fetch_batch(&auth, &caps, 8).await.unwrap_err();
+    let FetchBatchResponse::Assigned(again) = client.fetch_batch(&auth, &caps, 8).await.unwrap()
+    else {
+        panic!("no work")
+    };
+    assert_eq!(again, got);
+    let analysis_only = Capabilities {
+        perft: false,
+        ..caps
+    };
+    let err = client
+        .fetch_batch(&auth, &analysis_only, 8)
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Some("lease_limit"));
     assert!(err.retry_after().is_some());
     assert_eq!(server.store.open_leases(auth.worker_id, 0).unwrap(), 3);

@@ -1,6 +1,7 @@
-//! A lying worker: wrong counts (with a matching digest) lose the vote, a digest that does not
-//! match its payload is refused; neither enters the table, the workunits complete correctly, and
-//! the worker is marked and then quarantined.
+//! Lying workers on start positions whose answer is public: wrong counts (with a matching
+//! digest) fail the known-answer check on receipt, which is evidence and quarantines the liar at
+//! once; a digest that does not match its payload is refused (a strike). Neither enters the
+//! table, and the workunits complete correctly.
 
 use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
@@ -33,7 +34,8 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
     else {
         panic!("no work")
     };
-    // Lie 1: wrong but self-consistent counts, honest digest of the lie. Accepted for voting.
+    // Lie 1: wrong but self-consistent counts, honest digest of the lie: the known answer
+    // catches it on receipt.
     let mut lie = honest(&a1);
     lie.divide[0].1 += 1;
     lie.nodes += 1;
@@ -46,17 +48,19 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
         elapsed_ms: 1,
         engine: engine(),
     };
-    liar.submit(&auth, &req).await.unwrap();
+    let err = liar.submit(&auth, &req).await.unwrap_err();
+    assert_eq!(err.code(), Some("check_failed"));
 
-    // Lie 2: true counts with a digest that does not match them. Refused.
-    let FetchResponse::Assigned(a2) = liar.fetch(&auth, &Capabilities::builtin()).await.unwrap()
+    // Lie 2, by another worker: true counts with a digest that does not match them. Refused.
+    let sloppy = Client::new(&server.url).unwrap();
+    let sloppy_auth = sloppy.register("sloppy", 1, 0).await.unwrap();
+    let FetchResponse::Assigned(a2) = sloppy
+        .fetch(&sloppy_auth, &Capabilities::builtin())
+        .await
+        .unwrap()
     else {
         panic!("no work")
     };
-    assert_ne!(
-        a2.workunit_id, a1.workunit_id,
-        "two replicas of one workunit to one worker"
-    );
     let truth = honest(&a2);
     let req2 = SubmitRequest {
         lease_id: a2.lease_id,
@@ -65,7 +69,7 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
         result: truth.into(),
         ..req.clone()
     };
-    let err = liar.submit(&auth, &req2).await.unwrap_err();
+    let err = sloppy.submit(&sloppy_auth, &req2).await.unwrap_err();
     assert_eq!(err.code(), Some("digest_mismatch"));
 
     // Two honest workers finish the campaign.
@@ -83,7 +87,7 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
     }
     let r1 = server.store.results(a1.workunit_id).unwrap();
     let lie_row = r1.iter().find(|r| r.id == a1.lease_id).unwrap();
-    assert_eq!(lie_row.outcome, "invalid");
+    assert_eq!(lie_row.state, "error");
     assert_eq!(r1.iter().filter(|r| r.outcome == "valid").count(), 2);
     let r2 = server.store.results(a2.workunit_id).unwrap();
     assert_eq!(
@@ -91,14 +95,18 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
         "error"
     );
 
+    // The failed check is evidence: the liar is quarantined at once. The digest mismatch is a
+    // strike (threshold 2), not yet a quarantine.
     let w = server.store.worker(auth.worker_id).unwrap().unwrap();
-    assert_eq!((w.lost_votes, w.refused, w.valid), (1, 1, 0));
+    assert_eq!((w.checks_failed, w.refused, w.valid), (1, 0, 0));
+    assert!(w.quarantined);
     let err = liar
         .fetch(&auth, &Capabilities::builtin())
         .await
         .unwrap_err();
     assert_eq!(err.code(), Some("worker_quarantined"));
-    assert!(w.quarantined);
+    let s = server.store.worker(sloppy_auth.worker_id).unwrap().unwrap();
+    assert_eq!((s.refused, s.quarantined), (1, false));
 
     // The status page shows the marked worker.
     let text = reqwest::get(format!("{}/api/v1/status", server.url))

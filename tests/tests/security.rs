@@ -10,8 +10,8 @@ use std::time::Duration;
 use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
-    Assignment, Capabilities, FetchRequest, FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION,
-    PerftResult, SubmitRequest, WorkerAuth,
+    Assignment, Capabilities, FetchBatchResponse, FetchRequest, FetchResponse, MAX_BODY_BYTES,
+    PROTOCOL_VERSION, PerftResult, SubmitRequest, WorkerAuth,
 };
 use c960_coordinator::auth::{Enrolment, sha256};
 use c960_coordinator::http::{Config, Limits};
@@ -210,12 +210,20 @@ async fn open_lease_cap_is_429() {
         ..quick_config()
     })
     .await;
-    assigned(&client, &auth).await;
-    assigned(&client, &auth).await;
-    let err = client
-        .fetch(&auth, &Capabilities::builtin())
-        .await
-        .unwrap_err();
+    let caps = Capabilities::builtin();
+    let FetchBatchResponse::Assigned(got) = client.fetch_batch(&auth, &caps, 8).await.unwrap()
+    else {
+        panic!("no work")
+    };
+    assert_eq!(got.len(), 2, "capped at 2");
+    // Fetching again hands the same two back (a crashed worker recovers them), never more.
+    let again = assigned(&client, &auth).await;
+    assert_eq!(again, got[0]);
+    let analysis_only = Capabilities {
+        perft: false,
+        ..caps
+    };
+    let err = client.fetch(&auth, &analysis_only).await.unwrap_err();
     assert_eq!(err.code(), Some("lease_limit"));
     assert!(err.retry_after().is_some());
     assert_eq!(server.store.open_leases(auth.worker_id, 0).unwrap(), 2);
@@ -452,8 +460,9 @@ async fn quarantined_worker_is_403() {
     );
 }
 
-/// S agrees with honest H on two workunits, then lies on a third and is caught (max strikes 1):
-/// it is quarantined, and the two workunits it helped validate are validated again without it.
+/// S agrees with honest H on two workunits, then lies on a third and is caught by its known
+/// answer: it is quarantined, and the two workunits it helped validate are validated again
+/// without it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quarantine_reverifies_what_the_liar_validated() {
     let (server, client, sneaky) = setup(Config {
@@ -483,7 +492,15 @@ async fn quarantine_reverifies_what_the_liar_validated() {
     let mut lie = honest(&a);
     lie.divide[0].1 += 1;
     lie.nodes += 1;
-    client.submit(&sneaky, &submission(&a, lie)).await.unwrap();
+    // The total is public (depth 2 of a start position): caught on receipt, evidence.
+    assert_eq!(
+        client
+            .submit(&sneaky, &submission(&a, lie))
+            .await
+            .unwrap_err()
+            .code(),
+        Some("check_failed")
+    );
 
     // Honest runners finish everything, including the re-verification.
     server.finish_with_honest_workers(c.id, 2).await;

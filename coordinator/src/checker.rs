@@ -1,0 +1,182 @@
+//! The coordinator's own checks: it computes workunits itself, within a node budget, on one
+//! background thread (never on the async threads, never inside a store transaction). The store
+//! asks for a check when a workunit is contested (digests disagree), when a quorum agrees on a
+//! value nothing anchors, and at random for a share of results (secret checks, far more often
+//! for untrusted workers). The checked workunits are real workunits of the campaign, so a worker
+//! cannot tell them from the others.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use c960_common::digest::result_digest;
+use c960_common::perft::{PerftEngine, PerftOptions};
+use c960_common::wire::{PositionSpec, WorkResult, WorkUnitKind};
+use c960_common::{Position, StartPosition};
+
+use crate::http::now_ms;
+use crate::store::{CheckOutcome, CheckRequest, Store};
+
+/// The operator's budget for checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckBudget {
+    /// The largest workunit (estimated perft nodes) the coordinator computes itself; larger
+    /// ones are left to trusted workers. 0 turns checking off.
+    pub max_nodes: u64,
+    /// Hash table of the checker's perft engine, MiB.
+    pub hash_mib: usize,
+}
+
+impl Default for CheckBudget {
+    fn default() -> Self {
+        CheckBudget {
+            max_nodes: 500_000_000,
+            hash_mib: 64,
+        }
+    }
+}
+
+/// A running checker thread; dropping it stops the thread after its current check.
+pub struct Checker {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Checker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The checker's Zobrist seed: not the workers' default, so a hash collision in a worker's table
+/// and one in the checker's are independent.
+const CHECK_SEED: u64 = 0x6339_3630_6368_6b31;
+
+/// Estimated perft nodes of `pos` at `depth`: perft at up to depth 3, extrapolated with the
+/// last branching factor, with a margin. Cheap (at most a few ten thousand nodes).
+pub fn estimate(pos: &Position, depth: u32) -> u128 {
+    let k = depth.min(3);
+    let counts: Vec<u64> = (0..=k).map(|d| c960_common::perft(pos, d)).collect();
+    let last = counts[k as usize];
+    if depth == k || last == 0 {
+        return u128::from(last);
+    }
+    let prev = counts[k as usize - 1].max(1);
+    let branching = (last as f64 / prev as f64).max(1.0);
+    let est = last as f64 * branching.powi((depth - k) as i32) * 2.0;
+    if est >= u128::MAX as f64 {
+        u128::MAX
+    } else {
+        est as u128
+    }
+}
+
+fn position(kind: &WorkUnitKind) -> Option<(Position, u32)> {
+    let WorkUnitKind::Perft { position, depth } = kind else {
+        return None;
+    };
+    let pos = match position {
+        PositionSpec::StartPosition(n) => StartPosition::new(u32::from(*n)).ok()?.position(),
+        PositionSpec::Fen(fen) => Position::from_fen(fen).ok()?,
+    };
+    Some((pos, *depth))
+}
+
+/// Decides one check: computes the workunit if it fits the budget.
+pub fn run_check(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget) -> CheckOutcome {
+    let Some((pos, depth)) = position(&req.kind) else {
+        return CheckOutcome::OverBudget;
+    };
+    if budget.max_nodes == 0 || estimate(&pos, depth) > u128::from(budget.max_nodes) {
+        return CheckOutcome::OverBudget;
+    }
+    let cancel = AtomicBool::new(false);
+    match c960_worker::compute::compute_with(engine, &req.kind, &cancel, |_, _, _| {}) {
+        Ok(r) => {
+            let nodes = r.nodes;
+            CheckOutcome::Verified {
+                digest: result_digest(req.workunit_id, &req.kind, &WorkResult::Perft(r)),
+                nodes,
+            }
+        }
+        Err(_) => CheckOutcome::OverBudget,
+    }
+}
+
+/// Starts the checker thread over `store`.
+pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget) -> Checker {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let spawned = std::thread::Builder::new()
+        .name("c960-checker".into())
+        .spawn(move || {
+            let engine = PerftEngine::new(PerftOptions {
+                threads: 1,
+                hash_mib: budget.hash_mib,
+                seed: CHECK_SEED,
+            });
+            while !flag.load(Ordering::Relaxed) {
+                let wanted = match store.checks_wanted(16) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        tracing::error!("checker: {e}");
+                        Vec::new()
+                    }
+                };
+                if wanted.is_empty() {
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+                for req in wanted {
+                    if flag.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let outcome = run_check(&engine, &req, &budget);
+                    if let Err(e) = store.record_check(req.workunit_id, &outcome, now_ms()) {
+                        tracing::error!(workunit = req.workunit_id, "checker: {e}");
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the checker thread: {e}");
+    }
+    Checker { stop }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates_are_generous_and_checks_respect_the_budget() {
+        let pos = StartPosition::new(518).unwrap().position();
+        assert_eq!(estimate(&pos, 2), 400);
+        let est = estimate(&pos, 5);
+        assert!((4_865_609..4_865_609 * 10).contains(&est), "{est}");
+        let engine = PerftEngine::new(PerftOptions::default());
+        let req = CheckRequest {
+            workunit_id: 7,
+            kind: WorkUnitKind::Perft {
+                position: PositionSpec::StartPosition(518),
+                depth: 3,
+            },
+        };
+        let small = CheckBudget {
+            max_nodes: 1000,
+            hash_mib: 0,
+        };
+        assert_eq!(run_check(&engine, &req, &small), CheckOutcome::OverBudget);
+        let CheckOutcome::Verified { nodes, digest } =
+            run_check(&engine, &req, &CheckBudget::default())
+        else {
+            panic!("not checked")
+        };
+        assert_eq!(nodes, 8902);
+        let truth = c960_worker::compute::compute(&req.kind, &AtomicBool::new(false), |_, _, _| {})
+            .unwrap();
+        assert_eq!(
+            digest,
+            result_digest(7, &req.kind, &WorkResult::Perft(truth))
+        );
+    }
+}

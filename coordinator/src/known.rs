@@ -1,0 +1,60 @@
+//! Public known answers the coordinator embeds: perft of every start position at depths 1–6
+//! (the reference table), 7 (all 960, `data/perft_d7_all960.csv`) and 8 (start positions 0–9).
+//! A start-position workunit whose answer is known is checked against it on receipt. Anyone can
+//! look these up, so answering them right earns no trust (see [`crate::trust`]); it only catches
+//! a lie.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// (start position, depth) → perft.
+fn table() -> &'static BTreeMap<(u16, u32), u64> {
+    static TABLE: OnceLock<BTreeMap<(u16, u32), u64>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = BTreeMap::new();
+        for (sp, counts) in crate::assembly::reference_table() {
+            for (i, n) in counts.iter().enumerate() {
+                t.insert((sp, i as u32 + 1), *n);
+            }
+        }
+        for (depth, text) in [
+            (7, include_str!("../../data/perft_d7_all960.csv")),
+            (8, include_str!("../../data/perft_d8_sp0-9.csv")),
+        ] {
+            for line in text.lines().skip(1) {
+                let f: Vec<&str> = line.split(',').collect();
+                if let (Some(Ok(sp)), Some(Ok(n))) = (
+                    f.first().map(|s| s.parse::<u16>()),
+                    f.last().map(|s| s.parse::<u64>()),
+                ) {
+                    t.insert((sp, depth), n);
+                }
+            }
+        }
+        t
+    })
+}
+
+/// The published perft of start position `sp` at `depth`, if c960 ships it.
+pub fn perft(sp: u16, depth: u32) -> Option<u64> {
+    if depth == 0 {
+        return Some(1);
+    }
+    table().get(&(sp, depth)).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_answers() {
+        assert_eq!(perft(518, 1), Some(20));
+        assert_eq!(perft(518, 6), Some(119_060_324));
+        assert_eq!(perft(0, 7), Some(3_249_555_919));
+        assert_eq!(perft(0, 8), Some(85_793_216_142));
+        assert_eq!(perft(10, 8), None);
+        assert_eq!(perft(0, 9), None);
+        assert_eq!(table().keys().filter(|k| k.1 == 7).count(), 960);
+    }
+}

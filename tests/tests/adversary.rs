@@ -1,0 +1,686 @@
+//! The adversary suite: a real coordinator on 127.0.0.1, real honest workers (the in-process
+//! `c960-worker` runner) and scripted malicious clients registered as separate workers through
+//! the real HTTP API. Liars collude (they all return the same wrong, self-consistent result with
+//! a correctly computed digest), answer at once or with a delay, lie on a fraction of units,
+//! only on units whose answer is not public, or only once trusted; sybils register many
+//! identities from one address block and try to hoard leases.
+//!
+//! Every scenario asserts the integrity targets: no wrong value in the table, no honest worker
+//! quarantined. The quick scenarios run in the default test run; `full_figures_at_10_30_50_
+//! percent_liars` (ignored, release mode, `.ci/run` runs it) prints the figures recorded in
+//! `docs/security-results.md`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use c960_common::codec;
+use c960_common::digest::result_digest;
+use c960_common::wire::{
+    Assignment, BatchedOutcome, BatchedResult, CONTENT_TYPE, Capabilities, FetchBatchRequest,
+    FetchBatchResponse, PROTOCOL_VERSION, PerftResult, PositionSpec, RegisterRequest,
+    RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, WorkResult, WorkUnitKind,
+    WorkerAuth,
+};
+use c960_common::{Position, StartPosition};
+use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::checker::CheckBudget;
+use c960_coordinator::http::{self, Config};
+use c960_coordinator::limits::Rate;
+use c960_coordinator::store::Store;
+use c960_coordinator::trust::Integrity;
+use c960_tests::{TestServer, quick_config};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// How a scripted liar behaves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Strategy {
+    /// Lies on every workunit at once, without computing anything (a fake, self-consistent
+    /// divide that all liars agree on).
+    Instant,
+    /// Lies on this share of workunits (chosen by workunit id, so all liars lie on the same
+    /// ones), honest on the rest.
+    Fraction(f64),
+    /// Honest on start positions (public answers), lies on split sub-positions.
+    PrivateOnly,
+    /// Honest until it has returned this many results, then lies on everything.
+    BehaveThenLie(u64),
+    /// Lies on everything, but waits this long before answering, to look plausible.
+    Delayed(Duration),
+}
+
+/// A worker client that may bind its own source address (127.0.X.Y: a different address
+/// block per X), speaking the wire protocol directly.
+#[derive(Clone)]
+struct RawClient {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl RawClient {
+    fn new(url: &str, from: Option<IpAddr>) -> RawClient {
+        c960_worker::client::install_crypto_provider();
+        RawClient {
+            http: reqwest::Client::builder()
+                .local_address(from)
+                .timeout(Duration::from_secs(30))
+                .build()
+                .unwrap(),
+            url: url.to_string(),
+        }
+    }
+
+    /// POSTs a bincode request; `Err((status, code))` for a refusal.
+    async fn call<Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        req: &Req,
+    ) -> Result<Resp, (u16, String)> {
+        let mut post = self
+            .http
+            .post(format!("{}/api/v1/{path}", self.url))
+            .header("content-type", CONTENT_TYPE)
+            .body(codec::encode(req).unwrap());
+        if let Some(t) = token {
+            post = post.bearer_auth(t);
+        }
+        let resp = post.send().await.map_err(|e| (0, e.to_string()))?;
+        let status = resp.status().as_u16();
+        let bytes = resp.bytes().await.map_err(|e| (status, e.to_string()))?;
+        if status != 200 {
+            let code = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| v["code"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            return Err((status, code));
+        }
+        Ok(codec::decode(&bytes).unwrap())
+    }
+
+    async fn register(&self, name: &str) -> Result<WorkerAuth, (u16, String)> {
+        let req = RegisterRequest {
+            protocol: PROTOCOL_VERSION,
+            name: name.into(),
+            engine: c960_worker::client::engine(),
+            threads: 1,
+            hash_mib: 0,
+            enrol_secret: None,
+        };
+        let r: RegisterResponse = self.call("register", None, &req).await?;
+        Ok(r.auth)
+    }
+
+    async fn fetch(&self, auth: &WorkerAuth, max: u32) -> Result<Vec<Assignment>, (u16, String)> {
+        let req = FetchBatchRequest {
+            protocol: PROTOCOL_VERSION,
+            capabilities: Capabilities::builtin(),
+            max_units: max,
+        };
+        match self.call("fetch-batch", Some(&auth.token), &req).await? {
+            FetchBatchResponse::Assigned(a) => Ok(a),
+            FetchBatchResponse::NoWork { .. } => Ok(Vec::new()),
+        }
+    }
+
+    async fn submit(
+        &self,
+        auth: &WorkerAuth,
+        results: Vec<BatchedResult>,
+    ) -> Result<Vec<BatchedOutcome>, (u16, String)> {
+        let req = SubmitBatchRequest {
+            protocol: PROTOCOL_VERSION,
+            engine: c960_worker::client::engine(),
+            results,
+        };
+        let r: SubmitBatchResponse = self.call("submit-batch", Some(&auth.token), &req).await?;
+        Ok(r.outcomes)
+    }
+}
+
+fn root(kind: &WorkUnitKind) -> (Position, u32) {
+    let WorkUnitKind::Perft { position, depth } = kind else {
+        panic!("perft only")
+    };
+    let pos = match position {
+        PositionSpec::StartPosition(n) => StartPosition::new(u32::from(*n)).unwrap().position(),
+        PositionSpec::Fen(f) => Position::from_fen(f).unwrap(),
+    };
+    (pos, *depth)
+}
+
+fn truth(kind: &WorkUnitKind) -> PerftResult {
+    c960_worker::compute::compute(kind, &AtomicBool::new(false), |_, _, _| {}).unwrap()
+}
+
+/// The colluders' lie: every root move counted 1,000 times. Deterministic, so all liars agree,
+/// self-consistent (the divide sums to the total), and free to produce.
+fn fake(kind: &WorkUnitKind) -> PerftResult {
+    fake_scaled(kind, 1000)
+}
+
+/// [`fake`] with `per_move` nodes per root move.
+fn fake_scaled(kind: &WorkUnitKind, per_move: u64) -> PerftResult {
+    let (pos, _) = root(kind);
+    let divide: Vec<(String, u64)> = pos
+        .legal_moves()
+        .as_slice()
+        .iter()
+        .map(|m| (m.to_string(), per_move))
+        .collect();
+    PerftResult {
+        nodes: divide.iter().map(|d| d.1).sum(),
+        divide,
+    }
+}
+
+/// The truth plus one on the first root move: a lie that looks like an honest count.
+fn off_by_one(kind: &WorkUnitKind) -> PerftResult {
+    let mut r = truth(kind);
+    if let Some(first) = r.divide.first_mut() {
+        first.1 += 1;
+        r.nodes += 1;
+    }
+    r
+}
+
+fn batched(a: &Assignment, r: PerftResult) -> BatchedResult {
+    let result = WorkResult::Perft(r);
+    BatchedResult {
+        lease_id: a.lease_id,
+        workunit_id: a.workunit_id,
+        digest: result_digest(a.workunit_id, &a.kind, &result),
+        result,
+        elapsed_ms: 1,
+    }
+}
+
+/// What one scripted liar did.
+#[derive(Default)]
+struct LiarLog {
+    lies: AtomicU64,
+    honest: AtomicU64,
+}
+
+/// Runs a scripted liar until `stop` or until it is shut out (quarantined).
+async fn liar(
+    client: RawClient,
+    auth: WorkerAuth,
+    strategy: Strategy,
+    stop: Arc<AtomicBool>,
+    log: Arc<LiarLog>,
+) {
+    let mut returned = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let got = match client.fetch(&auth, 8).await {
+            Ok(g) => g,
+            Err((403, _)) => return,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        if got.is_empty() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        }
+        let mut results = Vec::new();
+        for a in &got {
+            let split = matches!(
+                &a.kind,
+                WorkUnitKind::Perft {
+                    position: PositionSpec::Fen(_),
+                    ..
+                }
+            );
+            let lie = match strategy {
+                Strategy::Instant | Strategy::Delayed(_) => Some(fake(&a.kind)),
+                Strategy::Fraction(p) => ((a.workunit_id.wrapping_mul(2_654_435_761) % 1000)
+                    < (p * 1000.0) as u64)
+                    .then(|| off_by_one(&a.kind)),
+                Strategy::PrivateOnly => split.then(|| off_by_one(&a.kind)),
+                Strategy::BehaveThenLie(n) => (returned >= n).then(|| off_by_one(&a.kind)),
+            };
+            let r = match lie {
+                Some(l) => {
+                    log.lies.fetch_add(1, Ordering::Relaxed);
+                    l
+                }
+                None => {
+                    log.honest.fetch_add(1, Ordering::Relaxed);
+                    truth(&a.kind)
+                }
+            };
+            results.push(batched(a, r));
+            returned += 1;
+        }
+        if let Strategy::Delayed(d) = strategy {
+            tokio::time::sleep(d).await;
+        }
+        if let Err((403, _)) = client.submit(&auth, results).await {
+            return;
+        }
+    }
+}
+
+/// One scenario: a split campaign (plus, optionally, a start-position campaign with public
+/// answers), honest runners and liars.
+struct Scenario {
+    name: &'static str,
+    honest: usize,
+    liars: Vec<Strategy>,
+    /// (depth, split ply, positions) of each campaign.
+    campaigns: Vec<(u32, u32, &'static str)>,
+    integrity: Integrity,
+    limit: Duration,
+}
+
+/// What came out of a scenario.
+#[derive(Debug)]
+struct Figures {
+    name: &'static str,
+    workers: usize,
+    liars: usize,
+    units: u64,
+    wrong_values: u64,
+    honest_quarantined: u64,
+    liars_quarantined: u64,
+    lies_told: u64,
+    replicas_per_valid: f64,
+    checks_run: u64,
+    check_nodes: u64,
+    secs: f64,
+    complete: bool,
+}
+
+fn config(integrity: Integrity) -> Config {
+    Config {
+        integrity,
+        checks: CheckBudget {
+            max_nodes: 50_000_000,
+            hash_mib: 16,
+        },
+        ..quick_config()
+    }
+}
+
+/// The integrity settings of the scenarios: the defaults, except address-block separation
+/// (everything is 127.0.0.1 here; `sybils_from_one_block_…` tests it on its own).
+fn scenario_integrity() -> Integrity {
+    Integrity {
+        separate_address_blocks: false,
+        ..Integrity::default()
+    }
+}
+
+async fn run(s: Scenario) -> Figures {
+    let server = TestServer::start(config(s.integrity)).await;
+    let mut campaigns = Vec::new();
+    for (depth, ply, positions) in &s.campaigns {
+        let spec = NewCampaign::new(*depth, 2, None, parse_positions(positions).unwrap())
+            .unwrap()
+            .split_by(&ply.to_string())
+            .unwrap();
+        campaigns.push(server.store.create_campaign(&spec, http::now_ms()).unwrap());
+    }
+    let began = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut honest_tasks = Vec::new();
+    // Liars register first and answer at once: the worst case for the honest workers.
+    let mut liar_ids = BTreeSet::new();
+    let mut liar_tasks = Vec::new();
+    let logs: Vec<Arc<LiarLog>> = s.liars.iter().map(|_| Arc::default()).collect();
+    for (i, strategy) in s.liars.iter().enumerate() {
+        let client = RawClient::new(&server.url, None);
+        let auth = client.register(&format!("liar-{i}")).await.unwrap();
+        liar_ids.insert(auth.worker_id);
+        liar_tasks.push(tokio::spawn(liar(
+            client,
+            auth,
+            *strategy,
+            stop.clone(),
+            logs[i].clone(),
+        )));
+    }
+    for i in 0..s.honest {
+        let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
+        cfg.name = format!("honest-{i}");
+        cfg.progress = false;
+        cfg.backoff_base = Duration::from_millis(50);
+        cfg.backoff_cap = Duration::from_millis(500);
+        cfg.hash_mib = 16;
+        honest_tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
+    }
+    let total: u64 = campaigns.iter().map(|c| progress(&server, c.id).0).sum();
+    let until = Instant::now() + s.limit;
+    let mut complete = false;
+    let mut settled_since: Option<Instant> = None;
+    while Instant::now() < until {
+        let valid: u64 = campaigns.iter().map(|c| progress(&server, c.id).1).sum();
+        let waiting = server.store.check_cost().unwrap().checks_waiting;
+        // Complete, and stays complete with no check waiting for a moment (a late check may
+        // catch a liar and reopen what it validated).
+        if valid == total && waiting == 0 {
+            let since = *settled_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > Duration::from_millis(500) {
+                complete = true;
+                break;
+            }
+        } else {
+            settled_since = None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let secs = began.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    tx.send(true).unwrap();
+    for t in honest_tasks {
+        let _ = t.await;
+    }
+    for t in liar_tasks {
+        let _ = t.await;
+    }
+
+    // Every valid value against the truth, computed here.
+    let mut wrong = 0;
+    let mut truths: BTreeMap<String, u64> = BTreeMap::new();
+    for c in &campaigns {
+        let (_, rows) = server.store.table(c.id).unwrap();
+        for r in rows.iter().filter(|r| r.status == "valid") {
+            let kind = match r.sp {
+                Some(sp) => WorkUnitKind::Perft {
+                    position: PositionSpec::StartPosition(sp),
+                    depth: r.depth,
+                },
+                None => WorkUnitKind::Perft {
+                    position: PositionSpec::Fen(r.fen.clone()),
+                    depth: r.depth,
+                },
+            };
+            let key = format!("{}/{}", r.fen, r.depth);
+            let t = *truths
+                .entry(key)
+                .or_insert_with(|| c960_common::perft(&root(&kind).0, r.depth));
+            if r.nodes != Some(t) {
+                wrong += 1;
+            }
+        }
+    }
+    let workers = server.store.worker_summary(http::now_ms()).unwrap();
+    let quarantined = |liar: bool| {
+        workers
+            .list
+            .iter()
+            .filter(|w| w.quarantined && liar_ids.contains(&w.id) == liar)
+            .count() as u64
+    };
+    let cost = server.store.check_cost().unwrap();
+    Figures {
+        name: s.name,
+        workers: s.honest + s.liars.len(),
+        liars: s.liars.len(),
+        units: total,
+        wrong_values: wrong,
+        honest_quarantined: quarantined(false),
+        liars_quarantined: quarantined(true),
+        lies_told: logs.iter().map(|l| l.lies.load(Ordering::Relaxed)).sum(),
+        replicas_per_valid: cost.replicas_per_valid_workunit,
+        checks_run: cost.checks_run,
+        check_nodes: cost.check_nodes,
+        secs,
+        complete,
+    }
+}
+
+/// (total, valid) of a campaign.
+fn progress(server: &TestServer, id: u64) -> (u64, u64) {
+    let p = server
+        .store
+        .progress()
+        .unwrap()
+        .into_iter()
+        .find(|p| p.campaign.id == id)
+        .unwrap();
+    (p.total, p.valid)
+}
+
+fn assert_targets(f: &Figures) {
+    eprintln!("{f:?}");
+    assert_eq!(f.wrong_values, 0, "wrong values accepted: {f:?}");
+    assert_eq!(f.honest_quarantined, 0, "honest workers quarantined: {f:?}");
+    assert!(f.complete, "campaign not complete: {f:?}");
+}
+
+/// 2 colluding instant liars among 5 workers (40 %), nobody trusted at the start: the liars pair
+/// up, but their agreement is unanchored; contested and secret checks catch them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colluding_instant_liars_never_enter_the_table() {
+    let f = run(Scenario {
+        name: "instant",
+        honest: 3,
+        liars: vec![Strategy::Instant; 2],
+        campaigns: vec![(4, 2, "518")],
+        integrity: scenario_integrity(),
+        limit: Duration::from_secs(60),
+    })
+    .await;
+    assert_targets(&f);
+    assert_eq!(f.liars_quarantined, 2, "{f:?}");
+}
+
+/// Liars that lie only where no answer is public (split sub-positions; honest on the start
+/// positions of a second campaign), on a fraction of units, and only once they have a record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_fractional_and_patient_liars_never_enter_the_table() {
+    let f = run(Scenario {
+        name: "mixed",
+        honest: 3,
+        liars: vec![
+            Strategy::PrivateOnly,
+            Strategy::Fraction(0.3),
+            Strategy::BehaveThenLie(12),
+        ],
+        campaigns: vec![(4, 2, "0"), (3, 0, "0-19")],
+        integrity: scenario_integrity(),
+        limit: Duration::from_secs(60),
+    })
+    .await;
+    assert_targets(&f);
+}
+
+/// An instant answer to a large workunit is refused as implausible (evidence: quarantine); a
+/// liar that waits to look plausible gets through that check, and the coordinator's own check
+/// catches it instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn implausibly_fast_and_delayed_liars() {
+    let server = TestServer::start(config(Integrity {
+        max_nodes_per_sec: 100_000_000,
+        check_rate_untrusted_ppm: 1_000_000,
+        ..scenario_integrity()
+    }))
+    .await;
+    // Sub-positions at depth 4 (about 200,000 nodes each); the lies claim a million nodes per
+    // root move, which at 10^8 nodes/s takes a while.
+    let spec = NewCampaign::new(6, 2, None, vec![518])
+        .unwrap()
+        .split_by("2")
+        .unwrap();
+    let c = server.store.create_campaign(&spec, http::now_ms()).unwrap();
+    let client = RawClient::new(&server.url, None);
+    let fast = client.register("fast").await.unwrap();
+    let a = client.fetch(&fast, 1).await.unwrap().remove(0);
+    let out = client
+        .submit(&fast, vec![batched(&a, fake_scaled(&a.kind, 1_000_000))])
+        .await;
+    match out.unwrap().remove(0) {
+        BatchedOutcome::Refused(e) => assert_eq!(e.code, "implausible_speed"),
+        other => panic!("accepted: {other:?}"),
+    }
+    let w = server.store.worker(fast.worker_id).unwrap().unwrap();
+    assert!(w.quarantined && w.checks_failed == 1, "{w:?}");
+    assert_eq!(client.fetch(&fast, 1).await.unwrap_err().0, 403);
+
+    let slow = client.register("slow").await.unwrap();
+    let a = client.fetch(&slow, 1).await.unwrap().remove(0);
+    let lie = fake_scaled(&a.kind, 1_000_000);
+    // At 10^8 nodes/s the lie needs lie.nodes / 10^5 ms.
+    tokio::time::sleep(Duration::from_millis(lie.nodes / 100_000 + 50)).await;
+    let out = client.submit(&slow, vec![batched(&a, lie)]).await.unwrap();
+    assert!(matches!(out[0], BatchedOutcome::Accepted), "{out:?}");
+    // Every untrusted result is checked here: the checker finds the lie.
+    let until = Instant::now() + Duration::from_secs(30);
+    while !server
+        .store
+        .worker(slow.worker_id)
+        .unwrap()
+        .unwrap()
+        .quarantined
+    {
+        assert!(
+            Instant::now() < until,
+            "the check never caught the delayed liar"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, rows) = server.store.table(c.id).unwrap();
+    assert!(rows.iter().all(|r| r.status != "valid"));
+}
+
+/// Sybils: 12 identities from one address block. Registrations beyond the burst are refused
+/// (429); the block's open leases are capped; no two of them ever hold or answer replicas of one
+/// workunit, so even all of them colluding never form a quorum; an honest worker from another
+/// block still gets work; a quarantined sybil gets no lease from inside the assign transaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sybils_from_one_block_never_pair_and_cannot_hoard() {
+    let mut cfg = config(Integrity {
+        block_lease_cap: 20,
+        ..Integrity::default()
+    });
+    cfg.limits.registrations_per_block = Rate::new(1.0 / 3600.0, 10.0);
+    let server = TestServer::start(cfg).await;
+    let spec = NewCampaign::new(3, 2, None, (0..100).collect()).unwrap();
+    server.store.create_campaign(&spec, http::now_ms()).unwrap();
+    let mut sybils = Vec::new();
+    let mut refused = 0;
+    for i in 0..12 {
+        // Distinct addresses inside one /24 change nothing.
+        let ip: IpAddr = format!("127.0.0.{}", 1 + i).parse().unwrap();
+        let client = RawClient::new(&server.url, Some(ip));
+        match client.register(&format!("sybil-{i}")).await {
+            Ok(a) => sybils.push((client, a)),
+            Err((429, code)) => {
+                assert_eq!(code, "rate_limited");
+                refused += 1;
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!((sybils.len(), refused), (10, 2));
+    // Every sybil fetches as much as it can.
+    let mut held = Vec::new();
+    for (client, auth) in &sybils {
+        held.extend(client.fetch(auth, 64).await.unwrap());
+    }
+    assert!(held.len() <= 20, "the block holds {} leases", held.len());
+    let units: BTreeSet<u64> = held.iter().map(|a| a.workunit_id).collect();
+    assert_eq!(units.len(), held.len(), "two sybils on one workunit");
+    // They all answer the same lie; nothing pairs, nothing is valid.
+    for (client, auth) in &sybils {
+        let mine: Vec<BatchedResult> = held
+            .iter()
+            .filter(|a| {
+                server.store.lease(a.lease_id).unwrap().unwrap().worker_id == auth.worker_id
+            })
+            .map(|a| batched(a, fake(&a.kind)))
+            .collect();
+        if !mine.is_empty() {
+            let _ = client.submit(auth, mine).await.unwrap();
+        }
+    }
+    // An honest worker from another block gets work at once.
+    let honest = RawClient::new(&server.url, Some("127.0.1.1".parse().unwrap()));
+    let h = honest.register("honest").await.unwrap();
+    let got = honest.fetch(&h, 8).await.unwrap();
+    assert!(!got.is_empty());
+    let liars: BTreeSet<u64> = held
+        .iter()
+        .map(|a| server.store.lease(a.lease_id).unwrap().unwrap().worker_id)
+        .collect();
+    assert_eq!(liars.len(), 5, "4 leases each until the block's 20");
+    for (_, auth) in &sybils {
+        let w = server.store.worker(auth.worker_id).unwrap().unwrap();
+        assert_eq!(
+            w.quarantined,
+            liars.contains(&auth.worker_id),
+            "a known-answer lie is evidence: {w:?}"
+        );
+    }
+    for (client, auth) in sybils.iter().filter(|(_, a)| liars.contains(&a.worker_id)) {
+        assert_eq!(client.fetch(auth, 8).await.unwrap_err().0, 403);
+    }
+    let p = &server.store.progress().unwrap()[0];
+    assert_eq!(p.valid, 0);
+}
+
+/// The figures of `docs/security-results.md`: 10 %, 30 % and 50 % colluding liars of mixed
+/// strategies against honest runners, nobody trusted at the start. Release mode, minutes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "figures: run in release with --ignored --nocapture (.ci/run does)"]
+async fn full_figures_at_10_30_50_percent_liars() {
+    let mix = |n: usize| -> Vec<Strategy> {
+        let kinds = [
+            Strategy::Instant,
+            Strategy::PrivateOnly,
+            Strategy::Fraction(0.3),
+            Strategy::BehaveThenLie(20),
+            Strategy::Delayed(Duration::from_millis(300)),
+        ];
+        (0..n).map(|i| kinds[i % kinds.len()]).collect()
+    };
+    let mut all = Vec::new();
+    for (name, honest, liars) in [("10 %", 9, 1), ("30 %", 7, 3), ("50 %", 5, 5)] {
+        let f = run(Scenario {
+            name,
+            honest,
+            liars: mix(liars),
+            campaigns: vec![(6, 2, "0-1"), (5, 0, "0-99")],
+            integrity: scenario_integrity(),
+            limit: Duration::from_secs(240),
+        })
+        .await;
+        eprintln!("{f:?}");
+        all.push(f);
+    }
+    println!(
+        "| liars / workers | workunits | lies told | wrong values accepted | honest quarantined | liars quarantined | replicas per valid workunit | coordinator checks (nodes) | time | complete |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for f in &all {
+        println!(
+            "| {} ({} / {}) | {} | {} | {} | {} | {} | {:.2} | {} ({:.2e}) | {:.1} s | {} |",
+            f.name,
+            f.liars,
+            f.workers,
+            f.units,
+            f.lies_told,
+            f.wrong_values,
+            f.honest_quarantined,
+            f.liars_quarantined,
+            f.replicas_per_valid,
+            f.checks_run,
+            f.check_nodes as f64,
+            f.secs,
+            f.complete
+        );
+    }
+    for f in &all {
+        assert_eq!(f.wrong_values, 0, "{f:?}");
+    }
+    for f in all.iter().take(2) {
+        assert_targets(f);
+    }
+}
