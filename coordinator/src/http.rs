@@ -20,9 +20,10 @@ use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, CONTENT_TYPE,
-    ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
-    FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
-    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkerAuth,
+    EngineInfo, ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse,
+    FetchRequest, FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest,
+    RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse,
+    WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -334,17 +335,17 @@ async fn register(
     State(st): State<AppState>,
     Wire(req): Wire<RegisterRequest>,
 ) -> Result<Response, ApiError> {
-    if req.name.len() > 100 || req.engine.name.len() > 100 || req.engine.version.len() > 100 {
+    if req.name.len() > MAX_LABEL_BYTES {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "bad_field",
-            "name or engine longer than 100 bytes",
+            format!("name longer than {MAX_LABEL_BYTES} bytes"),
         ));
     }
+    let engine = engine_label(&req.engine)?;
     st.config.enrolment.admit(req.enrol_secret.as_deref())?;
     let secret = auth::new_secret();
     let hash = auth::sha256(&secret);
-    let engine = format!("{} {}", req.engine.name, req.engine.version);
     let id = blocking(move || {
         Ok(st
             .store
@@ -357,6 +358,22 @@ async fn register(
             token: auth::format_token(id, &secret),
         },
     })
+}
+
+/// Longest worker name, engine name and engine version accepted, in bytes: they are stored with
+/// the worker and with every result.
+pub const MAX_LABEL_BYTES: usize = 100;
+
+/// The engine as stored (`name version`), or 400 `bad_field` if either part is too long.
+fn engine_label(e: &EngineInfo) -> Result<String, ApiError> {
+    if e.name.len() > MAX_LABEL_BYTES || e.version.len() > MAX_LABEL_BYTES {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!("engine name or version longer than {MAX_LABEL_BYTES} bytes"),
+        ));
+    }
+    Ok(format!("{} {}", e.name, e.version))
 }
 
 /// Leases up to `max_units` replicas for `w`, the open-lease cap checked in the same transaction.
@@ -551,12 +568,12 @@ async fn submit(
     Wire(req): Wire<SubmitRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
+    let engine = engine_label(&req.engine)?;
     let store = st.store.clone();
     blocking(move || {
         if !store.workunit_exists(req.workunit_id)? {
             return Err(StoreError::UnknownWorkunit(req.workunit_id).into());
         }
-        let engine = format!("{} {}", req.engine.name, req.engine.version);
         let result = BatchedResult {
             lease_id: req.lease_id,
             workunit_id: req.workunit_id,
@@ -588,8 +605,8 @@ async fn submit_batch(
             ),
         ));
     }
+    let engine = engine_label(&req.engine)?;
     let store = st.store.clone();
-    let engine = format!("{} {}", req.engine.name, req.engine.version);
     let outcomes = blocking(move || settle_results(&*store, w.id, req.results, &engine)).await?;
     wire_response(&SubmitBatchResponse {
         outcomes: outcomes
