@@ -1,15 +1,139 @@
 //! Hardening of issue 12 ("also found on the same run"), one test each, against a real server on
-//! 127.0.0.1 with a real SQLite file: engine labels bounded on submission.
+//! 127.0.0.1 with a real SQLite file: connections capped per address and timed out (slowloris),
+//! engine labels bounded on submission.
 
 use c960_common::codec;
 use c960_common::wire::{
     Capabilities, EngineInfo, FetchResponse, PROTOCOL_VERSION, SubmitBatchRequest,
 };
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use c960_coordinator::conn::ConnLimits;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, honest_result, honest_submission, quick_config, raw_post};
 use c960_worker::client::Client;
 
 const OCTET: &str = "application/octet-stream";
+
+fn addr_of(server: &TestServer) -> SocketAddr {
+    server.url.trim_start_matches("http://").parse().unwrap()
+}
+
+/// A TCP connection to the server from `local` (any 127.x.y.z is this machine).
+async fn connect_from(local: [u8; 4], to: SocketAddr) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(SocketAddr::new(IpAddr::from(local), 0))
+        .unwrap();
+    socket.connect(to).await.unwrap()
+}
+
+/// Whether the server closes this connection within `limit` (EOF or reset), reading only.
+async fn closed_within(mut s: tokio::net::TcpStream, limit: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 64];
+    loop {
+        match tokio::time::timeout(limit, s.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn idle_connections_are_capped_per_address_and_timed_out() {
+    let limits = ConnLimits {
+        per_address: 16,
+        total: 64,
+        header_timeout: Duration::from_secs(3),
+        idle_timeout: Duration::from_secs(3),
+    };
+    let server = TestServer::start_with(quick_config(), limits).await;
+    let addr = addr_of(&server);
+    // 200 connections from one address that never send a byte.
+    let mut idle = Vec::new();
+    for _ in 0..200 {
+        idle.push(connect_from([127, 0, 0, 1], addr).await);
+    }
+    // Another client still gets its answer while they are open.
+    let other = reqwest::Client::builder()
+        .local_address(IpAddr::from([127, 0, 0, 2]))
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let status = other
+        .get(format!("{}/api/v1/status", server.url))
+        .send()
+        .await
+        .expect("status answers beside 200 idle connections");
+    assert_eq!(status.status().as_u16(), 200);
+    // Beyond the per-address cap the server closed them at once; the 16 it admitted stay open
+    // until the idle timeout.
+    let mut checks = tokio::task::JoinSet::new();
+    for s in idle {
+        checks.spawn(closed_within(s, Duration::from_millis(1500)));
+    }
+    let (mut closed, mut open) = (0, Vec::new());
+    while let Some(r) = checks.join_next().await {
+        if r.unwrap() {
+            closed += 1;
+        } else {
+            open.push(());
+        }
+    }
+    assert_eq!((closed, open.len()), (184, 16));
+    // Admitted but silent connections are closed after the idle timeout.
+    let held: Vec<_> = {
+        let mut v = Vec::new();
+        for _ in 0..4 {
+            v.push(connect_from([127, 0, 0, 4], addr).await);
+        }
+        v
+    };
+    let started = Instant::now();
+    for s in held {
+        assert!(closed_within(s, Duration::from_secs(10)).await);
+    }
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "closed too early"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_sending_headers_slowly_is_closed() {
+    use tokio::io::AsyncWriteExt;
+    let limits = ConnLimits {
+        header_timeout: Duration::from_secs(2),
+        idle_timeout: Duration::from_secs(30),
+        ..ConnLimits::default()
+    };
+    let server = TestServer::start_with(quick_config(), limits).await;
+    let mut s = connect_from([127, 0, 0, 3], addr_of(&server)).await;
+    // One header byte every 100 ms keeps the connection busy, so only the header timeout can
+    // close it; the whole head would take 30 s.
+    let head = format!(
+        "GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Slow: {}\r\n\r\n",
+        "a".repeat(300)
+    );
+    let started = Instant::now();
+    let mut refused = false;
+    for b in head.as_bytes() {
+        if s.write_all(&[*b]).await.is_err() {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if started.elapsed() > Duration::from_secs(15) {
+            break;
+        }
+    }
+    // Either a write failed (the server closed) or the server answers 408 and closes.
+    let closed = refused || closed_within(s, Duration::from_secs(1)).await;
+    assert!(closed, "the slow connection was not closed");
+}
 
 #[tokio::test]
 async fn long_engine_labels_are_refused_on_submit_and_submit_batch() {
