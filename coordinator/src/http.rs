@@ -48,6 +48,8 @@ pub struct Limits {
     pub max_open_leases: u64,
     /// Longest time a request may take before it is answered with 503 `timeout`.
     pub request_timeout: Duration,
+    /// Failed admin authentications per client address (429 `rate_limited` beyond).
+    pub admin_failures: Rate,
 }
 
 impl Default for Limits {
@@ -57,6 +59,7 @@ impl Default for Limits {
             per_worker: Rate::new(5.0, 20.0),
             max_open_leases: 64,
             request_timeout: Duration::from_secs(30),
+            admin_failures: limits::ADMIN_FAILURES,
         }
     }
 }
@@ -109,10 +112,10 @@ impl AppState {
         if let Err(e) = store.set_max_strikes(config.max_strikes) {
             tracing::error!("cannot set the quarantine threshold: {e}");
         }
-        let limiter = Arc::new(Limiter::new(
-            config.limits.per_address,
-            config.limits.per_worker,
-        ));
+        let limiter = Arc::new(
+            Limiter::new(config.limits.per_address, config.limits.per_worker)
+                .with_admin_failures(config.limits.admin_failures),
+        );
         AppState {
             store,
             config,

@@ -350,6 +350,7 @@ fn main() -> ExitCode {
                     per_worker: Rate::new(rate_per_worker, rate_per_worker * 4.0),
                     max_open_leases,
                     request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
+                    ..Limits::default()
                 },
             };
             let connections = ConnLimits {

@@ -193,3 +193,60 @@ async fn long_engine_labels_are_refused_on_submit_and_submit_batch() {
     );
     client.submit(&auth, &honest_submission(&a)).await.unwrap();
 }
+
+const ADMIN: &str = "admin-token-for-tests-0123456789";
+
+/// Status, code and `Retry-After` of an admin request with this token, from `local`.
+async fn admin_attempt(url: &str, local: [u8; 4], token: &str) -> (u16, String, Option<String>) {
+    let client = reqwest::Client::builder()
+        .local_address(IpAddr::from(local))
+        .build()
+        .unwrap();
+    let resp = client
+        .get(format!("{url}/api/v1/admin/workunits/1/results"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    let body: serde_json::Value =
+        serde_json::from_str(&resp.text().await.unwrap()).unwrap_or_default();
+    (
+        status,
+        body["code"].as_str().unwrap_or("").to_string(),
+        retry,
+    )
+}
+
+#[tokio::test]
+async fn admin_token_guessing_is_429_after_a_few_failures() {
+    let server = TestServer::start(c960_coordinator::http::Config {
+        admin_token_hash: Some(c960_coordinator::auth::sha256(ADMIN)),
+        ..quick_config()
+    })
+    .await;
+    server.campaign(1, "0");
+    let url = &server.url;
+    // The right token works, and does not spend the failure budget.
+    for _ in 0..10 {
+        assert_eq!(admin_attempt(url, [127, 0, 0, 1], ADMIN).await.0, 200);
+    }
+    let wrong = "wrong-token-for-tests-0123456789";
+    for _ in 0..5 {
+        let (s, c, _) = admin_attempt(url, [127, 0, 0, 1], wrong).await;
+        assert_eq!((s, c.as_str()), (401, "bad_token"));
+    }
+    // Then every attempt from that address is refused, the right token too, with a Retry-After.
+    for token in [wrong, ADMIN] {
+        let (s, c, retry) = admin_attempt(url, [127, 0, 0, 1], token).await;
+        assert_eq!((s, c.as_str()), (429, "rate_limited"));
+        let secs: u64 = retry.expect("Retry-After").parse().unwrap();
+        assert!((1..=10).contains(&secs), "{secs}");
+    }
+    // Another address is not affected.
+    assert_eq!(admin_attempt(url, [127, 0, 0, 5], ADMIN).await.0, 200);
+}
