@@ -250,3 +250,42 @@ async fn admin_token_guessing_is_429_after_a_few_failures() {
     // Another address is not affected.
     assert_eq!(admin_attempt(url, [127, 0, 0, 5], ADMIN).await.0, 200);
 }
+
+#[tokio::test]
+async fn a_banned_worker_keeps_asking_and_resumes_after_unban() {
+    let server = TestServer::start(quick_config()).await;
+    let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
+    cfg.name = "resumer".into();
+    cfg.progress = false;
+    cfg.backoff_cap = Duration::from_millis(500);
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let worker = tokio::spawn(c960_worker::runner::run(cfg, rx));
+    // It registers (worker 1) and finds no work; the operator bans it, then adds a campaign.
+    let until = Instant::now() + Duration::from_secs(30);
+    while server.store.worker(1).unwrap().is_none() {
+        assert!(Instant::now() < until, "the worker did not register");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.store.set_banned(1, true, 0).unwrap();
+    let c = server.campaign(1, "0-1");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(!worker.is_finished(), "the banned worker gave up");
+    let mine = |server: &TestServer| {
+        let (_, rows) = server.store.table(c.id).unwrap();
+        rows.iter()
+            .flat_map(|r| server.store.results(r.workunit_id).unwrap())
+            .filter(|r| r.worker_id == 1 && r.state == "returned")
+            .count()
+    };
+    assert_eq!(mine(&server), 0, "a banned worker got work");
+    // Unbanned, it works again without a restart.
+    server.store.set_banned(1, false, 0).unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    while mine(&server) < 2 {
+        assert!(Instant::now() < until, "the unbanned worker did not resume");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop.send(true).unwrap();
+    let summary = worker.await.unwrap().unwrap();
+    assert_eq!(summary.submitted, 2);
+}

@@ -166,7 +166,9 @@ enum Step {
 }
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit).
-/// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
+/// Returns an error only for refusals that retrying cannot fix (enrolment refused, protocol
+/// mismatch). A quarantined or banned worker keeps asking with backoff, so that an `unban` lets
+/// it resume without a restart (with `once` it gives up instead).
 pub async fn run(cfg: RunnerConfig, shutdown: watch::Receiver<bool>) -> Result<Summary> {
     let ca = match &cfg.ca_file {
         Some(p) => {
@@ -303,6 +305,19 @@ impl Worker {
                             self.summary.interrupted = true;
                             return Ok(());
                         }
+                    }
+                }
+                // Quarantined or banned: the operator may lift it (`worker unban`), so keep
+                // asking, politely (the backoff grows to its cap), and resume by ourselves.
+                Err(e)
+                    if matches!(e.code(), Some("worker_quarantined" | "worker_banned"))
+                        && !self.cfg.once =>
+                {
+                    let d = self.backoff.next_delay();
+                    tracing::warn!("{e}; asking again in {d:.1?}");
+                    if sleep_or_shutdown(d, &mut self.shutdown).await {
+                        self.summary.interrupted = true;
+                        return Ok(());
                     }
                 }
                 Err(e) => return Err(anyhow!(e)),
