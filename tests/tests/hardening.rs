@@ -289,3 +289,37 @@ async fn a_banned_worker_keeps_asking_and_resumes_after_unban() {
     let summary = worker.await.unwrap().unwrap();
     assert_eq!(summary.submitted, 2);
 }
+
+#[tokio::test]
+async fn an_impossible_count_is_refused_not_validated() {
+    let server = TestServer::start(quick_config()).await;
+    let c = server.campaign(2, "518");
+    let client = Client::new(&server.url).unwrap();
+    let mut liars = Vec::new();
+    for i in 0..2 {
+        let auth = client.register(&format!("liar-{i}"), 1, 0).await.unwrap();
+        let a = match client.fetch(&auth, &Capabilities::builtin()).await.unwrap() {
+            FetchResponse::Assigned(a) => a,
+            other => panic!("no work: {other:?}"),
+        };
+        liars.push((auth, a));
+    }
+    // Both answer perft(2) = 2^64 - 1, consistently (same payload, correct digest).
+    for (auth, a) in &liars {
+        let mut r = honest_result(a);
+        let c960_common::wire::WorkResult::Perft(p) = &mut r.result else {
+            panic!("perft")
+        };
+        let rest: u64 = p.divide[1..].iter().map(|x| x.1).sum();
+        p.divide[0].1 = u64::MAX - rest;
+        p.nodes = u64::MAX;
+        r.digest = c960_common::digest::result_digest(a.workunit_id, &a.kind, &r.result);
+        let mut single = honest_submission(a);
+        single.result = r.result;
+        single.digest = r.digest;
+        let err = client.submit(auth, &single).await.unwrap_err();
+        assert_eq!(err.code(), Some("invalid_result"));
+    }
+    let (_, rows) = server.store.table(c.id).unwrap();
+    assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("open", None));
+}
