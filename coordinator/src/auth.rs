@@ -7,7 +7,9 @@
 //! body, so they do not end up in request dumps or bincode logs. The parsing and comparison are
 //! pure functions; the extractors are thin.
 
-use axum::extract::FromRequestParts;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use sha2::{Digest as _, Sha256};
@@ -186,7 +188,18 @@ impl FromRequestParts<AppState> for Admin {
             ));
         };
         let token = bearer_of(parts)?;
+        // Guessing is limited per address: every attempt costs a token, a success refunds it.
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        if let Some(ip) = peer {
+            st.limiter.check_admin_attempt(ip)?;
+        }
         if same_hash(hash, &sha256(token)) {
+            if let Some(ip) = peer {
+                st.limiter.admin_succeeded(ip);
+            }
             Ok(Admin)
         } else {
             Err(bad_token())

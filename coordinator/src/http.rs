@@ -20,10 +20,10 @@ use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, CONTENT_TYPE,
-    ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
-    FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
-    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkUnitKind,
-    WorkerAuth,
+    EngineInfo, ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse,
+    FetchRequest, FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest,
+    RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse,
+    WorkUnitKind, WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -54,6 +54,8 @@ pub struct Limits {
     /// Registrations per address block ([`crate::trust::address_block`]): a sybil farm behind
     /// one address cannot mint identities at will.
     pub registrations_per_block: Rate,
+    /// Failed admin authentications per client address (429 `rate_limited` beyond).
+    pub admin_failures: Rate,
 }
 
 impl Default for Limits {
@@ -64,6 +66,7 @@ impl Default for Limits {
             max_open_leases: 64,
             request_timeout: Duration::from_secs(30),
             registrations_per_block: Rate::new(1.0 / 60.0, 10.0),
+            admin_failures: limits::ADMIN_FAILURES,
         }
     }
 }
@@ -132,10 +135,10 @@ impl AppState {
             tracing::error!("cannot set the integrity settings: {e}");
         }
         let registrations = Arc::new(Keyed::new(config.limits.registrations_per_block, 100_000));
-        let limiter = Arc::new(Limiter::new(
-            config.limits.per_address,
-            config.limits.per_worker,
-        ));
+        let limiter = Arc::new(
+            Limiter::new(config.limits.per_address, config.limits.per_worker)
+                .with_admin_failures(config.limits.admin_failures),
+        );
         AppState {
             store,
             config,
@@ -392,13 +395,14 @@ async fn register(
     peer: Peer,
     Wire(req): Wire<RegisterRequest>,
 ) -> Result<Response, ApiError> {
-    if req.name.len() > 100 || req.engine.name.len() > 100 || req.engine.version.len() > 100 {
+    if req.name.len() > MAX_LABEL_BYTES {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "bad_field",
-            "name or engine longer than 100 bytes",
+            format!("name longer than {MAX_LABEL_BYTES} bytes"),
         ));
     }
+    let engine = engine_label(&req.engine)?;
     st.config.enrolment.admit(req.enrol_secret.as_deref())?;
     let block = peer.block();
     if let Some(b) = &block
@@ -414,7 +418,6 @@ async fn register(
     }
     let secret = auth::new_secret();
     let hash = auth::sha256(&secret);
-    let engine = format!("{} {}", req.engine.name, req.engine.version);
     let operator_own = st.config.trust_enrolled
         && matches!(st.config.enrolment, Enrolment::Secret(_))
         && req.enrol_secret.is_some();
@@ -434,6 +437,22 @@ async fn register(
             token: auth::format_token(id, &secret),
         },
     })
+}
+
+/// Longest worker name, engine name and engine version accepted, in bytes: they are stored with
+/// the worker and with every result.
+pub const MAX_LABEL_BYTES: usize = 100;
+
+/// The engine as stored (`name version`), or 400 `bad_field` if either part is too long.
+fn engine_label(e: &EngineInfo) -> Result<String, ApiError> {
+    if e.name.len() > MAX_LABEL_BYTES || e.version.len() > MAX_LABEL_BYTES {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!("engine name or version longer than {MAX_LABEL_BYTES} bytes"),
+        ));
+    }
+    Ok(format!("{} {}", e.name, e.version))
 }
 
 /// Leases up to `max_units` replicas for `w`, the open-lease cap checked in the same transaction.
@@ -668,13 +687,13 @@ async fn submit(
     Wire(req): Wire<SubmitRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
+    let engine = engine_label(&req.engine)?;
     let store = st.store.clone();
     let nps = st.config.integrity.max_nodes_per_sec;
     blocking(move || {
         if !store.workunit_exists(req.workunit_id)? {
             return Err(StoreError::UnknownWorkunit(req.workunit_id).into());
         }
-        let engine = format!("{} {}", req.engine.name, req.engine.version);
         let result = BatchedResult {
             lease_id: req.lease_id,
             workunit_id: req.workunit_id,
@@ -706,8 +725,8 @@ async fn submit_batch(
             ),
         ));
     }
+    let engine = engine_label(&req.engine)?;
     let store = st.store.clone();
-    let engine = format!("{} {}", req.engine.name, req.engine.version);
     let nps = st.config.integrity.max_nodes_per_sec;
     let outcomes =
         blocking(move || settle_results(&*store, w.id, req.results, &engine, nps)).await?;

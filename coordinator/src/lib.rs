@@ -13,6 +13,7 @@
 //! - [`quarantine`]: voiding a caught worker's results and re-verifying what it validated.
 //! - [`admin`]: admin endpoints (campaigns, bans, raw results).
 //! - [`tls`]: HTTPS with rustls.
+//! - [`conn`]: `serve`'s connection loop: caps per address and in all, header and idle timeouts.
 //! - [`export`]: the table as CSV or JSON.
 //! - [`assembly`]: split campaigns' per-position totals and the reference/OEIS checks.
 //! - [`run`]: the one-machine main job: coordinator + in-process workers over 127.0.0.1.
@@ -24,6 +25,7 @@ pub mod assembly;
 pub mod auth;
 pub mod campaign;
 pub mod checker;
+pub mod conn;
 pub mod export;
 pub mod http;
 pub mod known;

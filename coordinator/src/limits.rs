@@ -103,6 +103,15 @@ impl<K: Eq + Hash> Keyed<K> {
         }
     }
 
+    /// Gives back one token taken from `key`'s bucket (never above the burst).
+    pub fn refund(&self, key: &K, now_ms: u64) {
+        let mut map = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(b) = map.get_mut(key) {
+            b.tokens = (b.refilled(self.rate, now_ms) + 1.0).min(self.rate.burst);
+            b.last_ms = b.last_ms.max(now_ms);
+        }
+    }
+
     /// Takes one token from `key`'s bucket.
     pub fn check(&self, key: K, now_ms: u64) -> Result<(), Duration> {
         if self.rate.unlimited() {
@@ -132,7 +141,16 @@ pub struct Limiter {
     epoch: Instant,
     address: Keyed<IpAddr>,
     worker: Keyed<u64>,
+    /// Admin authentications per address: every attempt takes a token, a success gives it back,
+    /// so only failures (guesses) run the bucket dry.
+    admin: Keyed<IpAddr>,
 }
+
+/// Failed admin authentications allowed per address: 5 at once, then one per 10 s.
+pub const ADMIN_FAILURES: Rate = Rate {
+    per_sec: 0.1,
+    burst: 5.0,
+};
 
 /// Most clients remembered per limiter.
 const MAX_KEYS: usize = 100_000;
@@ -144,7 +162,33 @@ impl Limiter {
             epoch: Instant::now(),
             address: Keyed::new(per_address, MAX_KEYS),
             worker: Keyed::new(per_worker, MAX_KEYS),
+            admin: Keyed::new(ADMIN_FAILURES, MAX_KEYS),
         }
+    }
+
+    /// The same limiter with this budget of failed admin authentications per address.
+    pub fn with_admin_failures(mut self, rate: Rate) -> Limiter {
+        self.admin = Keyed::new(rate, MAX_KEYS);
+        self
+    }
+
+    /// Takes a token for an admin authentication attempt from this address: 429 once its
+    /// failures have spent the budget.
+    pub fn check_admin_attempt(&self, ip: IpAddr) -> Result<(), ApiError> {
+        self.admin.check(ip, self.now_ms()).map_err(|wait| {
+            let secs = retry_after_secs(wait);
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("too many failed admin authentications; retry after {secs} s"),
+            )
+            .with_retry_after(secs)
+        })
+    }
+
+    /// The attempt from this address succeeded: it does not count.
+    pub fn admin_succeeded(&self, ip: IpAddr) {
+        self.admin.refund(&ip, self.now_ms());
     }
 
     fn now_ms(&self) -> u64 {
@@ -239,6 +283,23 @@ mod tests {
         }
         assert_eq!(retry_after_secs(Duration::from_millis(10)), 1);
         assert_eq!(retry_after_secs(Duration::from_millis(1500)), 2);
+    }
+
+    #[test]
+    fn a_refund_gives_one_token_back_up_to_the_burst() {
+        let k: Keyed<u32> = Keyed::new(Rate::new(0.001, 2.0), 4);
+        assert!(k.check(1, 0).is_ok());
+        k.refund(&1, 0);
+        k.refund(&1, 0);
+        assert!(k.check(1, 0).is_ok());
+        assert!(k.check(1, 0).is_ok());
+        assert!(k.check(1, 0).is_err(), "refunds never exceed the burst");
+        k.refund(&7, 0);
+        assert_eq!(
+            k.buckets.lock().unwrap().len(),
+            1,
+            "no bucket for a refund alone"
+        );
     }
 
     #[test]

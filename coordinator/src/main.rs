@@ -11,6 +11,7 @@ use c960_common::wire::AnalysisEngine;
 use c960_coordinator::auth::{self, Enrolment};
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::checker::{self, CheckBudget};
+use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::http::{self, AppState, Config, Limits};
 use c960_coordinator::limits::Rate;
@@ -97,6 +98,19 @@ enum Command {
         /// Registrations per hour per address block (bursts of 10; 0: no limit).
         #[arg(long, default_value_t = 60.0)]
         registrations_per_hour: f64,
+        /// Connections one client address may hold open; more are closed at once (0: no cap;
+        /// raise it behind a reverse proxy).
+        #[arg(long, default_value_t = 64)]
+        max_connections_per_address: usize,
+        /// Connections open in all (0: no cap); keep it under the descriptor limit (ulimit -n).
+        #[arg(long, default_value_t = 768)]
+        max_connections: usize,
+        /// Seconds a client may take to send a request's headers (idle keep-alives included).
+        #[arg(long, default_value_t = 10)]
+        header_timeout_secs: u64,
+        /// Seconds a connection may move no byte while no request of it is handled.
+        #[arg(long, default_value_t = 30)]
+        idle_timeout_secs: u64,
         /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
         #[arg(long, requires = "tls_key")]
         tls_cert: Option<PathBuf>,
@@ -280,6 +294,7 @@ fn serve(
     listen: String,
     db: PathBuf,
     config: Config,
+    connections: ConnLimits,
     tls: Option<(PathBuf, PathBuf)>,
 ) -> Result<()> {
     init_tracing("info");
@@ -305,23 +320,14 @@ fn serve(
             Enrolment::Closed => "closed",
         };
         tracing::info!(db = %db.display(), enrolment, "serving");
-        let app = http::app(AppState::new(store, config))
-            .into_make_service_with_connect_info::<std::net::SocketAddr>();
+        let app = http::app(AppState::new(store, config));
+        let listener = GatedListener::new(listener, connections);
         match tls {
             Some(tls) => {
-                use axum::serve::ListenerExt;
-                // tap_io: axum provides the peer address as connect info for tapped listeners.
-                let listener =
-                    c960_coordinator::tls::TlsListener::new(listener, tls)?.tap_io(|_| {});
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(stop_signal())
-                    .await?
+                let listener = c960_coordinator::tls::TlsListener::new(listener, tls)?;
+                conn::serve(listener, app, connections, stop_signal()).await?
             }
-            None => {
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(stop_signal())
-                    .await?
-            }
+            None => conn::serve(listener, app, connections, stop_signal()).await?,
         }
         Ok(())
     })
@@ -357,6 +363,10 @@ fn main() -> ExitCode {
             rate_per_worker,
             max_open_leases,
             request_timeout_secs,
+            max_connections_per_address,
+            max_connections,
+            header_timeout_secs,
+            idle_timeout_secs,
             tls_cert,
             tls_key,
             check_rate,
@@ -403,6 +413,7 @@ fn main() -> ExitCode {
                     max_open_leases,
                     request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
                     registrations_per_block: Rate::new(registrations_per_hour / 3600.0, 10.0),
+                    ..Limits::default()
                 },
                 integrity: Integrity {
                     trust_after_checks: trust_after,
@@ -419,7 +430,13 @@ fn main() -> ExitCode {
                 },
                 trust_enrolled: false,
             };
-            serve(listen, db, config, tls_cert.zip(tls_key)).map(|_| ExitCode::SUCCESS)
+            let connections = ConnLimits {
+                per_address: max_connections_per_address,
+                total: max_connections,
+                header_timeout: Duration::from_secs(header_timeout_secs.max(1)),
+                idle_timeout: Duration::from_secs(idle_timeout_secs.max(1)),
+            };
+            serve(listen, db, config, connections, tls_cert.zip(tls_key)).map(|_| ExitCode::SUCCESS)
         }
         Command::Worker { command } => {
             let w = match command {

@@ -686,6 +686,37 @@ ALTER TABLE workunits ADD COLUMN reverify INTEGER NOT NULL DEFAULT 0;     -- reo
 CREATE INDEX workunits_checks ON workunits(id) WHERE check_state = 1;
 ALTER TABLE results ADD COLUMN checked INTEGER NOT NULL DEFAULT 0;        -- 0 no, 1 passed, 2 failed
 "#,
+    r#"
+-- 7: node counts of 2^63 and more are stored as negative i64s, and `>> 32` of a negative value
+-- shifts the sign in, so their hi halves were negative. Mask hi to 32 bits like lo: both halves
+-- are then the u64's own, and the sums are exact for any u64 counts.
+DROP TRIGGER workunit_counts;
+DROP TRIGGER result_counts;
+CREATE TRIGGER workunit_counts AFTER UPDATE OF state, needed, nodes ON workunits BEGIN
+    UPDATE campaign_counts SET
+        valid = valid + (NEW.state = 1) - (OLD.state = 1),
+        failed = failed + (NEW.state = 2) - (OLD.state = 2),
+        queued = queued + (CASE WHEN NEW.state = 0 THEN NEW.needed ELSE 0 END)
+                        - (CASE WHEN OLD.state = 0 THEN OLD.needed ELSE 0 END),
+        nodes_valid_hi = nodes_valid_hi + (CASE WHEN NEW.state = 1 THEN (COALESCE(NEW.nodes, 0) >> 32) & 4294967295 ELSE 0 END)
+                                        - (CASE WHEN OLD.state = 1 THEN (COALESCE(OLD.nodes, 0) >> 32) & 4294967295 ELSE 0 END),
+        nodes_valid_lo = nodes_valid_lo + (CASE WHEN NEW.state = 1 THEN COALESCE(NEW.nodes, 0) & 4294967295 ELSE 0 END)
+                                        - (CASE WHEN OLD.state = 1 THEN COALESCE(OLD.nodes, 0) & 4294967295 ELSE 0 END)
+    WHERE campaign_id = NEW.campaign_id;
+END;
+CREATE TRIGGER result_counts AFTER UPDATE OF state ON results WHEN OLD.state != NEW.state BEGIN
+    UPDATE campaign_counts SET
+        in_flight = in_flight + (NEW.state = 0) - (OLD.state = 0),
+        nodes_computed_hi = nodes_computed_hi + (CASE WHEN NEW.state = 1 THEN (COALESCE(NEW.nodes, 0) >> 32) & 4294967295 ELSE 0 END)
+                                              - (CASE WHEN OLD.state = 1 THEN (COALESCE(OLD.nodes, 0) >> 32) & 4294967295 ELSE 0 END),
+        nodes_computed_lo = nodes_computed_lo + (CASE WHEN NEW.state = 1 THEN COALESCE(NEW.nodes, 0) & 4294967295 ELSE 0 END)
+                                              - (CASE WHEN OLD.state = 1 THEN COALESCE(OLD.nodes, 0) & 4294967295 ELSE 0 END)
+    WHERE campaign_id = (SELECT campaign_id FROM workunits WHERE id = NEW.workunit_id);
+END;
+UPDATE campaign_counts SET
+    nodes_valid_hi = (SELECT COALESCE(SUM((COALESCE(w.nodes, 0) >> 32) & 4294967295), 0) FROM workunits w WHERE w.campaign_id = campaign_counts.campaign_id AND w.state = 1),
+    nodes_computed_hi = (SELECT COALESCE(SUM((COALESCE(r.nodes, 0) >> 32) & 4294967295), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 1);
+"#,
 ];
 
 /// A workunit as the assign query reads it: id, sp, fen, depth, kind, hash MiB.
@@ -2209,6 +2240,44 @@ mod tests {
         drop(s);
         let s = SqliteStore::open(&path).unwrap();
         assert_eq!(counters(&s), before);
+    }
+
+    #[test]
+    fn progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more() {
+        let (d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1, 2]).unwrap(), 0)
+            .unwrap();
+        let w = s.register_worker("w", b"h", "e", 0).unwrap();
+        let leases = s.assign_batch(w, &ALL, 1, 1000, 8, 0).unwrap();
+        let counts = [u64::MAX, 1 << 63, (1 << 63) - 1];
+        for (l, n) in leases.iter().zip(counts) {
+            s.submit(w, l.lease_id, &sub(n, 1), 2).unwrap();
+        }
+        let want: u128 = counts.iter().map(|&n| u128::from(n)).sum();
+        let p = s
+            .progress()
+            .unwrap()
+            .into_iter()
+            .find(|p| p.campaign.id == c.id);
+        let p = p.unwrap();
+        assert_eq!((p.valid, p.nodes_valid, p.nodes_computed), (3, want, want));
+        assert_eq!(counters(&s), recount(&s));
+        // Voiding them (a ban reopens what the worker validated) subtracts them exactly.
+        s.set_banned(w, true, 3).unwrap();
+        assert_eq!(counters(&s), recount(&s));
+        assert_eq!(s.progress().unwrap()[0].nodes_valid, 0);
+        // A database counted by schema 5's triggers is recounted by the migration.
+        s.lock()
+            .unwrap()
+            .execute_batch(
+                "UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
+                 PRAGMA user_version = 5;",
+            )
+            .unwrap();
+        drop(s);
+        let s = SqliteStore::open(&d.path().join("t.db")).unwrap();
+        assert_eq!(counters(&s), recount(&s));
     }
 
     #[test]

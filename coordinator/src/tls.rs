@@ -3,7 +3,8 @@
 //! graceful shutdown and connect info serve both HTTP and HTTPS.
 //!
 //! Handshakes run in their own tasks with a deadline, so a client that opens a connection and
-//! never finishes the handshake cannot stall other clients' accepts.
+//! never finishes the handshake cannot stall other clients' accepts. Connections come from a
+//! [`GatedListener`], so handshakes in progress count against the connection caps too.
 
 use std::io;
 use std::net::SocketAddr;
@@ -15,10 +16,12 @@ use anyhow::{Context, Result, anyhow};
 use axum::serve::Listener;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
+
+use crate::conn::{Activity, Gated, GatedListener, Watched};
 
 /// How long a client may take to complete the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -46,27 +49,19 @@ pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig
 
 /// A TCP listener that hands out connections once their TLS handshake is done.
 pub struct TlsListener {
-    ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    ready: mpsc::Receiver<(TlsStream<Gated<TcpStream>>, SocketAddr)>,
     local: SocketAddr,
 }
 
 impl TlsListener {
     /// Accepts on `tcp` and completes handshakes with `config` in the background.
-    pub fn new(tcp: TcpListener, config: Arc<rustls::ServerConfig>) -> io::Result<TlsListener> {
+    pub fn new(tcp: GatedListener, config: Arc<rustls::ServerConfig>) -> io::Result<TlsListener> {
         let local = tcp.local_addr()?;
         let acceptor = TlsAcceptor::from(config);
         let (tx, ready) = mpsc::channel(64);
         tokio::spawn(async move {
             loop {
-                let (stream, peer) = match tcp.accept().await {
-                    Ok(x) => x,
-                    Err(e) => {
-                        // Out of file descriptors and the like: wait instead of spinning.
-                        tracing::warn!("accept: {e}");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                };
+                let (stream, peer) = tcp.accept_gated().await;
                 if tx.is_closed() {
                     return;
                 }
@@ -88,7 +83,7 @@ impl TlsListener {
 }
 
 impl Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
+    type Io = TlsStream<Gated<TcpStream>>;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
@@ -101,6 +96,12 @@ impl Listener for TlsListener {
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
         Ok(self.local)
+    }
+}
+
+impl Watched for TlsStream<Gated<TcpStream>> {
+    fn activity(&self) -> Arc<Activity> {
+        self.get_ref().0.activity()
     }
 }
 

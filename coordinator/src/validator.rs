@@ -80,6 +80,16 @@ pub enum ShapeError {
     /// The analysis result is impossible (score, moves or engine id).
     #[error("impossible analysis: {0}")]
     Analysis(String),
+    /// A count is above what any position can have at that depth ([`subtree_bound`]).
+    #[error("{mv} has {count} nodes, more than any position can have (at most {bound})")]
+    Implausible {
+        /// The root move.
+        mv: String,
+        /// Its claimed count.
+        count: u64,
+        /// The proven ceiling.
+        bound: u128,
+    },
     /// The divide does not sum to the node count.
     #[error("divide sums to {sum} but nodes is {nodes}")]
     Sum {
@@ -200,9 +210,28 @@ pub fn check_analysis_shape(kind: &WorkUnitKind, r: &AnalysisResult) -> Result<(
     Ok(())
 }
 
+/// Most legal moves in one position, with room to spare: 218 is the proven maximum of
+/// orthodox chess, and Chess960 castling adds at most two moves (king to g or c).
+pub const MAX_MOVES: u128 = 220;
+
+/// The most nodes perft(`child`, `depth`) can have, for the position a root move leads to: 1 at
+/// depth 0 and [`MAX_MOVES`] at depth 1; deeper, the child's own legal moves times
+/// `MAX_MOVES^(depth - 1)` (each of them has at most that many leaves below it). Saturates
+/// beyond u128, so it never wraps. Depth 1 is not counted exactly on purpose: recounting is the
+/// quorum's and the known-answer checks' job, this only refuses the impossible.
+pub fn subtree_bound(child: &Position, depth: u32) -> u128 {
+    match depth {
+        0 => 1,
+        1 => MAX_MOVES,
+        d => (child.legal_moves().as_slice().len() as u128)
+            .saturating_mul(MAX_MOVES.saturating_pow(d - 1)),
+    }
+}
+
 /// Checks what can be checked cheaply without redoing the work: the divide names exactly the
-/// legal root moves, once each, and sums to the node count. Catches broken or careless
-/// clients early; wrong counts that pass this are caught by the quorum.
+/// legal root moves, once each, each count within [`subtree_bound`], and sums to the node
+/// count. Catches broken or careless clients, and counts no position can reach (such as
+/// 2^64 - 1 at depth 2), early; wrong counts that pass this are caught by the quorum.
 pub fn check_perft_shape(kind: &WorkUnitKind, result: &PerftResult) -> Result<(), ShapeError> {
     let WorkUnitKind::Perft { position, depth } = kind else {
         return Err(ShapeError::WrongKind {
@@ -219,12 +248,8 @@ pub fn check_perft_shape(kind: &WorkUnitKind, result: &PerftResult) -> Result<()
             Err(ShapeError::Moves("depth 0 has no divide and 1 node".into()))
         };
     }
-    let legal: BTreeSet<String> = pos
-        .legal_moves()
-        .as_slice()
-        .iter()
-        .map(|m| m.to_string())
-        .collect();
+    let moves = pos.legal_moves();
+    let legal: BTreeSet<String> = moves.as_slice().iter().map(|m| m.to_string()).collect();
     let mut seen = BTreeSet::new();
     for (m, _) in &result.divide {
         if !legal.contains(m) {
@@ -240,6 +265,22 @@ pub fn check_perft_shape(kind: &WorkUnitKind, result: &PerftResult) -> Result<()
             seen.len(),
             legal.len()
         )));
+    }
+    for &m in moves.as_slice() {
+        let name = m.to_string();
+        let count = result
+            .divide
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0, |(_, c)| *c);
+        let bound = subtree_bound(&pos.play(m), depth - 1);
+        if u128::from(count) > bound {
+            return Err(ShapeError::Implausible {
+                mv: name,
+                count,
+                bound,
+            });
+        }
     }
     if sum != u128::from(result.nodes) {
         return Err(ShapeError::Sum {
@@ -321,6 +362,92 @@ mod tests {
         liar.divide[0].1 += 1;
         liar.nodes += 1;
         assert_eq!(check_perft_shape(&kind, &liar), Ok(()));
+    }
+
+    fn honest_at(position: PositionSpec, depth: u32) -> (WorkUnitKind, PerftResult) {
+        let pos = root(&position).unwrap();
+        let d: Vec<(String, u64)> = divide(&pos, depth)
+            .into_iter()
+            .map(|(m, n)| (m.to_string(), n))
+            .collect();
+        let nodes = d.iter().map(|x| x.1).sum();
+        (
+            WorkUnitKind::Perft { position, depth },
+            PerftResult { nodes, divide: d },
+        )
+    }
+
+    #[test]
+    fn impossible_counts_are_refused() {
+        // perft(2) = 2^64 - 1, the count that was once validated and exported.
+        let (kind, good) = honest(2);
+        let mut max = good.clone();
+        let rest: u64 = max.divide[1..].iter().map(|x| x.1).sum();
+        max.divide[0].1 = u64::MAX - rest;
+        max.nodes = u64::MAX;
+        assert!(matches!(
+            check_perft_shape(&kind, &max),
+            Err(ShapeError::Implausible { bound: 220, .. })
+        ));
+        // Depth 1: one node per root move, at most.
+        let (k1, mut one) = honest(1);
+        one.divide[0].1 = 2;
+        one.nodes += 1;
+        assert!(matches!(
+            check_perft_shape(&k1, &one),
+            Err(ShapeError::Implausible { bound: 1, .. })
+        ));
+        // Deeper: exactly at the child's bound passes the shape check, one more does not.
+        let (k3, good3) = honest(3);
+        let pos = StartPosition::new(518).unwrap().position();
+        let first = pos
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .copied()
+            .find(|m| m.to_string() == good3.divide[0].0)
+            .unwrap();
+        let bound = subtree_bound(&pos.play(first), 2);
+        assert_eq!(
+            bound,
+            20 * 220,
+            "every reply of 518's first move leaves 20 moves"
+        );
+        let mut at = good3.clone();
+        at.nodes = at.nodes - at.divide[0].1 + bound as u64;
+        at.divide[0].1 = bound as u64;
+        assert_eq!(check_perft_shape(&k3, &at), Ok(()));
+        at.divide[0].1 += 1;
+        at.nodes += 1;
+        assert!(matches!(
+            check_perft_shape(&k3, &at),
+            Err(ShapeError::Implausible { .. })
+        ));
+        // Saturation instead of wrapping far beyond u128.
+        assert_eq!(subtree_bound(&pos, 40), u128::MAX);
+    }
+
+    #[test]
+    fn honest_counts_are_within_the_bound() {
+        for sp in [0, 1, 518, 959] {
+            for depth in 1..=4 {
+                let (kind, r) = honest_at(PositionSpec::StartPosition(sp), depth);
+                assert_eq!(check_perft_shape(&kind, &r), Ok(()), "{sp} depth {depth}");
+            }
+        }
+        // Positions with many moves (a split sub-position and a dense middlegame).
+        for fen in [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1",
+        ] {
+            for depth in 1..=3 {
+                let (kind, r) = honest_at(PositionSpec::Fen(fen.into()), depth);
+                if depth == 1 && fen.starts_with("R6R") {
+                    assert_eq!(r.nodes, 218, "the most moves of any position");
+                }
+                assert_eq!(check_perft_shape(&kind, &r), Ok(()), "{fen} depth {depth}");
+            }
+        }
     }
 
     fn analysis_kind(engine: AnalysisEngine) -> WorkUnitKind {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use c960_coordinator::auth::Enrolment;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::http::{self, AppState, Config, Limits};
 use c960_coordinator::limits::Rate;
 use c960_coordinator::store::{Campaign, SqliteStore, Store};
@@ -111,8 +112,20 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Starts a server with this configuration on a fresh database.
+    /// Starts a server with this configuration on a fresh database, served by `serve`'s own
+    /// connection loop with its timeouts but no connection caps (every test client is
+    /// 127.0.0.1).
     pub async fn start(config: Config) -> TestServer {
+        let uncapped = ConnLimits {
+            per_address: 0,
+            total: 0,
+            ..ConnLimits::default()
+        };
+        TestServer::start_with(config, uncapped).await
+    }
+
+    /// Starts a server with this configuration and these connection limits.
+    pub async fn start_with(config: Config, connections: ConnLimits) -> TestServer {
         // Tests also use plain reqwest clients, which need the crypto provider installed.
         c960_worker::client::install_crypto_provider();
         let dir = tempfile::tempdir().unwrap();
@@ -120,9 +133,14 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let checker = c960_coordinator::checker::spawn(store.clone(), config.checks);
-        let app = http::app(AppState::new(store.clone(), config))
-            .into_make_service_with_connect_info::<std::net::SocketAddr>();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let app = http::app(AppState::new(store.clone(), config));
+        let listener = GatedListener::new(listener, connections);
+        tokio::spawn(conn::serve(
+            listener,
+            app,
+            connections,
+            std::future::pending(),
+        ));
         TestServer {
             url,
             store,

@@ -222,7 +222,7 @@ struct Worker {
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit); `true` on
 /// `shutdown` is [`Stop::Now`]: the leases in hand are given back.
-/// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
+/// Returns an error only for refusals that retrying cannot fix (see [`run_until`]).
 pub async fn run(cfg: RunnerConfig, mut shutdown: watch::Receiver<bool>) -> Result<Summary> {
     let (tx, rx) = watch::channel(Stop::Run);
     tokio::spawn(async move {
@@ -237,7 +237,9 @@ pub async fn run(cfg: RunnerConfig, mut shutdown: watch::Receiver<bool>) -> Resu
 }
 
 /// Runs a worker until the stop says (see [`Stop`]), or, with `once`, after one workunit.
-/// Returns an error only for refusals that retrying cannot fix (excluded, protocol mismatch).
+/// Returns an error only for refusals that retrying cannot fix (enrolment refused, protocol
+/// mismatch). A quarantined or banned worker keeps asking with backoff, so that an `unban` lets
+/// it resume without a restart (with `once` it gives up instead).
 pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -> Result<Summary> {
     // Claim the state file first: the lock makes this process the only user of the identity,
     // and the check that the file can be written comes before any registration.
@@ -436,6 +438,19 @@ impl Worker {
                             self.summary.interrupted = true;
                             return Ok(());
                         }
+                    }
+                }
+                // Quarantined or banned: the operator may lift it (`worker unban`), so keep
+                // asking, politely (the backoff grows to its cap), and resume by ourselves.
+                Err(e)
+                    if matches!(e.code(), Some("worker_quarantined" | "worker_banned"))
+                        && !self.cfg.once =>
+                {
+                    let d = self.backoff.next_delay();
+                    tracing::warn!("{e}; asking again in {d:.1?}");
+                    if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
+                        self.summary.interrupted = true;
+                        return Ok(());
                     }
                 }
                 Err(e) => return Err(anyhow!(e)),
