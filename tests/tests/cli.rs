@@ -104,3 +104,87 @@ fn commands_refuse_a_database_that_does_not_exist() {
         assert!(!typo.exists(), "{args:?} created the database");
     }
 }
+
+/// Kills the child when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn serve_logs_json_lines_without_colour_for_registrations_and_refusals() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let mut child = Killed(
+        Command::new(&bins().0)
+            .args(["serve", "--listen", "127.0.0.1:0", "--open-enrolment"])
+            .args(["--log-format", "json"])
+            .arg("--db")
+            .arg(&db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let client = c960_worker::client::Client::new(&url).unwrap();
+    let auth = client.register("logged", 1, 0).await.unwrap();
+    // A refusal: a fetch with a wrong token.
+    let (status, code, _) = c960_tests::raw_post(
+        &url,
+        "/api/v1/fetch",
+        Some(&format!("{}.wrong", auth.worker_id)),
+        "application/octet-stream",
+        c960_common::codec::encode(&c960_common::wire::FetchRequest {
+            protocol: c960_common::wire::PROTOCOL_VERSION,
+            capabilities: c960_common::wire::Capabilities::builtin(),
+        })
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 401, "{code}");
+    // Let the logs reach the pipe, then stop the server and read them all.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let _ = child.0.kill();
+    let _ = child.0.wait();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(
+        !err.contains('\u{1b}'),
+        "ANSI escape in a log that is no terminal: {err}"
+    );
+    let events: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?} is not JSON: {e}")))
+        .collect();
+    let find = |msg: &str| {
+        events
+            .iter()
+            .find(|e| e["fields"]["message"] == msg)
+            .unwrap_or_else(|| panic!("no {msg:?} event in {err}"))
+            .clone()
+    };
+    assert_eq!(find("serving")["level"], "INFO");
+    let reg = find("worker registered");
+    assert_eq!(reg["fields"]["worker"], auth.worker_id);
+    assert_eq!(reg["fields"]["name"], "logged");
+    let refused = find("refused");
+    assert_eq!(refused["fields"]["route"], "/api/v1/fetch");
+    assert_eq!(refused["fields"]["status"], 401);
+    assert_eq!(refused["fields"]["code"], code.as_str());
+    assert_eq!(refused["fields"]["worker"], auth.worker_id);
+}

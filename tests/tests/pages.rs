@@ -46,31 +46,34 @@ fn chromium() -> Option<PathBuf> {
     found
 }
 
-/// Runs headless Chromium with these arguments and returns its stdout.
+/// Runs headless Chromium with these arguments and returns its stdout. A browser that dies
+/// (it can, on a loaded machine) is run once more before the test fails with its stderr.
 async fn browser(exe: &Path, profile: &Path, args: Vec<String>) -> String {
-    let mut cmd = tokio::process::Command::new(exe);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--hide-scrollbars",
-        "--window-size=1280,900",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()))
-    .args(args)
-    .kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
-        .await
-        .expect("chromium finished within 2 minutes")
-        .expect("chromium runs");
-    assert!(
-        out.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 DOM")
+    let mut last = String::new();
+    for _ in 0..2 {
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--window-size=1280,900",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(&args)
+        .kill_on_drop(true);
+        let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+            .await
+            .expect("chromium finished within 2 minutes")
+            .expect("chromium runs");
+        if out.status.success() {
+            return String::from_utf8(out.stdout).expect("utf-8 DOM");
+        }
+        last = format!("{}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    }
+    panic!("chromium failed twice: {last}")
 }
 
 /// The DOM after the page's script had 6 s (virtual time) to poll the live endpoint.

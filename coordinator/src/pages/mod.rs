@@ -167,7 +167,7 @@ pub struct CampaignCard {
     pub id: u64,
     /// `perft`, `perft (split)` or `analysis (ENGINE)`.
     pub kind: String,
-    /// `running`, `complete` or `failed`.
+    /// `waiting` (nothing done or leased yet), `running`, `complete` or `failed`.
     pub state: String,
     /// Depth.
     pub depth: u32,
@@ -266,7 +266,9 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
             (None, 0) => c.kind.clone(),
             (None, _) => format!("{} (split)", c.kind),
         },
-        state: if remaining > 0 {
+        state: if remaining > 0 && p.in_flight == 0 && p.valid + p.failed == 0 {
+            "waiting"
+        } else if remaining > 0 {
             "running"
         } else if p.failed > 0 {
             "failed"
@@ -285,7 +287,7 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
         queued: p.queued_replicas,
         nodes_valid: p.nodes_valid,
         nodes_label: if c.kind == "analysis" {
-            "nodes searched (valid)"
+            "nodes searched"
         } else {
             "nodes (valid)"
         },

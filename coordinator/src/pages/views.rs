@@ -50,7 +50,7 @@ fn state_badge(state: &str) -> Markup {
     let class = match state {
         "valid" | "complete" | "active" => "ok",
         "failed" | "quarantined" | "banned" | "invalid" | "differs" => "bad",
-        "partial" | "running" | "pending" => "warn",
+        "partial" | "running" | "pending" | "waiting" => "warn",
         _ => "muted",
     };
     html! { span class={ "badge " (class) } { (state) } }
@@ -189,12 +189,12 @@ pub fn dashboard(
         "/",
         true,
         html! {
+            (own_rates(own))
             h1 { "Campaigns" }
             @if cards.is_empty() {
                 p.empty { "No campaign yet. An operator adds one with " code { "c960-coordinator campaign add" } "." }
             }
             @for c in cards { (campaign_card(c, true)) }
-            (own_rates(own))
             section.card {
                 h2 { "Connected workers" span.sub { " seen in the last 5 minutes" } }
                 @if connected.is_empty() {
