@@ -194,7 +194,18 @@ impl IntoResponse for ApiError {
         } else {
             tracing::debug!(code = self.code, status = %self.status, "{}", self.message);
         }
-        let mut resp = (self.status, axum::Json(self.body())).into_response();
+        // A 500 says what failed in the log only, never to the client.
+        let body = if self.status == StatusCode::INTERNAL_SERVER_ERROR {
+            ErrorBody {
+                code: self.code.to_string(),
+                message: "internal error; the coordinator's log has the details".into(),
+            }
+        } else {
+            self.body()
+        };
+        let mut resp = (self.status, axum::Json(body)).into_response();
+        resp.extensions_mut()
+            .insert(crate::metrics::RefusalCode(self.code));
         if let Some(secs) = self.retry_after_secs {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -372,12 +383,19 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             limits::per_address,
         ));
-    Router::new()
-        .merge(worker_api)
-        .merge(admin::routes())
+    // Public read-only endpoints and pages: gzip, any origin may read them.
+    let public = Router::new()
         .route("/api/v1/status", get(status))
         .route("/api/v1/campaigns/{id}/table", get(table))
         .route("/api/v1/campaigns/{id}/balance", get(balance))
+        .merge(crate::pages::routes(state.store.clone()))
+        .layer(crate::hygiene::public_cors())
+        .layer(crate::hygiene::gzip());
+    Router::new()
+        .merge(worker_api)
+        .merge(admin::routes())
+        .merge(public)
+        .merge(crate::metrics::routes(state.store.clone()))
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })
@@ -387,6 +405,8 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             limits::timeout,
         ))
+        .layer(axum::middleware::from_fn(crate::hygiene::json_405))
+        .layer(axum::middleware::from_fn(crate::metrics::track))
         .with_state(state)
 }
 
@@ -422,6 +442,7 @@ async fn register(
         && matches!(st.config.enrolment, Enrolment::Secret(_))
         && req.enrol_secret.is_some();
     let store = st.store.clone();
+    let (name, engine_log) = (req.name.clone(), engine.clone());
     let id = blocking(move || {
         let id =
             store.register_worker_from(&req.name, &hash, &engine, block.as_deref(), now_ms())?;
@@ -431,6 +452,7 @@ async fn register(
         Ok(id)
     })
     .await?;
+    tracing::info!(worker = id, name = %name.escape_debug(), engine = %engine_log.escape_debug(), "worker registered");
     wire_response(&RegisterResponse {
         auth: WorkerAuth {
             worker_id: id,
@@ -678,6 +700,10 @@ fn settle_results(
             };
         }
     }
+    crate::metrics::results_settled(
+        worker_id,
+        outcomes.iter().map(|o| o.as_ref().err().map(|e| e.code)),
+    );
     Ok(outcomes)
 }
 

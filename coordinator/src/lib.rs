@@ -16,6 +16,10 @@
 //! - [`conn`]: `serve`'s connection loop: caps per address and in all, header and idle timeouts.
 //! - [`export`]: the table as CSV or JSON.
 //! - [`assembly`]: split campaigns' per-position totals and the reference/OEIS checks.
+//! - [`pages`]: the public web pages (maud) and the live JSON they poll.
+//! - [`reads`]: the pages' read-only store queries (leaderboard, worker history).
+//! - [`metrics`]: Prometheus metrics, `/healthz`, `/readyz`, request logging.
+//! - [`hygiene`]: gzip, CORS, JSON 405s.
 //! - [`run`]: the one-machine main job: coordinator + in-process workers over 127.0.0.1.
 
 #![warn(missing_docs)]
@@ -28,9 +32,13 @@ pub mod checker;
 pub mod conn;
 pub mod export;
 pub mod http;
+pub mod hygiene;
 pub mod known;
 pub mod limits;
+pub mod metrics;
+pub mod pages;
 pub mod quarantine;
+pub mod reads;
 pub mod run;
 pub mod scheduler;
 pub mod store;

@@ -20,6 +20,8 @@ use c960_coordinator::store::{SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 use clap::{Parser, Subcommand};
 
+mod cli_workers;
+
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
 #[derive(Parser)]
 #[command(name = "c960-coordinator", version, about)]
@@ -117,8 +119,11 @@ enum Command {
         /// The PEM private key of --tls-cert.
         #[arg(long, requires = "tls_cert")]
         tls_key: Option<PathBuf>,
+        /// Log lines as `text` (colour only on a terminal) or `json` (one object a line).
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+        log_format: String,
     },
-    /// Manage workers (ban, unban, trust, untrust).
+    /// Inspect and manage workers (list, show, ban, unban, trust, untrust).
     Worker {
         #[command(subcommand)]
         command: WorkerCommand,
@@ -190,7 +195,7 @@ enum Command {
 enum CampaignCommand {
     /// Add a perft (or analysis) campaign; prints its id.
     Add {
-        /// SQLite database file (created if missing).
+        /// SQLite database file (`serve --db` creates it).
         #[arg(long)]
         db: PathBuf,
         /// Perft depth, or search depth with --analyse.
@@ -226,6 +231,20 @@ enum CampaignCommand {
 
 #[derive(Subcommand)]
 enum WorkerCommand {
+    /// List every worker with its credit, strikes and state, most validated results first.
+    List {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// One worker's standing and its latest results.
+    Show {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Worker id.
+        id: u64,
+    },
     /// Ban a worker: it gets nothing more, and what it helped validate is re-verified.
     Ban {
         /// SQLite database file.
@@ -260,17 +279,35 @@ enum WorkerCommand {
     },
 }
 
+/// Opens a database, creating it if missing (`serve` and `run` only).
 fn open(db: &Path) -> Result<SqliteStore> {
     SqliteStore::open(db).with_context(|| format!("cannot open database {}", db.display()))
 }
 
-fn init_tracing(default: &str) {
+/// Opens a database that must exist: a mistyped `--db` must not create an empty one.
+fn open_existing(db: &Path) -> Result<SqliteStore> {
+    if !db.is_file() {
+        return Err(anyhow!(
+            "no database at {} (`c960-coordinator serve --db PATH` creates one)",
+            db.display()
+        ));
+    }
+    open(db)
+}
+
+/// Logs to stderr as text (ANSI colour only when stderr is a terminal) or JSON lines.
+fn init_tracing(default: &str, json: bool) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let fmt = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(filter)
-        .init();
+        .with_env_filter(filter);
+    if json {
+        fmt.json().init();
+    } else {
+        fmt.with_ansi(std::io::stderr().is_terminal()).init();
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM. Stopping abruptly is safe too (every change is one
@@ -296,8 +333,9 @@ fn serve(
     config: Config,
     connections: ConnLimits,
     tls: Option<(PathBuf, PathBuf)>,
+    json_logs: bool,
 ) -> Result<()> {
-    init_tracing("info");
+    init_tracing("info", json_logs);
     let tls = match tls {
         Some((cert, key)) => Some(c960_coordinator::tls::server_config(&cert, &key)?),
         None => None,
@@ -378,6 +416,7 @@ fn main() -> ExitCode {
             shared_address_blocks,
             max_nodes_per_sec,
             registrations_per_hour,
+            log_format,
         } => {
             let ppm = |name: &str, r: f64| -> Result<u64> {
                 if !(0.0..=1.0).contains(&r) {
@@ -436,16 +475,34 @@ fn main() -> ExitCode {
                 header_timeout: Duration::from_secs(header_timeout_secs.max(1)),
                 idle_timeout: Duration::from_secs(idle_timeout_secs.max(1)),
             };
-            serve(listen, db, config, connections, tls_cert.zip(tls_key)).map(|_| ExitCode::SUCCESS)
+            serve(
+                listen,
+                db,
+                config,
+                connections,
+                tls_cert.zip(tls_key),
+                log_format == "json",
+            )
+            .map(|_| ExitCode::SUCCESS)
         }
         Command::Worker { command } => {
             let w = match command {
-                WorkerCommand::Ban { db, id } => open(&db)?.set_banned(id, true, http::now_ms())?,
-                WorkerCommand::Unban { db, id } => {
-                    open(&db)?.set_banned(id, false, http::now_ms())?
+                WorkerCommand::List { db } => {
+                    cli_workers::list(&open_existing(&db)?)?;
+                    return Ok(ExitCode::SUCCESS);
                 }
-                WorkerCommand::Trust { db, id } => open(&db)?.set_trust(id, true)?,
-                WorkerCommand::Untrust { db, id } => open(&db)?.set_trust(id, false)?,
+                WorkerCommand::Show { db, id } => {
+                    cli_workers::show(&open_existing(&db)?, id)?;
+                    return Ok(ExitCode::SUCCESS);
+                }
+                WorkerCommand::Ban { db, id } => {
+                    open_existing(&db)?.set_banned(id, true, http::now_ms())?
+                }
+                WorkerCommand::Unban { db, id } => {
+                    open_existing(&db)?.set_banned(id, false, http::now_ms())?
+                }
+                WorkerCommand::Trust { db, id } => open_existing(&db)?.set_trust(id, true)?,
+                WorkerCommand::Untrust { db, id } => open_existing(&db)?.set_trust(id, false)?,
             };
             println!(
                 "worker {} ({}): trust {}, banned {}, quarantined {}, {} valid, {} lost votes, {} refused, checks {} passed {} failed",
@@ -485,7 +542,7 @@ fn main() -> ExitCode {
                 spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
             }
             let spec = spec.split_by(&split_ply).map_err(|e| anyhow!(e))?;
-            let c = open(&db)?.create_campaign(&spec, http::now_ms())?;
+            let c = open_existing(&db)?.create_campaign(&spec, http::now_ms())?;
             eprintln!(
                 "campaign {}: {} depth {} over {}, quorum {}",
                 c.id,
@@ -503,7 +560,7 @@ fn main() -> ExitCode {
         Command::Campaign {
             command: CampaignCommand::List { db },
         } => {
-            for p in open(&db)?.progress()? {
+            for p in open_existing(&db)?.progress()? {
                 println!(
                     "{}\t{} depth {}\tpositions {}\tquorum {}\t{}/{} valid\t{} failed",
                     p.campaign.id,
@@ -529,7 +586,7 @@ fn main() -> ExitCode {
         } => {
             let format = Format::parse(&format).map_err(|e| anyhow!("--format: {e}"))?;
             let mut text =
-                export::render(&open(&db)?, campaign, format)?.map_err(|e| anyhow!(e))?;
+                export::render(&open_existing(&db)?, campaign, format)?.map_err(|e| anyhow!(e))?;
             if !text.ends_with('\n') {
                 text.push('\n');
             }
@@ -559,7 +616,7 @@ fn main() -> ExitCode {
             } else {
                 (None, None)
             };
-            init_tracing("warn");
+            init_tracing("warn", false);
             let opts = RunOptions {
                 depth,
                 analysis,

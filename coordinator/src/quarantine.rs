@@ -76,6 +76,10 @@ pub(crate) fn quarantine(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreR
     if newly == 0 {
         return Ok(());
     }
+    tracing::info!(
+        worker = worker_id,
+        "worker quarantined: its leases are released and what it validated is re-verified"
+    );
     let mut touched = BTreeSet::new();
 
     // Open leases go back to the pool at once.

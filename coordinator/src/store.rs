@@ -512,6 +512,26 @@ pub trait Store: Send + Sync {
         campaign_id: u64,
         visit: &mut dyn FnMut(SplitUnit),
     ) -> StoreResult<Campaign>;
+    /// The leaderboard (or the connected workers) with credit; see [`crate::reads`].
+    fn standings(
+        &self,
+        q: &crate::reads::StandingsQuery,
+    ) -> StoreResult<Vec<crate::reads::WorkerStanding>>;
+    /// One worker's standing and its `limit` latest results; `None` for an unknown worker.
+    fn worker_history(
+        &self,
+        worker_id: u64,
+        recent_since_ms: i64,
+        limit: u64,
+    ) -> StoreResult<Option<crate::reads::WorkerHistory>>;
+    /// Streams the split workunits of start positions `first_sp..=last_sp` only.
+    fn visit_split_units_of(
+        &self,
+        campaign_id: u64,
+        first_sp: u16,
+        last_sp: u16,
+        visit: &mut dyn FnMut(SplitUnit),
+    ) -> StoreResult<()>;
 }
 
 /// One row of an analysis campaign table.
@@ -843,6 +863,7 @@ impl SqliteStore {
     }
 
     fn with_tx<T>(&self, f: impl FnOnce(&Transaction) -> StoreResult<T>) -> StoreResult<T> {
+        let _timer = crate::metrics::store_transaction_timer();
         let mut conn = self.lock()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
@@ -1984,6 +2005,32 @@ impl Store for SqliteStore {
                 worker_row,
             )?)
         })
+    }
+
+    fn standings(
+        &self,
+        q: &crate::reads::StandingsQuery,
+    ) -> StoreResult<Vec<crate::reads::WorkerStanding>> {
+        crate::reads::standings(&*self.lock()?, q)
+    }
+
+    fn worker_history(
+        &self,
+        worker_id: u64,
+        recent_since_ms: i64,
+        limit: u64,
+    ) -> StoreResult<Option<crate::reads::WorkerHistory>> {
+        crate::reads::worker_history(&*self.lock()?, worker_id, recent_since_ms, limit)
+    }
+
+    fn visit_split_units_of(
+        &self,
+        campaign_id: u64,
+        first_sp: u16,
+        last_sp: u16,
+        visit: &mut dyn FnMut(SplitUnit),
+    ) -> StoreResult<()> {
+        crate::reads::visit_split_units_of(&*self.lock()?, campaign_id, first_sp, last_sp, visit)
     }
 }
 

@@ -45,6 +45,8 @@ async fn https_with_a_private_ca() {
     std::fs::write(&key, leaf_key.serialize_pem()).unwrap();
     std::fs::write(&ca_file, ca.pem()).unwrap();
     let db = dir.path().join("c.db");
+    // `campaign add` refuses a database that does not exist; `serve` (or this) creates it.
+    drop(c960_coordinator::store::SqliteStore::open(&db).unwrap());
 
     let out = Command::new(coordinator)
         .args(["campaign", "add", "--depth", "2", "--positions", "518"])

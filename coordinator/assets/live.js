@@ -1,0 +1,39 @@
+// c960 live counters: polls /api/v1/live every 5 s and sets the text of every element with a
+// data-live key and the width of every data-bar. The pages are complete without this script.
+"use strict";
+(function () {
+  const PERIOD_MS = 5000;
+  const note = () => document.getElementById("live-note");
+  async function refresh() {
+    try {
+      const resp = await fetch("/api/v1/live", { headers: { Accept: "application/json" } });
+      if (!resp.ok) throw new Error("HTTP " + resp.status);
+      const live = await resp.json();
+      document.querySelectorAll("[data-live]").forEach((el) => {
+        const text = live.text[el.dataset.live];
+        if (text !== undefined && el.textContent !== text) el.textContent = text;
+      });
+      document.querySelectorAll("[data-bar]").forEach((el) => {
+        const pct = live.bars[el.dataset.bar];
+        if (pct !== undefined) el.style.width = pct.toFixed(1) + "%";
+      });
+      const n = note();
+      if (n) {
+        n.textContent = "live · updated " + new Date(live.now_ms).toLocaleTimeString();
+        n.classList.remove("stale");
+      }
+    } catch (e) {
+      const n = note();
+      if (n) {
+        n.textContent = "live updates paused (" + e.message + ")";
+        n.classList.add("stale");
+      }
+    }
+  }
+  document.addEventListener("DOMContentLoaded", () => {
+    if (!document.body.dataset.poll) return;
+    const n = note();
+    if (n) n.textContent = "live";
+    setInterval(refresh, Number(document.body.dataset.poll) || PERIOD_MS);
+  });
+})();

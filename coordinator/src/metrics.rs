@@ -1,0 +1,287 @@
+//! Prometheus metrics (the `prometheus` crate, text format at `GET /metrics`), the health
+//! endpoints, and the request middleware that counts, times and logs every request.
+//!
+//! Counters live in one process-wide registry: requests by route and status, request latency,
+//! results accepted and refused by reason, store transaction latency. Gauges that describe the
+//! store (workunits by state per campaign, leases in flight, workers) are set from the
+//! trigger-kept counters when `/metrics` is scraped, so a scrape costs O(campaigns), never a
+//! scan of a campaign.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramTimer, HistogramVec, IntCounter, IntCounterVec,
+    IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+use crate::store::Store;
+
+/// The registry of every c960 metric.
+pub struct Metrics {
+    registry: Registry,
+    /// HTTP requests by matched route, method and status.
+    pub requests: IntCounterVec,
+    /// HTTP request latency by matched route.
+    pub latency: HistogramVec,
+    /// Results accepted (stored for the quorum).
+    pub results_accepted: IntCounter,
+    /// Results refused, by machine-readable code.
+    pub results_refused: IntCounterVec,
+    /// Store write transactions' latency (lock wait included).
+    pub store_transaction: Histogram,
+    /// Workunits by campaign and state (set at scrape).
+    pub workunits: IntGaugeVec,
+    /// Replicas waiting to be leased, by campaign (set at scrape).
+    pub queued: IntGaugeVec,
+    /// Canonical nodes of valid workunits, by campaign (set at scrape; a float past 2^53).
+    pub nodes_valid: prometheus::GaugeVec,
+    /// Leases in flight (set at scrape).
+    pub leases_in_flight: IntGauge,
+    /// Workers seen in the last hour (set at scrape).
+    pub workers_active: IntGauge,
+    /// Registered workers (set at scrape).
+    pub workers_registered: IntGauge,
+}
+
+fn build() -> prometheus::Result<Metrics> {
+    let registry = Registry::new();
+    let requests = IntCounterVec::new(
+        Opts::new(
+            "c960_http_requests_total",
+            "HTTP requests by route, method and status",
+        ),
+        &["route", "method", "status"],
+    )?;
+    let latency = HistogramVec::new(
+        HistogramOpts::new("c960_http_request_duration_seconds", "HTTP request latency").buckets(
+            vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+            ],
+        ),
+        &["route"],
+    )?;
+    let results_accepted = IntCounter::new(
+        "c960_results_accepted_total",
+        "Results accepted for the quorum",
+    )?;
+    let results_refused = IntCounterVec::new(
+        Opts::new(
+            "c960_results_refused_total",
+            "Results refused, by reason code",
+        ),
+        &["reason"],
+    )?;
+    let store_transaction = Histogram::with_opts(
+        HistogramOpts::new(
+            "c960_store_transaction_seconds",
+            "Store write transactions, lock wait included",
+        )
+        .buckets(vec![
+            0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.0,
+        ]),
+    )?;
+    let workunits = IntGaugeVec::new(
+        Opts::new("c960_workunits", "Workunits by campaign and state"),
+        &["campaign", "state"],
+    )?;
+    let queued = IntGaugeVec::new(
+        Opts::new("c960_replicas_queued", "Replicas waiting to be leased"),
+        &["campaign"],
+    )?;
+    let nodes_valid = prometheus::GaugeVec::new(
+        Opts::new(
+            "c960_campaign_nodes_valid",
+            "Canonical nodes of valid workunits",
+        ),
+        &["campaign"],
+    )?;
+    let leases_in_flight = IntGauge::new("c960_leases_in_flight", "Leases issued, not answered")?;
+    let workers_active = IntGauge::new("c960_workers_active", "Workers seen in the last hour")?;
+    let workers_registered = IntGauge::new("c960_workers_registered", "Registered workers")?;
+    registry.register(Box::new(requests.clone()))?;
+    registry.register(Box::new(latency.clone()))?;
+    registry.register(Box::new(results_accepted.clone()))?;
+    registry.register(Box::new(results_refused.clone()))?;
+    registry.register(Box::new(store_transaction.clone()))?;
+    registry.register(Box::new(workunits.clone()))?;
+    registry.register(Box::new(queued.clone()))?;
+    registry.register(Box::new(nodes_valid.clone()))?;
+    registry.register(Box::new(leases_in_flight.clone()))?;
+    registry.register(Box::new(workers_active.clone()))?;
+    registry.register(Box::new(workers_registered.clone()))?;
+    Ok(Metrics {
+        registry,
+        requests,
+        latency,
+        results_accepted,
+        results_refused,
+        store_transaction,
+        workunits,
+        queued,
+        nodes_valid,
+        leases_in_flight,
+        workers_active,
+        workers_registered,
+    })
+}
+
+/// The process-wide metrics.
+pub fn metrics() -> &'static Metrics {
+    static METRICS: LazyLock<Metrics> =
+        LazyLock::new(|| build().expect("metric names and labels are valid"));
+    &METRICS
+}
+
+/// Times one store transaction until dropped.
+pub fn store_transaction_timer() -> HistogramTimer {
+    metrics().store_transaction.start_timer()
+}
+
+/// Counts and logs the outcome of each settled result of `worker_id`: `None` for accepted,
+/// the refusal code otherwise.
+pub fn results_settled(worker_id: u64, outcomes: impl Iterator<Item = Option<&'static str>>) {
+    let m = metrics();
+    for code in outcomes {
+        match code {
+            None => m.results_accepted.inc(),
+            Some(code) => {
+                m.results_refused.with_label_values(&[code]).inc();
+                tracing::info!(worker = worker_id, code, "result refused");
+            }
+        }
+    }
+}
+
+static REQUESTS_ANSWERED: AtomicU64 = AtomicU64::new(0);
+
+/// Requests this process answered (every route), for the pages' own rates.
+pub fn requests_answered() -> u64 {
+    REQUESTS_ANSWERED.load(Ordering::Relaxed)
+}
+
+/// The machine-readable code of an error response, put in its extensions by the error type so
+/// that [`track`] can log refusals without reading bodies.
+#[derive(Clone, Copy, Debug)]
+pub struct RefusalCode(pub &'static str);
+
+/// Middleware over every route: counts and times the request by matched route, and logs a
+/// refusal (4xx/5xx) at info level with route, status, code and the worker the bearer token
+/// names (as claimed: the token may be what was refused).
+pub async fn track(req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
+    let method = req.method().clone();
+    let claimed_worker = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' ')?.1.split_once('.')?.0.parse::<u64>().ok());
+    let start = Instant::now();
+    let resp = next.run(req).await;
+    REQUESTS_ANSWERED.fetch_add(1, Ordering::Relaxed);
+    let m = metrics();
+    let status = resp.status();
+    m.latency
+        .with_label_values(&[&route])
+        .observe(start.elapsed().as_secs_f64());
+    m.requests
+        .with_label_values(&[&route, method.as_str(), status.as_str()])
+        .inc();
+    if status.is_client_error() || status.is_server_error() {
+        let code = resp.extensions().get::<RefusalCode>().map_or("-", |c| c.0);
+        tracing::info!(
+            route,
+            method = %method,
+            status = status.as_u16(),
+            code,
+            worker = claimed_worker,
+            "refused"
+        );
+    }
+    resp
+}
+
+/// `/metrics`, `/healthz` and `/readyz` over this store, for any router state.
+pub fn routes<S: Clone + Send + Sync + 'static>(store: Arc<dyn Store>) -> Router<S> {
+    let ready = store.clone();
+    Router::new()
+        .route(
+            "/metrics",
+            get(move || {
+                let store = store.clone();
+                async move { scrape(store).await }
+            }),
+        )
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/readyz",
+            get(move || {
+                let store = ready.clone();
+                async move {
+                    match tokio::task::spawn_blocking(move || store.campaigns()).await {
+                        Ok(Ok(_)) => (StatusCode::OK, "ready\n").into_response(),
+                        Ok(Err(e)) => {
+                            tracing::error!("readyz: the store does not answer: {e}");
+                            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable\n").into_response()
+                        }
+                        Err(_) => {
+                            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable\n").into_response()
+                        }
+                    }
+                }
+            }),
+        )
+}
+
+/// Sets the store gauges from the trigger-kept counters, then renders the registry.
+async fn scrape(store: Arc<dyn Store>) -> Response {
+    let refreshed = tokio::task::spawn_blocking(move || -> Result<(), String> {
+        let now = crate::pages::now_ms();
+        let progress = store.progress().map_err(|e| e.to_string())?;
+        let workers = store.worker_summary(now).map_err(|e| e.to_string())?;
+        let m = metrics();
+        m.workunits.reset();
+        m.queued.reset();
+        m.nodes_valid.reset();
+        let mut in_flight = 0;
+        for p in &progress {
+            let id = p.campaign.id.to_string();
+            let open = p.total - p.valid - p.failed;
+            for (state, n) in [("valid", p.valid), ("failed", p.failed), ("open", open)] {
+                m.workunits.with_label_values(&[&id, state]).set(n as i64);
+            }
+            m.queued
+                .with_label_values(&[&id])
+                .set(p.queued_replicas as i64);
+            m.nodes_valid
+                .with_label_values(&[&id])
+                .set(p.nodes_valid as f64);
+            in_flight += p.in_flight;
+        }
+        m.leases_in_flight.set(in_flight as i64);
+        m.workers_active.set(workers.active_last_hour as i64);
+        m.workers_registered.set(workers.registered as i64);
+        Ok(())
+    })
+    .await;
+    if let Err(e) = refreshed.map_err(|e| e.to_string()).and_then(|r| r) {
+        tracing::error!("metrics: cannot read the store: {e}");
+    }
+    let mut buf = Vec::new();
+    if let Err(e) = TextEncoder::new().encode(&metrics().registry.gather(), &mut buf) {
+        tracing::error!("metrics: cannot encode: {e}");
+        return (StatusCode::INTERNAL_SERVER_ERROR, "cannot encode metrics\n").into_response();
+    }
+    ([(header::CONTENT_TYPE, prometheus::TEXT_FORMAT)], buf).into_response()
+}

@@ -1,0 +1,190 @@
+//! The coordinator's command line as a real process: `worker list` and `worker show` over a
+//! campaign run by real workers, and every command but `serve` and `run` refusing a `--db`
+//! that does not exist (one line on stderr, non-zero exit, no file created).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use c960_coordinator::store::Store;
+use c960_tests::{TestServer, bins, quick_config};
+
+fn coordinator(args: &[&str], db: &Path) -> Output {
+    Command::new(&bins().0)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn worker_list_and_show_print_the_stores_credit() {
+    let server = TestServer::start(quick_config()).await;
+    let c = server.campaign(2, "0-4");
+    server.finish_with_honest_workers(c.id, 2).await;
+    let db = server.dir.path().join("c960.db");
+    let store = &server.store;
+
+    let list = stdout(&coordinator(&["worker", "list"], &db));
+    let mut lines = list.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 2);
+    let mut total_results = 0;
+    for r in &rows {
+        let id: u64 = r[0].parse().unwrap();
+        let w = store.worker(id).unwrap().unwrap();
+        assert_eq!(r[1], w.name);
+        assert_eq!(r[2], "active");
+        assert_eq!(r[3], w.valid.to_string());
+        // Credit nodes recomputed from the raw results.
+        let (_, table) = store.table(c.id).unwrap();
+        let nodes: u64 = table
+            .iter()
+            .flat_map(|t| store.results(t.workunit_id).unwrap())
+            .filter(|res| res.worker_id == id && res.outcome == "valid")
+            .map(|res| res.nodes.unwrap())
+            .sum();
+        assert_eq!(r[4], nodes.to_string());
+        total_results += w.valid;
+    }
+    // Quorum 2 over 5 workunits: 10 agreeing results in all.
+    assert_eq!(total_results, 10);
+
+    let id = rows[0][0];
+    let show = stdout(&coordinator(&["worker", "show", id], &db));
+    assert!(
+        show.starts_with(&format!("worker {id} ({})", rows[0][1])),
+        "{show}"
+    );
+    assert!(show.contains("state          active"), "{show}");
+    let results = show
+        .lines()
+        .skip_while(|l| !l.starts_with("result\t"))
+        .count()
+        - 1;
+    assert_eq!(results as u64, rows[0][3].parse::<u64>().unwrap());
+
+    let missing = coordinator(&["worker", "show", "999"], &db);
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(err.trim(), "error: unknown worker 999");
+}
+
+#[test]
+fn commands_refuse_a_database_that_does_not_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("c960.sqlit");
+    for args in [
+        &["campaign", "list"][..],
+        &["campaign", "add", "--depth", "2", "--positions", "518"],
+        &["worker", "list"],
+        &["worker", "show", "1"],
+        &["worker", "ban", "1"],
+        &["worker", "unban", "1"],
+        &["export", "--campaign", "1"],
+    ] {
+        let out = coordinator(args, &typo);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("no database at"), "{args:?}: {err}");
+        assert!(!typo.exists(), "{args:?} created the database");
+    }
+}
+
+/// Kills the child when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn serve_logs_json_lines_without_colour_for_registrations_and_refusals() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let mut child = Killed(
+        Command::new(&bins().0)
+            .args(["serve", "--listen", "127.0.0.1:0", "--open-enrolment"])
+            .args(["--log-format", "json"])
+            .arg("--db")
+            .arg(&db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let client = c960_worker::client::Client::new(&url).unwrap();
+    let auth = client.register("logged", 1, 0).await.unwrap();
+    // A refusal: a fetch with a wrong token.
+    let (status, code, _) = c960_tests::raw_post(
+        &url,
+        "/api/v1/fetch",
+        Some(&format!("{}.wrong", auth.worker_id)),
+        "application/octet-stream",
+        c960_common::codec::encode(&c960_common::wire::FetchRequest {
+            protocol: c960_common::wire::PROTOCOL_VERSION,
+            capabilities: c960_common::wire::Capabilities::builtin(),
+        })
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 401, "{code}");
+    // Let the logs reach the pipe, then stop the server and read them all.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let _ = child.0.kill();
+    let _ = child.0.wait();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(
+        !err.contains('\u{1b}'),
+        "ANSI escape in a log that is no terminal: {err}"
+    );
+    let events: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?} is not JSON: {e}")))
+        .collect();
+    let find = |msg: &str| {
+        events
+            .iter()
+            .find(|e| e["fields"]["message"] == msg)
+            .unwrap_or_else(|| panic!("no {msg:?} event in {err}"))
+            .clone()
+    };
+    assert_eq!(find("serving")["level"], "INFO");
+    let reg = find("worker registered");
+    assert_eq!(reg["fields"]["worker"], auth.worker_id);
+    assert_eq!(reg["fields"]["name"], "logged");
+    let refused = find("refused");
+    assert_eq!(refused["fields"]["route"], "/api/v1/fetch");
+    assert_eq!(refused["fields"]["status"], 401);
+    assert_eq!(refused["fields"]["code"], code.as_str());
+    assert_eq!(refused["fields"]["worker"], auth.worker_id);
+}

@@ -1,0 +1,363 @@
+//! The web pages in a real browser: a real coordinator on 127.0.0.1 runs small perft, split
+//! and analysis campaigns with real workers (one with a hostile name), then headless Chromium
+//! loads every page; the rendered DOM (`--dump-dom`, after the live script has polled) must
+//! show the store's numbers, and a screenshot of each page is taken (written to
+//! `docs/screenshots/` when `C960_UPDATE_SCREENSHOTS=1`).
+//!
+//! Without Chromium the test says so loudly and passes, except under CI (`CI` set), where a
+//! missing browser fails it: `.ci/run` installs Debian's `chromium`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use c960_common::wire::AnalysisEngine;
+use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::http;
+use c960_coordinator::pages::format::grouped;
+use c960_coordinator::store::{Campaign, Store};
+use c960_tests::{TestServer, quick_config};
+
+const HOSTILE: &str = "<script>alert(1)</script> & \"co\"";
+
+fn chromium() -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| {
+            std::env::var_os("PATH")
+                .map(|p| {
+                    std::env::split_paths(&p)
+                        .map(|d| d.join(name))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is missing under CI: .ci/run must install it (apt-get install chromium)"
+        );
+        eprintln!(
+            "\n\n*** SKIPPED: no chromium on PATH; the web pages were NOT tested in a browser. \
+             Install it: apt-get install chromium ***\n"
+        );
+    }
+    found
+}
+
+/// Runs headless Chromium with these arguments and returns its stdout. A browser that dies
+/// (it can, on a loaded machine) is run once more before the test fails with its stderr.
+async fn browser(exe: &Path, profile: &Path, args: Vec<String>) -> String {
+    let mut last = String::new();
+    for _ in 0..2 {
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--window-size=1280,900",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(&args)
+        .kill_on_drop(true);
+        let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+            .await
+            .expect("chromium finished within 2 minutes")
+            .expect("chromium runs");
+        if out.status.success() {
+            return String::from_utf8(out.stdout).expect("utf-8 DOM");
+        }
+        last = format!("{}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    }
+    panic!("chromium failed twice: {last}")
+}
+
+/// The DOM after the page's script had 6 s (virtual time) to poll the live endpoint.
+async fn dom(exe: &Path, profile: &Path, url: &str) -> String {
+    browser(
+        exe,
+        profile,
+        vec![
+            "--virtual-time-budget=6000".into(),
+            "--dump-dom".into(),
+            url.into(),
+        ],
+    )
+    .await
+}
+
+async fn screenshot(exe: &Path, profile: &Path, url: &str, file: &Path) {
+    browser(
+        exe,
+        profile,
+        vec![
+            "--virtual-time-budget=6000".into(),
+            format!("--screenshot={}", file.display()),
+            url.into(),
+        ],
+    )
+    .await;
+    let png = std::fs::read(file).expect("screenshot written");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{file:?} is not a real PNG"
+    );
+}
+
+/// The text of the first element after `marker` in `html` (tags stripped, entities kept).
+fn text_after(html: &str, marker: &str) -> String {
+    let at = html
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker:?} not in the page"));
+    let rest = &html[at..];
+    let start = rest.find('>').expect("tag end") + 1;
+    let end = rest[start..].find("</").expect("closing tag") + start;
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in rest[start..end].chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.trim().to_string()
+}
+
+/// The cells of the table row that starts at `marker` (text of each `<td>`).
+fn row_cells(html: &str, marker: &str) -> Vec<String> {
+    let at = html
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker:?} not in the page"));
+    let row = &html[at..at + html[at..].find("</tr>").expect("row end")];
+    row.split("<td")
+        .skip(1)
+        .map(|cell| text_after(&format!("<td{cell}</td>"), "<td"))
+        .collect()
+}
+
+/// Credit per worker recomputed from the raw results: (valid results, their nodes).
+fn credit(store: &dyn Store, campaigns: &[Campaign]) -> BTreeMap<u64, (u64, u128)> {
+    let mut out: BTreeMap<u64, (u64, u128)> = BTreeMap::new();
+    for c in campaigns {
+        let (_, rows) = store.table(c.id).unwrap();
+        for r in rows {
+            for res in store.results(r.workunit_id).unwrap() {
+                if res.outcome == "valid" {
+                    let e = out.entry(res.worker_id).or_default();
+                    e.0 += 1;
+                    e.1 += u128::from(res.nodes.unwrap_or(0));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
+    let Some(exe) = chromium() else { return };
+    let server = TestServer::start(quick_config()).await;
+    let store = server.store.clone();
+    let spec = |depth, positions: &str| {
+        NewCampaign::new(depth, 2, None, parse_positions(positions).unwrap()).unwrap()
+    };
+    let now = http::now_ms();
+    let perft = store.create_campaign(&spec(3, "0-11,518"), now).unwrap();
+    let split = store
+        .create_campaign(&spec(3, "0-3").split_at(1).unwrap(), now)
+        .unwrap();
+    let analysis = store
+        .create_campaign(
+            &spec(2, "0-5,518").analyse(AnalysisEngine::Builtin).unwrap(),
+            now,
+        )
+        .unwrap();
+
+    // Three real workers, one named like an attack on the page.
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let mut tasks = Vec::new();
+    for name in ["alice", HOSTILE, "carol"] {
+        let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
+        cfg.name = name.into();
+        cfg.progress = false;
+        cfg.backoff_cap = Duration::from_secs(1);
+        tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
+    }
+    for c in [&perft, &split, &analysis] {
+        server.wait_finished(c.id, Duration::from_secs(300)).await;
+    }
+    stop.send(true).unwrap();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    // A deep campaign over all 960 that has not started: its OEIS check is pending.
+    let pending = store.create_campaign(&spec(5, "0-959"), now).unwrap();
+    let campaigns = [
+        perft.clone(),
+        split.clone(),
+        analysis.clone(),
+        pending.clone(),
+    ];
+
+    let profile = tempfile::tempdir().unwrap();
+    let shots = tempfile::tempdir().unwrap();
+    let url = &server.url;
+
+    // The dashboard: every campaign's counters as the store keeps them.
+    let page = dom(&exe, profile.path(), &format!("{url}/")).await;
+    for p in store.progress().unwrap() {
+        let id = p.campaign.id;
+        let shown = text_after(&page, &format!("data-live=\"c{id}.valid\""));
+        assert_eq!(
+            shown,
+            format!("{} / {}", grouped(p.valid.into()), grouped(p.total.into()))
+        );
+        let nodes = text_after(&page, &format!("data-live=\"c{id}.nodes\""));
+        assert_eq!(nodes, grouped(p.nodes_valid), "campaign {id} nodes");
+        let failed = text_after(&page, &format!("data-live=\"c{id}.failed\""));
+        assert_eq!(failed, p.failed.to_string());
+    }
+    // The reference check of the depth-3 table: all 13 start positions agree.
+    assert_eq!(text_after(&page, "data-check=\"reference\""), "13 / 13");
+    assert!(
+        page.contains("OEIS A157851 a(5) = <strong>4,433,048,830</strong>"),
+        "{page}"
+    );
+    // The live script ran in the browser and polled /api/v1/live.
+    assert!(
+        text_after(&page, "id=\"live-note\"").starts_with("live · updated"),
+        "the live script did not poll: {}",
+        text_after(&page, "id=\"live-note\"")
+    );
+    // The hostile name is escaped text, never markup.
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; \"co\""));
+    assert!(!page.contains("<script>alert(1)"));
+
+    // The perft table: each row's nodes and agreeing workers.
+    let page = dom(
+        &exe,
+        profile.path(),
+        &format!("{url}/campaigns/{}", perft.id),
+    )
+    .await;
+    let (_, rows) = store.table(perft.id).unwrap();
+    assert_eq!(rows.len(), 13);
+    for r in &rows {
+        let sp = r.sp.unwrap();
+        let cells = row_cells(&page, &format!("data-sp=\"{sp}\""));
+        assert_eq!(cells[0], sp.to_string());
+        assert_eq!(cells[1], r.fen);
+        assert_eq!(cells[2], "valid");
+        assert_eq!(cells[3], grouped(r.nodes.unwrap().into()), "sp {sp}");
+        assert_eq!(cells[4], r.agreeing_results.to_string());
+        assert_eq!(cells[5], "✓ agrees");
+    }
+    assert!(page.contains(&format!("/api/v1/campaigns/{}/table?format=csv", perft.id)));
+
+    // The split table: per start position the assembled total and its ply-1 divide.
+    let page = dom(
+        &exe,
+        profile.path(),
+        &format!("{url}/campaigns/{}", split.id),
+    )
+    .await;
+    let (_, rows) = c960_coordinator::export::split_table(&*store, split.id).unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        let cells = row_cells(&page, &format!("data-sp=\"{}\"", r.sp));
+        assert_eq!(cells[1], "valid");
+        assert_eq!(cells[4], grouped(r.nodes.unwrap()), "sp {}", r.sp);
+        assert!(cells[5].starts_with(&format!("{} moves", r.divide.len())));
+    }
+
+    // The analysis table: scores and best moves, and the balance chart.
+    let page = dom(
+        &exe,
+        profile.path(),
+        &format!("{url}/campaigns/{}", analysis.id),
+    )
+    .await;
+    let (_, rows) = store.analysis_table(analysis.id).unwrap();
+    for r in &rows {
+        let a = r.result.as_ref().unwrap();
+        let cells = row_cells(&page, &format!("data-sp=\"{}\"", r.sp.unwrap()));
+        let score = match (a.mate, a.score_cp) {
+            (Some(m), _) => format!("mate {m}"),
+            (None, Some(cp)) => format!("{cp:+}"),
+            _ => "?".into(),
+        };
+        assert_eq!(cells[3], score);
+        assert_eq!(cells[4], a.best_move.clone().unwrap_or_default());
+    }
+    assert!(page.contains(&format!(
+        "/api/v1/campaigns/{}/balance?format=svg",
+        analysis.id
+    )));
+
+    // The leaderboard: credit recomputed from the raw results.
+    let page = dom(&exe, profile.path(), &format!("{url}/workers")).await;
+    let credit = credit(&*store, &campaigns);
+    assert_eq!(credit.len(), 3, "every worker validated something");
+    for (id, (results, nodes)) in &credit {
+        let cells = row_cells(&page, &format!("data-worker=\"{id}\""));
+        assert_eq!(cells[2], grouped(*nodes), "worker {id} credit");
+        assert_eq!(
+            cells[3],
+            grouped(u128::from(*results)),
+            "worker {id} results"
+        );
+        assert_eq!(cells[6], "0", "no strikes");
+        assert_eq!(cells[7], "active");
+    }
+    assert!(!page.contains("<script>alert(1)"));
+
+    // One worker's page: its standing and history, its hostile name escaped.
+    let hostile_id = *credit
+        .keys()
+        .find(|id| store.worker(**id).unwrap().unwrap().name == HOSTILE)
+        .unwrap();
+    let page = dom(&exe, profile.path(), &format!("{url}/workers/{hostile_id}")).await;
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!page.contains("<script>alert(1)"));
+    assert_eq!(
+        text_after(&page, "data-live=\"w.credit\""),
+        grouped(credit[&hostile_id].1)
+    );
+
+    // An unknown campaign is a 404 page, not an error text.
+    let missing = reqwest::get(format!("{url}/campaigns/999")).await.unwrap();
+    assert_eq!(missing.status(), 404);
+    assert!(
+        missing
+            .text()
+            .await
+            .unwrap()
+            .contains("There is no campaign 999")
+    );
+
+    // Screenshots of every page.
+    let pages = [
+        ("dashboard", "/".to_string()),
+        ("campaign-perft", format!("/campaigns/{}", perft.id)),
+        ("campaign-split", format!("/campaigns/{}", split.id)),
+        ("campaign-analysis", format!("/campaigns/{}", analysis.id)),
+        ("workers", "/workers".to_string()),
+        ("worker", format!("/workers/{hostile_id}")),
+    ];
+    let keep = std::env::var_os("C960_UPDATE_SCREENSHOTS").is_some();
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots");
+    for (name, path) in pages {
+        let file = shots.path().join(format!("{name}.png"));
+        screenshot(&exe, profile.path(), &format!("{url}{path}"), &file).await;
+        if keep {
+            std::fs::create_dir_all(&docs).unwrap();
+            std::fs::copy(&file, docs.join(format!("{name}.png"))).unwrap();
+        }
+    }
+}
