@@ -105,19 +105,8 @@ fn commands_refuse_a_database_that_does_not_exist() {
     }
 }
 
-/// Kills the child when dropped.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
-    use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     use std::time::{Duration, Instant};
 
@@ -133,26 +122,18 @@ async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
     )
     .unwrap();
     let campaign = store.create_campaign(&spec, 0).unwrap();
-    let mut child = Killed(
-        Command::new(&bins().0)
-            .args(["serve", "--listen", "127.0.0.1:0", "--open-enrolment"])
-            .args(["--max-strikes", "1", "--log-format", "json"])
-            .arg("--db")
-            .arg(&db)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let server = c960_tests::ServeProcess::start(
+        &db,
+        &[
+            "--open-enrolment",
+            "--max-strikes",
+            "1",
+            "--log-format",
+            "json",
+        ],
+        Stdio::piped(),
     );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
+    let url = server.url.clone();
     let client = c960_worker::client::Client::new(&url).unwrap();
 
     // A liar: its one refused result quarantines it (--max-strikes 1).
@@ -206,10 +187,7 @@ async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
     }
     // The sampler notices the completion within its 5 s period.
     tokio::time::sleep(Duration::from_secs(6)).await;
-    let _ = child.0.kill();
-    let _ = child.0.wait();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+    let err = server.stop();
     assert!(
         !err.contains('\u{1b}'),
         "ANSI escape in a log that is no terminal: {err}"
