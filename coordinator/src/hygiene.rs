@@ -25,7 +25,7 @@ pub fn public_cors() -> CorsLayer {
         .allow_methods([Method::GET, Method::HEAD])
 }
 
-/// Turns an empty 405 into the API's JSON error body, keeping its `Allow` header.
+/// Turns an empty 405 into the API's JSON error body.
 pub async fn json_405(req: Request, next: Next) -> Response {
     let resp = next.run(req).await;
     if resp.status() != StatusCode::METHOD_NOT_ALLOWED
@@ -33,26 +33,65 @@ pub async fn json_405(req: Request, next: Next) -> Response {
     {
         return resp;
     }
-    let allow = resp.headers().get(header::ALLOW).cloned();
+    // The router adds `Allow` to the response around this layer.
     let mut out = (
         StatusCode::METHOD_NOT_ALLOWED,
         axum::Json(ErrorBody {
             code: "method_not_allowed".into(),
-            message: format!(
-                "this endpoint does not take that method{}",
-                allow
-                    .as_ref()
-                    .and_then(|a| a.to_str().ok())
-                    .map(|a| format!("; it allows {a}"))
-                    .unwrap_or_default()
-            ),
+            message:
+                "this endpoint does not take that method; the Allow header lists those it takes"
+                    .into(),
         }),
     )
         .into_response();
-    if let Some(a) = allow {
-        out.headers_mut().insert(header::ALLOW, a);
-    }
     out.extensions_mut()
         .insert(crate::metrics::RefusalCode("method_not_allowed"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::body::Body;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::http::ApiError;
+    use crate::store::StoreError;
+
+    async fn call(app: Router, req: Request) -> (StatusCode, String) {
+        let resp = app.oneshot(req).await.unwrap();
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_500_hides_the_internal_error_and_a_405_is_json() {
+        let app = Router::new()
+            .route(
+                "/broken",
+                get(|| async {
+                    ApiError::from(StoreError::Db(
+                        "disk I/O error in /var/lib/secret.db".into(),
+                    ))
+                }),
+            )
+            .layer(axum::middleware::from_fn(json_405));
+        let get_req = |uri: &str| Request::get(uri).body(Body::empty()).unwrap();
+        let (status, body) = call(app.clone(), get_req("/broken")).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["code"], "internal");
+        assert!(!body.contains("secret") && !body.contains("disk"), "{body}");
+
+        let post = Request::post("/broken").body(Body::empty()).unwrap();
+        let (status, body) = call(app, post).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["code"], "method_not_allowed");
+    }
 }

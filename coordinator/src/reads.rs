@@ -220,7 +220,7 @@ pub(crate) fn worker_history(
 }
 
 /// Streams the split workunits of start positions `first_sp..=last_sp` of a campaign (through
-/// the `workunits(campaign_id, origin_sp)` index).
+/// the `workunits(campaign_id, origin_sp)` index); `0..=u16::MAX` streams them all.
 pub(crate) fn visit_split_units_of(
     conn: &Connection,
     campaign_id: u64,

@@ -1870,27 +1870,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Campaign> {
         let conn = self.lock()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
-        let mut st = conn.prepare(
-            "SELECT origin_sp, state, nodes, multiplicity, first_moves FROM workunits
-             WHERE campaign_id = ?1 AND origin_sp IS NOT NULL",
-        )?;
-        let mut rows = st.query([u64_to_db(campaign_id)])?;
-        while let Some(r) = rows.next()? {
-            let state: i64 = r.get(1)?;
-            let moves: String = r.get(4)?;
-            visit(SplitUnit {
-                origin_sp: r.get::<_, i64>(0)? as u16,
-                state,
-                nodes: if state == 1 {
-                    r.get::<_, Option<i64>>(2)?.map(db_to_u64)
-                } else {
-                    None
-                },
-                multiplicity: db_to_u64(r.get(3)?),
-                first_moves: serde_json::from_str(&moves)
-                    .map_err(|e| StoreError::Db(e.to_string()))?,
-            });
-        }
+        crate::reads::visit_split_units_of(&conn, campaign_id, 0, u16::MAX, visit)?;
         Ok(campaign)
     }
 

@@ -293,3 +293,54 @@ pub fn honest_submission(a: &c960_common::wire::Assignment) -> c960_common::wire
         digest: r.digest,
     }
 }
+
+/// A `c960-coordinator serve` process on 127.0.0.1 port 0, killed when dropped.
+pub struct ServeProcess {
+    /// The process (its stderr as asked by [`ServeProcess::start`]).
+    pub child: std::process::Child,
+    /// The URL its first stdout line names.
+    pub url: String,
+}
+
+impl ServeProcess {
+    /// Starts `serve --listen 127.0.0.1:0 --db DB ARGS…` and waits for its "listening on" line.
+    pub fn start(db: &Path, args: &[&str], stderr: std::process::Stdio) -> ServeProcess {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(&bins().0)
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("start the coordinator");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("first line");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("first line {line:?}"))
+            .to_string();
+        ServeProcess { child, url }
+    }
+
+    /// Stops the process and returns everything it wrote on stderr (when piped).
+    pub fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut err = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut pipe, &mut err).expect("stderr");
+        }
+        err
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -105,64 +105,89 @@ fn commands_refuse_a_database_that_does_not_exist() {
     }
 }
 
-/// Kills the child when dropped.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-#[tokio::test]
-async fn serve_logs_json_lines_without_colour_for_registrations_and_refusals() {
-    use std::io::{BufRead, BufReader};
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
     use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    use c960_common::wire::{Capabilities, FetchRequest, FetchResponse, PROTOCOL_VERSION};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let mut child = Killed(
-        Command::new(&bins().0)
-            .args(["serve", "--listen", "127.0.0.1:0", "--open-enrolment"])
-            .args(["--log-format", "json"])
-            .arg("--db")
-            .arg(&db)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let store = c960_coordinator::store::SqliteStore::open(&db).unwrap();
+    let spec = c960_coordinator::campaign::NewCampaign::new(
+        2,
+        2,
+        None,
+        c960_coordinator::campaign::parse_positions("0-3").unwrap(),
+    )
+    .unwrap();
+    let campaign = store.create_campaign(&spec, 0).unwrap();
+    let server = c960_tests::ServeProcess::start(
+        &db,
+        &[
+            "--open-enrolment",
+            "--max-strikes",
+            "1",
+            "--log-format",
+            "json",
+        ],
+        Stdio::piped(),
     );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
+    let url = server.url.clone();
     let client = c960_worker::client::Client::new(&url).unwrap();
-    let auth = client.register("logged", 1, 0).await.unwrap();
-    // A refusal: a fetch with a wrong token.
+
+    // A liar: its one refused result quarantines it (--max-strikes 1).
+    let liar = client.register("liar", 1, 0).await.unwrap();
+    let FetchResponse::Assigned(a) = client.fetch(&liar, &Capabilities::builtin()).await.unwrap()
+    else {
+        panic!("no work")
+    };
+    let mut lie = c960_tests::honest_submission(&a);
+    lie.digest = [1; 32];
+    let err = client.submit(&liar, &lie).await.unwrap_err();
+    assert_eq!(err.code(), Some("digest_mismatch"));
+
+    // A refusal before any handler work: a wrong token.
     let (status, code, _) = c960_tests::raw_post(
         &url,
         "/api/v1/fetch",
-        Some(&format!("{}.wrong", auth.worker_id)),
+        Some(&format!("{}.wrong", liar.worker_id)),
         "application/octet-stream",
-        c960_common::codec::encode(&c960_common::wire::FetchRequest {
-            protocol: c960_common::wire::PROTOCOL_VERSION,
-            capabilities: c960_common::wire::Capabilities::builtin(),
+        c960_common::codec::encode(&FetchRequest {
+            protocol: PROTOCOL_VERSION,
+            capabilities: Capabilities::builtin(),
         })
         .unwrap(),
     )
     .await;
     assert_eq!(status, 401, "{code}");
-    // Let the logs reach the pipe, then stop the server and read them all.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let _ = child.0.kill();
-    let _ = child.0.wait();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+
+    // Honest workers finish the campaign.
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let mut tasks = Vec::new();
+    for i in 0..2 {
+        let mut cfg = c960_worker::runner::RunnerConfig::new(&url);
+        cfg.name = format!("honest-{i}");
+        cfg.progress = false;
+        cfg.backoff_cap = Duration::from_secs(1);
+        tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
+    }
+    let until = Instant::now() + Duration::from_secs(120);
+    loop {
+        let p = store.progress().unwrap().pop().unwrap();
+        if p.valid == p.total {
+            break;
+        }
+        assert!(Instant::now() < until, "campaign not finished: {p:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop.send(true).unwrap();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    // The sampler notices the completion within its 5 s period.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let err = server.stop();
     assert!(
         !err.contains('\u{1b}'),
         "ANSI escape in a log that is no terminal: {err}"
@@ -180,11 +205,22 @@ async fn serve_logs_json_lines_without_colour_for_registrations_and_refusals() {
     };
     assert_eq!(find("serving")["level"], "INFO");
     let reg = find("worker registered");
-    assert_eq!(reg["fields"]["worker"], auth.worker_id);
-    assert_eq!(reg["fields"]["name"], "logged");
-    let refused = find("refused");
-    assert_eq!(refused["fields"]["route"], "/api/v1/fetch");
-    assert_eq!(refused["fields"]["status"], 401);
-    assert_eq!(refused["fields"]["code"], code.as_str());
-    assert_eq!(refused["fields"]["worker"], auth.worker_id);
+    assert_eq!(reg["fields"]["worker"], liar.worker_id);
+    assert_eq!(reg["fields"]["name"], "liar");
+    let refused = find("result refused");
+    assert_eq!(refused["fields"]["worker"], liar.worker_id);
+    assert_eq!(refused["fields"]["code"], "digest_mismatch");
+    let quarantined =
+        find("worker quarantined: its leases are released and what it validated is re-verified");
+    assert_eq!(quarantined["fields"]["worker"], liar.worker_id);
+    let http = events
+        .iter()
+        .find(|e| e["fields"]["message"] == "refused" && e["fields"]["status"] == 401)
+        .unwrap_or_else(|| panic!("no 401 refusal in {err}"));
+    assert_eq!(http["fields"]["route"], "/api/v1/fetch");
+    assert_eq!(http["fields"]["code"], code.as_str());
+    assert_eq!(http["fields"]["worker"], liar.worker_id);
+    let done = find("campaign complete");
+    assert_eq!(done["fields"]["campaign"], campaign.id);
+    assert_eq!(done["fields"]["valid"], 4);
 }

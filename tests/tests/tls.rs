@@ -3,22 +3,12 @@
 //! HTTPS port gets nowhere. The certificate is made up by rcgen: a private CA and a leaf for
 //! 127.0.0.1 signed by it.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use c960_common::wire::{Capabilities, FetchResponse};
-use c960_tests::{bins, honest_submission};
+use c960_tests::{ServeProcess, bins, honest_submission};
 use c960_worker::client::Client;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn https_with_a_private_ca() {
@@ -55,29 +45,20 @@ async fn https_with_a_private_ca() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let mut child = Killed(
-        Command::new(coordinator)
-            .args(["serve", "--listen", "127.0.0.1:0", "--open-enrolment"])
-            .arg("--db")
-            .arg(&db)
-            .arg("--tls-cert")
-            .arg(&cert)
-            .arg("--tls-key")
-            .arg(&key)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let cert_arg = cert.to_str().unwrap();
+    let key_arg = key.to_str().unwrap();
+    let child = ServeProcess::start(
+        &db,
+        &[
+            "--open-enrolment",
+            "--tls-cert",
+            cert_arg,
+            "--tls-key",
+            key_arg,
+        ],
+        Stdio::null(),
     );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line {line:?}"))
-        .to_string();
+    let url = child.url.clone();
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
 
     // Trusting the CA: the whole protocol works.
