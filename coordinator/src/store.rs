@@ -2294,12 +2294,13 @@ mod tests {
         s.set_banned(w, true, 3).unwrap();
         assert_eq!(counters(&s), recount(&s));
         assert_eq!(s.progress().unwrap()[0].nodes_valid, 0);
-        // A database counted by schema 5's triggers is recounted by the migration.
+        // A database counted by the old triggers (schema 6, before migration 7 masked them) is
+        // recounted by the migration.
         s.lock()
             .unwrap()
             .execute_batch(
                 "UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
-                 PRAGMA user_version = 5;",
+                 PRAGMA user_version = 6;",
             )
             .unwrap();
         drop(s);
