@@ -50,6 +50,8 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// Failed admin authentications per client address (429 `rate_limited` beyond).
     pub admin_failures: Rate,
+    /// Table exports (`/campaigns/{id}/table`, `/balance`) per client address.
+    pub export_per_address: Rate,
 }
 
 impl Default for Limits {
@@ -60,6 +62,7 @@ impl Default for Limits {
             max_open_leases: 64,
             request_timeout: Duration::from_secs(30),
             admin_failures: limits::ADMIN_FAILURES,
+            export_per_address: Rate::new(0.5, 2.0),
         }
     }
 }
@@ -114,7 +117,8 @@ impl AppState {
         }
         let limiter = Arc::new(
             Limiter::new(config.limits.per_address, config.limits.per_worker)
-                .with_admin_failures(config.limits.admin_failures),
+                .with_admin_failures(config.limits.admin_failures)
+                .with_exports(config.limits.export_per_address),
         );
         AppState {
             store,
@@ -316,12 +320,19 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             limits::per_address,
         ));
-    Router::new()
-        .merge(worker_api)
-        .merge(admin::routes())
-        .route("/api/v1/status", get(status))
+    // Exports read a whole campaign (from the store's read-only connection): rate-limited.
+    let exports = Router::new()
         .route("/api/v1/campaigns/{id}/table", get(table))
         .route("/api/v1/campaigns/{id}/balance", get(balance))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::exports,
+        ));
+    Router::new()
+        .merge(worker_api)
+        .merge(exports)
+        .merge(admin::routes())
+        .route("/api/v1/status", get(status))
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })

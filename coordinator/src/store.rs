@@ -613,9 +613,14 @@ fn accepted_codes(c: &Capabilities) -> String {
     codes.join(",")
 }
 
-/// The SQLite store: one file, WAL journal, one connection behind a mutex.
+/// The SQLite store: one file, WAL journal, one connection behind a mutex for everything that
+/// writes, and a second, read-only one for the long reads of the table exports: WAL lets a
+/// reader see its snapshot while the writer commits, so an export never holds the writer's lock
+/// (four export loops over a 371,766-unit campaign once took worker fetches from 6.7 ms to
+/// 2.1 s at p99).
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    reader: Mutex<Connection>,
 }
 
 pub(crate) fn u64_to_db(v: u64) -> i64 {
@@ -674,11 +679,22 @@ impl SqliteStore {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.set_prepared_statement_cache_capacity(64);
-        let store = SqliteStore {
+        // The reader opens an empty placeholder until the writer has created and migrated the
+        // file; then it is replaced by a read-only connection to it.
+        let mut store = SqliteStore {
             conn: Mutex::new(conn),
+            reader: Mutex::new(Connection::open_in_memory()?),
         };
         store.migrate()?;
+        let reader = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        reader.busy_timeout(std::time::Duration::from_secs(10))?;
+        store.reader = Mutex::new(reader);
         Ok(store)
+    }
+
+    /// The read-only connection of the exports (never the writer's lock).
+    fn read(&self) -> StoreResult<std::sync::MutexGuard<'_, Connection>> {
+        Ok(self.reader.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn migrate(&self) -> StoreResult<()> {
@@ -1064,7 +1080,7 @@ impl Store for SqliteStore {
     }
 
     fn campaigns(&self) -> StoreResult<Vec<Campaign>> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let mut st = conn.prepare(&format!(
             "SELECT {CAMPAIGN_COLS} FROM campaigns ORDER BY id"
         ))?;
@@ -1319,7 +1335,7 @@ impl Store for SqliteStore {
     }
 
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.nodes, w.state, w.canonical_digest,
@@ -1359,7 +1375,7 @@ impl Store for SqliteStore {
         campaign_id: u64,
         visit: &mut dyn FnMut(SplitUnit),
     ) -> StoreResult<Campaign> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT origin_sp, state, nodes, multiplicity, first_moves FROM workunits
@@ -1386,7 +1402,7 @@ impl Store for SqliteStore {
     }
 
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.state,
@@ -1780,6 +1796,44 @@ mod tests {
         drop(s);
         let s = SqliteStore::open(&d.path().join("t.db")).unwrap();
         assert_eq!(counters(&s), recount(&s));
+    }
+
+    #[test]
+    fn exports_read_beside_a_writer_holding_its_lock() {
+        let (_d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1]).unwrap(), 0)
+            .unwrap();
+        let w = s.register_worker("w", b"h", "e", 0).unwrap();
+        let l = s.assign_batch(w, &ALL, 1, 1000, 1, 0).unwrap();
+        s.submit(w, l[0].lease_id, &sub(400, 1), 2).unwrap();
+        // The writer is busy (its lock held, a write transaction open): an export still reads,
+        // from the last committed snapshot.
+        let writer = s.lock().unwrap();
+        writer
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE; UPDATE workunits SET nodes = 7 WHERE campaign_id = {}",
+                c.id
+            ))
+            .unwrap();
+        let (done, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let table = s.table(c.id).map(|(_, rows)| rows);
+                let _ = s.campaigns().unwrap();
+                let units = s.split_units(c.id).map(|(_, u)| u.len());
+                done.send((table, units)).unwrap();
+            });
+            let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+            // Let go of the writer before judging, so a failure cannot hang the scope.
+            writer.execute_batch("ROLLBACK").unwrap();
+            drop(writer);
+            let (rows, units) = got.expect("the export waited for the writer's lock");
+            let rows = rows.unwrap();
+            assert_eq!(units.unwrap(), 0);
+            assert_eq!(rows.len(), 2);
+            assert_eq!(rows.iter().filter(|r| r.nodes == Some(400)).count(), 1);
+        });
     }
 
     #[test]

@@ -203,7 +203,7 @@ impl TestServer {
 }
 
 /// A configuration with short retries and open enrolment, for tests. The default rate limits
-/// stay on except per address (every test client is 127.0.0.1).
+/// stay on except per address and for exports (every test client is 127.0.0.1).
 pub fn quick_config() -> Config {
     Config {
         lease: Duration::from_secs(3600),
@@ -213,6 +213,7 @@ pub fn quick_config() -> Config {
         limits: Limits {
             per_address: Rate::UNLIMITED,
             per_worker: Rate::new(50.0, 100.0),
+            export_per_address: Rate::UNLIMITED,
             ..Limits::default()
         },
         ..Config::default()
