@@ -20,10 +20,9 @@ use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, CONTENT_TYPE,
-    EngineInfo, ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse,
-    FetchRequest, FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest,
-    RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse,
-    WorkerAuth,
+    ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
+    FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
+    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -379,7 +378,7 @@ async fn register(
 pub const MAX_LABEL_BYTES: usize = 100;
 
 /// The engine as stored (`name version`), or 400 `bad_field` if either part is too long.
-fn engine_label(e: &EngineInfo) -> Result<String, ApiError> {
+fn engine_label(e: &c960_common::wire::EngineInfo) -> Result<String, ApiError> {
     if e.name.len() > MAX_LABEL_BYTES || e.version.len() > MAX_LABEL_BYTES {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,

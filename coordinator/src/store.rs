@@ -621,6 +621,31 @@ fn accepted_codes(c: &Capabilities) -> String {
 pub struct SqliteStore {
     conn: Mutex<Connection>,
     reader: Mutex<Connection>,
+    path: std::path::PathBuf,
+}
+
+/// A read-only connection: the store's own, or a fresh one while that is busy (exports at once
+/// do not queue behind each other either).
+enum ReadConn<'a> {
+    Shared(std::sync::MutexGuard<'a, Connection>),
+    Own(Connection),
+}
+
+impl std::ops::Deref for ReadConn<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        match self {
+            ReadConn::Shared(c) => c,
+            ReadConn::Own(c) => c,
+        }
+    }
+}
+
+fn open_reader(path: &Path) -> StoreResult<Connection> {
+    let c = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    c.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(c)
 }
 
 pub(crate) fn u64_to_db(v: u64) -> i64 {
@@ -684,17 +709,20 @@ impl SqliteStore {
         let mut store = SqliteStore {
             conn: Mutex::new(conn),
             reader: Mutex::new(Connection::open_in_memory()?),
+            path: path.to_path_buf(),
         };
         store.migrate()?;
-        let reader = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        reader.busy_timeout(std::time::Duration::from_secs(10))?;
-        store.reader = Mutex::new(reader);
+        store.reader = Mutex::new(open_reader(path)?);
         Ok(store)
     }
 
-    /// The read-only connection of the exports (never the writer's lock).
-    fn read(&self) -> StoreResult<std::sync::MutexGuard<'_, Connection>> {
-        Ok(self.reader.lock().unwrap_or_else(|p| p.into_inner()))
+    /// A read-only connection for the exports (never the writer's lock).
+    fn read(&self) -> StoreResult<ReadConn<'_>> {
+        match self.reader.try_lock() {
+            Ok(c) => Ok(ReadConn::Shared(c)),
+            Err(std::sync::TryLockError::Poisoned(p)) => Ok(ReadConn::Shared(p.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => Ok(ReadConn::Own(open_reader(&self.path)?)),
+        }
     }
 
     fn migrate(&self) -> StoreResult<()> {
@@ -1834,6 +1862,18 @@ mod tests {
             assert_eq!(rows.len(), 2);
             assert_eq!(rows.iter().filter(|r| r.nodes == Some(400)).count(), 1);
         });
+    }
+
+    #[test]
+    fn an_export_beside_another_opens_its_own_read_connection() {
+        let (_d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1]).unwrap(), 0)
+            .unwrap();
+        let busy = s.reader.lock().unwrap();
+        assert_eq!(s.table(c.id).unwrap().1.len(), 2);
+        drop(busy);
+        assert_eq!(s.table(c.id).unwrap().1.len(), 2);
     }
 
     #[test]
