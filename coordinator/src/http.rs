@@ -56,6 +56,8 @@ pub struct Limits {
     pub registrations_per_block: Rate,
     /// Failed admin authentications per client address (429 `rate_limited` beyond).
     pub admin_failures: Rate,
+    /// Table exports (`/campaigns/{id}/table`, `/balance`) per client address.
+    pub export_per_address: Rate,
 }
 
 impl Default for Limits {
@@ -67,6 +69,7 @@ impl Default for Limits {
             request_timeout: Duration::from_secs(30),
             registrations_per_block: Rate::new(1.0 / 60.0, 10.0),
             admin_failures: limits::ADMIN_FAILURES,
+            export_per_address: Rate::new(0.5, 2.0),
         }
     }
 }
@@ -137,7 +140,8 @@ impl AppState {
         let registrations = Arc::new(Keyed::new(config.limits.registrations_per_block, 100_000));
         let limiter = Arc::new(
             Limiter::new(config.limits.per_address, config.limits.per_worker)
-                .with_admin_failures(config.limits.admin_failures),
+                .with_admin_failures(config.limits.admin_failures)
+                .with_exports(config.limits.export_per_address),
         );
         AppState {
             store,
@@ -383,11 +387,18 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             limits::per_address,
         ));
+    // Exports read a whole campaign (from the store's read-only connection): rate-limited.
+    let exports = Router::new()
+        .route("/api/v1/campaigns/{id}/table", get(table))
+        .route("/api/v1/campaigns/{id}/balance", get(balance))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::exports,
+        ));
     // Public read-only endpoints and pages: gzip, any origin may read them.
     let public = Router::new()
         .route("/api/v1/status", get(status))
-        .route("/api/v1/campaigns/{id}/table", get(table))
-        .route("/api/v1/campaigns/{id}/balance", get(balance))
+        .merge(exports)
         .merge(crate::pages::routes(state.store.clone()))
         .layer(crate::hygiene::public_cors())
         .layer(crate::hygiene::gzip());
@@ -466,7 +477,7 @@ async fn register(
 pub const MAX_LABEL_BYTES: usize = 100;
 
 /// The engine as stored (`name version`), or 400 `bad_field` if either part is too long.
-fn engine_label(e: &EngineInfo) -> Result<String, ApiError> {
+fn engine_label(e: &c960_common::wire::EngineInfo) -> Result<String, ApiError> {
     if e.name.len() > MAX_LABEL_BYTES || e.version.len() > MAX_LABEL_BYTES {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,

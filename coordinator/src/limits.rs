@@ -144,6 +144,8 @@ pub struct Limiter {
     /// Admin authentications per address: every attempt takes a token, a success gives it back,
     /// so only failures (guesses) run the bucket dry.
     admin: Keyed<IpAddr>,
+    /// Table exports per address: each reads a whole campaign.
+    export: Keyed<IpAddr>,
 }
 
 /// Failed admin authentications allowed per address: 5 at once, then one per 10 s.
@@ -163,7 +165,14 @@ impl Limiter {
             address: Keyed::new(per_address, MAX_KEYS),
             worker: Keyed::new(per_worker, MAX_KEYS),
             admin: Keyed::new(ADMIN_FAILURES, MAX_KEYS),
+            export: Keyed::new(Rate::UNLIMITED, MAX_KEYS),
         }
+    }
+
+    /// The same limiter with this rate of table exports per address.
+    pub fn with_exports(mut self, rate: Rate) -> Limiter {
+        self.export = Keyed::new(rate, MAX_KEYS);
+        self
     }
 
     /// The same limiter with this budget of failed admin authentications per address.
@@ -231,6 +240,16 @@ pub async fn per_address(State(st): State<AppState>, req: Request, next: Next) -
         && let Err(e) = st.limiter.check_address(addr.ip())
     {
         return e.into_response();
+    }
+    next.run(req).await
+}
+
+/// Middleware: the per-address limit of the table exports (429 `rate_limited` + `Retry-After`).
+pub async fn exports(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    if let Some(ConnectInfo(addr)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
+        && let Err(wait) = st.limiter.export.check(addr.ip(), st.limiter.now_ms())
+    {
+        return too_many(wait).into_response();
     }
     next.run(req).await
 }

@@ -66,6 +66,9 @@ enum Command {
         /// Worker API requests per second per worker (0: no limit).
         #[arg(long, default_value_t = 5.0)]
         rate_per_worker: f64,
+        /// Table exports per second per client address (burst 4x; 0: no limit).
+        #[arg(long, default_value_t = 0.5)]
+        export_rate_per_address: f64,
         /// Open leases one worker may hold at once (0: no cap).
         #[arg(long, default_value_t = 64)]
         max_open_leases: u64,
@@ -399,6 +402,7 @@ fn main() -> ExitCode {
             admin_token,
             rate_per_address,
             rate_per_worker,
+            export_rate_per_address,
             max_open_leases,
             request_timeout_secs,
             max_connections_per_address,
@@ -452,6 +456,10 @@ fn main() -> ExitCode {
                     max_open_leases,
                     request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
                     registrations_per_block: Rate::new(registrations_per_hour / 3600.0, 10.0),
+                    export_per_address: Rate::new(
+                        export_rate_per_address,
+                        export_rate_per_address * 4.0,
+                    ),
                     ..Limits::default()
                 },
                 integrity: Integrity {

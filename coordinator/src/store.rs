@@ -770,9 +770,39 @@ fn accepted_codes(c: &Capabilities) -> String {
     codes.join(",")
 }
 
-/// The SQLite store: one file, WAL journal, one connection behind a mutex.
+/// The SQLite store: one file, WAL journal, one connection behind a mutex for everything that
+/// writes, and a second, read-only one for the long reads of the table exports: WAL lets a
+/// reader see its snapshot while the writer commits, so an export never holds the writer's lock
+/// (four export loops over a 371,766-unit campaign once took worker fetches from 6.7 ms to
+/// 2.1 s at p99).
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    reader: Mutex<Connection>,
+    path: std::path::PathBuf,
+}
+
+/// A read-only connection: the store's own, or a fresh one while that is busy (exports at once
+/// do not queue behind each other either).
+enum ReadConn<'a> {
+    Shared(std::sync::MutexGuard<'a, Connection>),
+    Own(Connection),
+}
+
+impl std::ops::Deref for ReadConn<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        match self {
+            ReadConn::Shared(c) => c,
+            ReadConn::Own(c) => c,
+        }
+    }
+}
+
+fn open_reader(path: &Path) -> StoreResult<Connection> {
+    let c = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    c.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(c)
 }
 
 pub(crate) fn u64_to_db(v: u64) -> i64 {
@@ -831,11 +861,25 @@ impl SqliteStore {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.set_prepared_statement_cache_capacity(64);
-        let store = SqliteStore {
+        // The reader opens an empty placeholder until the writer has created and migrated the
+        // file; then it is replaced by a read-only connection to it.
+        let mut store = SqliteStore {
             conn: Mutex::new(conn),
+            reader: Mutex::new(Connection::open_in_memory()?),
+            path: path.to_path_buf(),
         };
         store.migrate()?;
+        store.reader = Mutex::new(open_reader(path)?);
         Ok(store)
+    }
+
+    /// A read-only connection for the exports (never the writer's lock).
+    fn read(&self) -> StoreResult<ReadConn<'_>> {
+        match self.reader.try_lock() {
+            Ok(c) => Ok(ReadConn::Shared(c)),
+            Err(std::sync::TryLockError::Poisoned(p)) => Ok(ReadConn::Shared(p.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => Ok(ReadConn::Own(open_reader(&self.path)?)),
+        }
     }
 
     fn migrate(&self) -> StoreResult<()> {
@@ -1403,7 +1447,7 @@ impl Store for SqliteStore {
     }
 
     fn campaigns(&self) -> StoreResult<Vec<Campaign>> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let mut st = conn.prepare(&format!(
             "SELECT {CAMPAIGN_COLS} FROM campaigns ORDER BY id"
         ))?;
@@ -1825,7 +1869,7 @@ impl Store for SqliteStore {
     }
 
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
@@ -1868,14 +1912,14 @@ impl Store for SqliteStore {
         campaign_id: u64,
         visit: &mut dyn FnMut(SplitUnit),
     ) -> StoreResult<Campaign> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
         crate::reads::visit_split_units_of(&conn, campaign_id, 0, u16::MAX, visit)?;
         Ok(campaign)
     }
 
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.state,
@@ -2306,6 +2350,56 @@ mod tests {
         drop(s);
         let s = SqliteStore::open(&d.path().join("t.db")).unwrap();
         assert_eq!(counters(&s), recount(&s));
+    }
+
+    #[test]
+    fn exports_read_beside_a_writer_holding_its_lock() {
+        let (_d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1]).unwrap(), 0)
+            .unwrap();
+        let w = s.register_worker("w", b"h", "e", 0).unwrap();
+        let l = s.assign_batch(w, &ALL, 1, 1000, 1, 0).unwrap();
+        s.submit(w, l[0].lease_id, &sub(400, 1), 2).unwrap();
+        // The writer is busy (its lock held, a write transaction open): an export still reads,
+        // from the last committed snapshot.
+        let writer = s.lock().unwrap();
+        writer
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE; UPDATE workunits SET nodes = 7 WHERE campaign_id = {}",
+                c.id
+            ))
+            .unwrap();
+        let (done, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let table = s.table(c.id).map(|(_, rows)| rows);
+                let _ = s.campaigns().unwrap();
+                let units = s.split_units(c.id).map(|(_, u)| u.len());
+                done.send((table, units)).unwrap();
+            });
+            let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+            // Let go of the writer before judging, so a failure cannot hang the scope.
+            writer.execute_batch("ROLLBACK").unwrap();
+            drop(writer);
+            let (rows, units) = got.expect("the export waited for the writer's lock");
+            let rows = rows.unwrap();
+            assert_eq!(units.unwrap(), 0);
+            assert_eq!(rows.len(), 2);
+            assert_eq!(rows.iter().filter(|r| r.nodes == Some(400)).count(), 1);
+        });
+    }
+
+    #[test]
+    fn an_export_beside_another_opens_its_own_read_connection() {
+        let (_d, s) = store();
+        let c = s
+            .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1]).unwrap(), 0)
+            .unwrap();
+        let busy = s.reader.lock().unwrap();
+        assert_eq!(s.table(c.id).unwrap().1.len(), 2);
+        drop(busy);
+        assert_eq!(s.table(c.id).unwrap().1.len(), 2);
     }
 
     #[test]

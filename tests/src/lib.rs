@@ -212,9 +212,9 @@ impl TestServer {
 }
 
 /// A configuration with short retries and open enrolment, for tests. The default rate limits
-/// stay on except per address and registrations per address block (every test client is
-/// 127.0.0.1), and so do the integrity rules except address-block separation and the untrusted
-/// lease cap (the adversary suite turns those on where it tests them).
+/// stay on except per address, for exports and registrations per address block (every test
+/// client is 127.0.0.1), and so do the integrity rules except address-block separation and the
+/// untrusted lease cap (the adversary suite turns those on where it tests them).
 pub fn quick_config() -> Config {
     Config {
         lease: Duration::from_secs(3600),
@@ -225,6 +225,7 @@ pub fn quick_config() -> Config {
             per_address: Rate::UNLIMITED,
             per_worker: Rate::new(50.0, 100.0),
             registrations_per_block: Rate::UNLIMITED,
+            export_per_address: Rate::UNLIMITED,
             ..Limits::default()
         },
         integrity: Integrity {

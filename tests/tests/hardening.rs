@@ -323,3 +323,53 @@ async fn an_impossible_count_is_refused_not_validated() {
     let (_, rows) = server.store.table(c.id).unwrap();
     assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("open", None));
 }
+
+#[tokio::test]
+async fn table_exports_are_rate_limited_per_address() {
+    let server = TestServer::start(c960_coordinator::http::Config {
+        limits: c960_coordinator::http::Limits {
+            export_per_address: c960_coordinator::limits::Rate::new(0.1, 2.0),
+            ..quick_config().limits
+        },
+        ..quick_config()
+    })
+    .await;
+    let c = server.campaign(1, "0-3");
+    let from = |local: [u8; 4]| {
+        reqwest::Client::builder()
+            .local_address(IpAddr::from(local))
+            .build()
+            .unwrap()
+    };
+    let table = format!("{}/api/v1/campaigns/{}/table?format=csv", server.url, c.id);
+    let one = from([127, 0, 0, 1]);
+    for _ in 0..2 {
+        assert_eq!(one.get(&table).send().await.unwrap().status().as_u16(), 200);
+    }
+    let refused = one.get(&table).send().await.unwrap();
+    assert_eq!(refused.status().as_u16(), 429);
+    let secs: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=10).contains(&secs), "{secs}");
+    let body: serde_json::Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+    assert_eq!(body["code"], "rate_limited");
+    // The balance report counts as an export; status does not; other addresses have their own.
+    let balance = format!("{}/api/v1/campaigns/{}/balance", server.url, c.id);
+    assert_eq!(
+        one.get(&balance).send().await.unwrap().status().as_u16(),
+        429
+    );
+    let status = format!("{}/api/v1/status", server.url);
+    assert_eq!(
+        one.get(&status).send().await.unwrap().status().as_u16(),
+        200
+    );
+    let other = from([127, 0, 0, 6]);
+    assert_eq!(
+        other.get(&table).send().await.unwrap().status().as_u16(),
+        200
+    );
+}
