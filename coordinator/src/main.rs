@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use c960_common::wire::AnalysisEngine;
 use c960_coordinator::auth::{self, Enrolment};
-use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::campaign::{NewCampaign, select_starts};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::http::{self, AppState, Config, Limits};
 use c960_coordinator::limits::Rate;
@@ -127,9 +127,19 @@ enum Command {
         /// Write the CSV table here (default: stdout, before the total).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Start positions, e.g. 0-9,518.
-        #[arg(long, default_value = "0-959")]
-        positions: String,
+        /// Start positions, e.g. 0-9,518 (default: the whole family, up to 5040 starts).
+        #[arg(long)]
+        positions: Option<String>,
+        /// The family the positions are numbered in (docs/families.md): chess960, shuffle,
+        /// bishops, chess960-nc, shuffle-nc, bishops-nc, transcendental, dfrc.
+        #[arg(long, default_value = "chess960")]
+        family: String,
+        /// A reproducible sample of this many starts of the family instead of --positions.
+        #[arg(long)]
+        sample: Option<u32>,
+        /// The seed of --sample.
+        #[arg(long, default_value_t = 0, requires = "sample")]
+        seed: u64,
         /// Agreeing results from distinct workers needed per workunit.
         #[arg(long, default_value_t = 2)]
         quorum: u32,
@@ -168,9 +178,19 @@ enum CampaignCommand {
         /// Results per workunit after which it fails without quorum (default quorum + 2).
         #[arg(long)]
         max_results: Option<u32>,
-        /// Start positions, e.g. 0-9,518.
-        #[arg(long, default_value = "0-959")]
-        positions: String,
+        /// Start positions, e.g. 0-9,518 (default: the whole family, up to 5040 starts).
+        #[arg(long)]
+        positions: Option<String>,
+        /// The family the positions are numbered in (docs/families.md): chess960, shuffle,
+        /// bishops, chess960-nc, shuffle-nc, bishops-nc, transcendental, dfrc.
+        #[arg(long, default_value = "chess960")]
+        family: String,
+        /// A reproducible sample of this many starts of the family instead of --positions.
+        #[arg(long)]
+        sample: Option<u32>,
+        /// The seed of --sample.
+        #[arg(long, default_value_t = 0, requires = "sample")]
+        seed: u64,
     },
     /// List campaigns with their progress.
     List {
@@ -367,11 +387,15 @@ fn main() -> ExitCode {
                     quorum,
                     max_results,
                     positions,
+                    family,
+                    sample,
+                    seed,
                 },
         } => {
-            let positions = parse_positions(&positions).map_err(|e| anyhow!("--positions: {e}"))?;
-            let mut spec =
-                NewCampaign::new(depth, quorum, max_results, positions).map_err(|e| anyhow!(e))?;
+            let (family, numbers) = select_starts(&family, positions.as_deref(), sample, seed)
+                .map_err(|e| anyhow!(e))?;
+            let mut spec = NewCampaign::in_family(family, depth, quorum, max_results, numbers)
+                .map_err(|e| anyhow!(e))?;
             if analyse {
                 let name = engine.as_deref().unwrap_or("builtin");
                 let engine = AnalysisEngine::parse(name)
@@ -381,13 +405,14 @@ fn main() -> ExitCode {
             let spec = spec.split_by(&split_ply).map_err(|e| anyhow!(e))?;
             let c = open(&db)?.create_campaign(&spec, http::now_ms())?;
             eprintln!(
-                "campaign {}: {} depth {} over {}, quorum {}",
+                "campaign {}: {} depth {} over {} {}, quorum {}",
                 c.id,
                 match &c.engine {
                     Some(e) => format!("analysis ({e})"),
                     None => "perft".into(),
                 },
                 c.depth,
+                c.family,
                 c.positions,
                 c.quorum
             );
@@ -444,6 +469,9 @@ fn main() -> ExitCode {
             db,
             out,
             positions,
+            family,
+            sample,
+            seed,
             quorum,
             max_results,
             lease_secs,
@@ -464,6 +492,9 @@ fn main() -> ExitCode {
                 db,
                 out,
                 positions,
+                family,
+                sample,
+                seed,
                 quorum,
                 max_results,
                 lease: Duration::from_secs(lease_secs.max(1)),

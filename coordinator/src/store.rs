@@ -16,7 +16,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use serde::Serialize;
 
 use crate::assembly::SplitUnit;
-use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, format_positions};
+use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
 use crate::scheduler::{self, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::validator::Digest;
 
@@ -90,6 +90,8 @@ pub struct Campaign {
     pub max_results: u32,
     /// Position list, canonical text.
     pub positions: String,
+    /// The family the positions are numbered in (`chess960` for every older campaign).
+    pub family: String,
 }
 
 /// A registered worker.
@@ -182,6 +184,8 @@ pub struct TableRow {
     pub workunit_id: u64,
     /// Start position number.
     pub sp: Option<u16>,
+    /// The start's number in the campaign's family, for families other than Chess960.
+    pub family_number: Option<u32>,
     /// Shredder-FEN.
     pub fen: String,
     /// Depth.
@@ -402,6 +406,8 @@ pub struct AnalysisRow {
     pub workunit_id: u64,
     /// Start position number.
     pub sp: Option<u16>,
+    /// The start's number in the campaign's family, for families other than Chess960.
+    pub family_number: Option<u32>,
     /// Shredder-FEN.
     pub fen: String,
     /// Search depth.
@@ -548,6 +554,12 @@ UPDATE campaign_counts SET
     in_flight = (SELECT COUNT(*) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 0),
     nodes_computed_hi = (SELECT COALESCE(SUM(COALESCE(r.nodes, 0) >> 32), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 1),
     nodes_computed_lo = (SELECT COALESCE(SUM(COALESCE(r.nodes, 0) & 4294967295), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 1);
+"#,
+    r#"
+-- 6: campaigns over any family of start positions (common/src/family.rs). A workunit of
+-- another family has sp NULL, its start's FEN, and its number in the family.
+ALTER TABLE campaigns ADD COLUMN family TEXT NOT NULL DEFAULT 'chess960';
+ALTER TABLE workunits ADD COLUMN family_number INTEGER;
 "#,
 ];
 
@@ -948,19 +960,22 @@ fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
         positions: r.get(5)?,
         engine: r.get(6)?,
         split_ply: r.get::<_, i64>(7)? as u32,
+        family: r.get(8)?,
     })
 }
 
-const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply";
+const CAMPAIGN_COLS: &str =
+    "id, kind, depth, quorum, max_results, positions, engine, split_ply, family";
 
 impl Store for SqliteStore {
     fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign> {
-        let positions = format_positions(&c.positions);
+        let positions = c.positions_text();
+        let family_units = c.family_units().map_err(StoreError::Db)?;
         self.with_tx(|tx| {
             let engine = c.analysis.map(|e| e.name().to_string());
             exec(tx,
-                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply],
+                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name()],
             )?;
             let kind = kind_code(c.analysis);
             let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
@@ -992,6 +1007,13 @@ impl Store for SqliteStore {
                 let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
                 st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib])?;
             }
+            // Other families: the FEN is all a worker needs; the number is kept for exports.
+            let mut family_st = tx.prepare_cached(
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, family_number) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for (number, fen) in &family_units {
+                family_st.execute(params![id, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, number])?;
+            }
             // The counters the triggers keep from now on start from the units just inserted.
             exec(tx,
                 "INSERT INTO campaign_counts (campaign_id, total, queued) SELECT ?1, COUNT(*), COALESCE(SUM(needed), 0) FROM workunits WHERE campaign_id = ?1",
@@ -1006,6 +1028,7 @@ impl Store for SqliteStore {
                 quorum: c.quorum,
                 max_results: c.max_results,
                 positions,
+                family: c.family.name().to_string(),
             })
         })
     }
@@ -1016,16 +1039,17 @@ impl Store for SqliteStore {
             .query_row(
                 &format!(
                     "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
-                     AND max_results = ?3 AND positions = ?4 AND engine IS ?6 AND split_ply = ?7 ORDER BY id LIMIT 1"
+                     AND max_results = ?3 AND positions = ?4 AND engine IS ?6 AND split_ply = ?7 AND family = ?8 ORDER BY id LIMIT 1"
                 ),
                 params![
                     c.depth,
                     c.quorum,
                     c.max_results,
-                    format_positions(&c.positions),
+                    c.positions_text(),
                     c.kind_name(),
                     c.analysis.map(|e| e.name()),
-                    c.split_ply
+                    c.split_ply,
+                    c.family.name()
                 ],
                 campaign_row,
             )
@@ -1292,8 +1316,9 @@ impl Store for SqliteStore {
         let campaign = campaign_by_id(&conn, campaign_id)?;
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.nodes, w.state, w.canonical_digest,
-                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1)
-             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.id",
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                    w.family_number
+             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.family_number, w.id",
         )?;
         let rows = st
             .query_map([u64_to_db(campaign_id)], |r| {
@@ -1302,6 +1327,7 @@ impl Store for SqliteStore {
                 Ok(TableRow {
                     workunit_id: db_to_u64(r.get(0)?),
                     sp: r.get::<_, Option<i64>>(1)?.map(|n| n as u16),
+                    family_number: r.get::<_, Option<i64>>(8)?.map(|n| n as u32),
                     fen: r.get(2)?,
                     depth: r.get::<_, i64>(3)? as u32,
                     nodes: if state == 1 {
@@ -1360,8 +1386,9 @@ impl Store for SqliteStore {
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.state,
                     (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
-                    (SELECT payload FROM results r WHERE r.id = w.canonical_result_id)
-             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.id",
+                    (SELECT payload FROM results r WHERE r.id = w.canonical_result_id),
+                    w.family_number
+             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.family_number, w.id",
         )?;
         let rows = st
             .query_map([u64_to_db(campaign_id)], |r| {
@@ -1371,6 +1398,7 @@ impl Store for SqliteStore {
                     AnalysisRow {
                         workunit_id: db_to_u64(r.get(0)?),
                         sp: r.get::<_, Option<i64>>(1)?.map(|n| n as u16),
+                        family_number: r.get::<_, Option<i64>>(7)?.map(|n| n as u32),
                         fen: r.get(2)?,
                         depth: r.get::<_, i64>(3)? as u32,
                         status: match state {
@@ -1704,7 +1732,8 @@ mod tests {
             .unwrap()
             .execute_batch(
                 "DROP TRIGGER workunit_counts; DROP TRIGGER result_issued; DROP TRIGGER result_counts;
-                 DROP TABLE campaign_counts; PRAGMA user_version = 4;",
+                 DROP TABLE campaign_counts; ALTER TABLE campaigns DROP COLUMN family;
+                 ALTER TABLE workunits DROP COLUMN family_number; PRAGMA user_version = 4;",
             )
             .unwrap();
         let before = recount(&s);

@@ -110,7 +110,7 @@ async fn submit(client: &Client, auth: &WorkerAuth, a: &Assignment, r: AnalysisR
     let result = WorkResult::Analysis(r);
     client
         .submit(
-            &auth,
+            auth,
             &SubmitRequest {
                 protocol: PROTOCOL_VERSION,
                 lease_id: a.lease_id,
