@@ -424,13 +424,14 @@ fn main() -> ExitCode {
         } => {
             for p in open(&db)?.progress()? {
                 println!(
-                    "{}\t{} depth {}\tpositions {}\tquorum {}\t{}/{} valid\t{} failed",
+                    "{}\t{} depth {}\t{} positions {}\tquorum {}\t{}/{} valid\t{} failed",
                     p.campaign.id,
                     match &p.campaign.engine {
                         Some(e) => format!("analysis/{e}"),
                         None => p.campaign.kind.clone(),
                     },
                     p.campaign.depth,
+                    p.campaign.family,
                     p.campaign.positions,
                     p.campaign.quorum,
                     p.valid,
