@@ -13,35 +13,8 @@ pub const ANALYSIS_HASH_MIB: u32 = search::DEFAULT_HASH_MIB as u32;
 
 /// Parses a position list: comma-separated numbers and inclusive ranges in 0..=959.
 pub fn parse_positions(text: &str) -> Result<Vec<u16>, String> {
-    let mut set = BTreeSet::new();
-    for part in text.split(',').map(str::trim) {
-        if part.is_empty() {
-            return Err(format!("empty item in position list {text:?}"));
-        }
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (parse_one(a)?, parse_one(b)?),
-            None => {
-                let n = parse_one(part)?;
-                (n, n)
-            }
-        };
-        if lo > hi {
-            return Err(format!("range {part} is backwards"));
-        }
-        set.extend(lo..=hi);
-    }
-    Ok(set.into_iter().collect())
-}
-
-fn parse_one(s: &str) -> Result<u16, String> {
-    let n: u16 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a start position number"))?;
-    if n > 959 {
-        return Err(format!("start position {n} is out of range 0..959"));
-    }
-    Ok(n)
+    let numbers = parse_numbers(Family::Chess960, text)?;
+    Ok(numbers.into_iter().map(|n| n as u16).collect())
 }
 
 /// Parses a list of start numbers of `family`: comma-separated numbers and inclusive ranges
@@ -52,10 +25,10 @@ pub fn parse_numbers(family: Family, text: &str) -> Result<Vec<u32>, String> {
         let n: u32 = s
             .trim()
             .parse()
-            .map_err(|_| format!("{s:?} is not a start number"))?;
+            .map_err(|_| format!("{s:?} is not a start position number"))?;
         if n >= count {
             return Err(format!(
-                "{family} start {n} is out of range 0..{}",
+                "{family} start position {n} is out of range 0..{}",
                 count - 1
             ));
         }

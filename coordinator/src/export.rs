@@ -95,22 +95,9 @@ pub const CSV_HEADER: &str = "sp,fen,depth,nodes,status,agreeing_results,digest"
 
 /// The table as CSV. Nodes are empty for workunits without a canonical result.
 pub fn csv(rows: &[TableRow]) -> String {
-    let mut out = String::from(CSV_HEADER);
-    out.push('\n');
-    for r in rows {
-        // FENs contain no commas or quotes, so no quoting is needed.
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
-            r.sp.map(|n| n.to_string()).unwrap_or_default(),
-            r.fen,
-            r.depth,
-            r.nodes.map(|n| n.to_string()).unwrap_or_default(),
-            r.status,
-            r.agreeing_results,
-            r.digest.as_deref().unwrap_or("")
-        ));
-    }
-    out
+    csv_keyed(CSV_HEADER, rows, &|r| {
+        r.sp.map(|n| n.to_string()).unwrap_or_default()
+    })
 }
 
 /// The CSV header of a campaign over another family than Chess960: the family and the start's
@@ -122,13 +109,21 @@ pub fn csv_for(campaign: &Campaign, rows: &[TableRow]) -> String {
     if campaign.family == "chess960" {
         return csv(rows);
     }
-    let mut out = String::from(FAMILY_CSV_HEADER);
+    csv_keyed(FAMILY_CSV_HEADER, rows, &|r| {
+        let n = r.family_number.map(|n| n.to_string()).unwrap_or_default();
+        format!("{},{n}", campaign.family)
+    })
+}
+
+/// The rows after `header`, each starting with `key` (the start's name in the table).
+fn csv_keyed(header: &str, rows: &[TableRow], key: &dyn Fn(&TableRow) -> String) -> String {
+    let mut out = String::from(header);
     out.push('\n');
     for r in rows {
+        // FENs contain no commas or quotes, so no quoting is needed.
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{}\n",
-            campaign.family,
-            r.family_number.map(|n| n.to_string()).unwrap_or_default(),
+            "{},{},{},{},{},{},{}\n",
+            key(r),
             r.fen,
             r.depth,
             r.nodes.map(|n| n.to_string()).unwrap_or_default(),

@@ -127,19 +127,8 @@ enum Command {
         /// Write the CSV table here (default: stdout, before the total).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Start positions, e.g. 0-9,518 (default: the whole family, up to 5040 starts).
-        #[arg(long)]
-        positions: Option<String>,
-        /// The family the positions are numbered in (docs/families.md): chess960, shuffle,
-        /// bishops, chess960-nc, shuffle-nc, bishops-nc, transcendental, dfrc.
-        #[arg(long, default_value = "chess960")]
-        family: String,
-        /// A reproducible sample of this many starts of the family instead of --positions.
-        #[arg(long)]
-        sample: Option<u32>,
-        /// The seed of --sample.
-        #[arg(long, default_value_t = 0, requires = "sample")]
-        seed: u64,
+        #[command(flatten)]
+        starts: StartsArgs,
         /// Agreeing results from distinct workers needed per workunit.
         #[arg(long, default_value_t = 2)]
         quorum: u32,
@@ -150,6 +139,24 @@ enum Command {
         #[arg(long, default_value_t = 3600)]
         lease_secs: u64,
     },
+}
+
+/// Which starts a campaign covers.
+#[derive(clap::Args)]
+struct StartsArgs {
+    /// Start positions, e.g. 0-9,518 (default: the whole family, up to 5040 starts).
+    #[arg(long)]
+    positions: Option<String>,
+    /// The family the positions are numbered in (docs/families.md): chess960, shuffle,
+    /// bishops, chess960-nc, shuffle-nc, bishops-nc, transcendental, dfrc.
+    #[arg(long, default_value = "chess960")]
+    family: String,
+    /// A reproducible sample of this many starts of the family instead of --positions.
+    #[arg(long)]
+    sample: Option<u32>,
+    /// The seed of --sample.
+    #[arg(long, default_value_t = 0, requires = "sample")]
+    seed: u64,
 }
 
 #[derive(Subcommand)]
@@ -178,19 +185,8 @@ enum CampaignCommand {
         /// Results per workunit after which it fails without quorum (default quorum + 2).
         #[arg(long)]
         max_results: Option<u32>,
-        /// Start positions, e.g. 0-9,518 (default: the whole family, up to 5040 starts).
-        #[arg(long)]
-        positions: Option<String>,
-        /// The family the positions are numbered in (docs/families.md): chess960, shuffle,
-        /// bishops, chess960-nc, shuffle-nc, bishops-nc, transcendental, dfrc.
-        #[arg(long, default_value = "chess960")]
-        family: String,
-        /// A reproducible sample of this many starts of the family instead of --positions.
-        #[arg(long)]
-        sample: Option<u32>,
-        /// The seed of --sample.
-        #[arg(long, default_value_t = 0, requires = "sample")]
-        seed: u64,
+        #[command(flatten)]
+        starts: StartsArgs,
     },
     /// List campaigns with their progress.
     List {
@@ -386,14 +382,16 @@ fn main() -> ExitCode {
                     split_ply,
                     quorum,
                     max_results,
-                    positions,
-                    family,
-                    sample,
-                    seed,
+                    starts,
                 },
         } => {
-            let (family, numbers) = select_starts(&family, positions.as_deref(), sample, seed)
-                .map_err(|e| anyhow!(e))?;
+            let (family, numbers) = select_starts(
+                &starts.family,
+                starts.positions.as_deref(),
+                starts.sample,
+                starts.seed,
+            )
+            .map_err(|e| anyhow!(e))?;
             let mut spec = NewCampaign::in_family(family, depth, quorum, max_results, numbers)
                 .map_err(|e| anyhow!(e))?;
             if analyse {
@@ -469,10 +467,7 @@ fn main() -> ExitCode {
             local_workers,
             db,
             out,
-            positions,
-            family,
-            sample,
-            seed,
+            starts,
             quorum,
             max_results,
             lease_secs,
@@ -492,10 +487,10 @@ fn main() -> ExitCode {
                 local_workers,
                 db,
                 out,
-                positions,
-                family,
-                sample,
-                seed,
+                positions: starts.positions,
+                family: starts.family,
+                sample: starts.sample,
+                seed: starts.seed,
                 quorum,
                 max_results,
                 lease: Duration::from_secs(lease_secs.max(1)),

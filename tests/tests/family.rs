@@ -21,7 +21,7 @@ fn run_over_a_family_exports_family_and_number() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
     let db = db.to_str().unwrap();
-    let (code, out, err) = coordinator(&[
+    let run = [
         "run",
         "--family",
         "chess960-nc",
@@ -37,7 +37,8 @@ fn run_over_a_family_exports_family_and_number() {
         "1",
         "--db",
         db,
-    ]);
+    ];
+    let (code, out, err) = coordinator(&run);
     assert_eq!(code, 0, "{err}");
     let mut lines = out.lines();
     assert_eq!(
@@ -62,23 +63,7 @@ fn run_over_a_family_exports_family_and_number() {
     }
     assert_eq!(lines.next(), Some(total.to_string().as_str()));
     // Run again: the same campaign is found (family included), nothing is recomputed.
-    let (code, _, err) = coordinator(&[
-        "run",
-        "--family",
-        "chess960-nc",
-        "--positions",
-        "0-3,479",
-        "--depth",
-        "2",
-        "--split-ply",
-        "0",
-        "--local-workers",
-        "2",
-        "--hash",
-        "1",
-        "--db",
-        db,
-    ]);
+    let (code, _, err) = coordinator(&run);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("5 of 5 workunits already done"), "{err}");
     // The same numbers in Chess960 are another campaign.
@@ -145,50 +130,17 @@ fn campaign_add_takes_a_reproducible_sample_of_a_huge_family() {
         assert_eq!(f[2], Family::Transcendental.start(n).unwrap().fen());
         assert_eq!(f[5], "open");
     }
-    // Refusals: a huge family needs a list or a sample; a sample and a list together; split.
-    for args in [
-        &[
-            "campaign", "add", "--db", db, "--family", "dfrc", "--depth", "3",
-        ][..],
-        &[
-            "campaign",
-            "add",
-            "--db",
-            db,
-            "--family",
-            "dfrc",
-            "--depth",
-            "3",
-            "--sample",
-            "2",
-            "--positions",
-            "1",
-        ],
-        &[
-            "campaign",
-            "add",
-            "--db",
-            db,
-            "--family",
-            "shuffle",
-            "--depth",
-            "3",
-            "--split-ply",
-            "1",
-        ],
-        &[
-            "campaign",
-            "add",
-            "--db",
-            db,
-            "--family",
-            "shuffle",
-            "--depth",
-            "3",
-            "--positions",
-            "5040",
-        ],
+    // Refusals: a huge family needs a list or a sample; a sample and a list together; split;
+    // a number out of the family's range.
+    let base = ["campaign", "add", "--db", db, "--depth", "3"];
+    for extra in [
+        &["--family", "dfrc"][..],
+        &["--family", "dfrc", "--sample", "2", "--positions", "1"],
+        &["--family", "shuffle", "--split-ply", "1"],
+        &["--family", "shuffle", "--positions", "5040"],
     ] {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let args = &args[..];
         let (code, out, err) = coordinator(args);
         assert_ne!(code, 0, "{args:?}");
         assert!(out.is_empty(), "{args:?}");
