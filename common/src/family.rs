@@ -28,7 +28,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::position::{Position, Setup};
-use crate::startpos::{Arrangement, StartPosition};
+use crate::startpos::{Arrangement, StartPosition, has_back_rank_pieces};
 use crate::types::{Color, Piece, Role, Square};
 
 /// A family of start positions.
@@ -338,13 +338,7 @@ impl Family {
 
     /// Checks one side's arrangement against the family's rules (the piece set first).
     pub fn check_arrangement(self, arr: &Arrangement) -> Result<(), FamilyError> {
-        let count = |role| arr.iter().filter(|&&r| r == role).count();
-        if count(Role::King) != 1
-            || count(Role::Queen) != 1
-            || count(Role::Rook) != 2
-            || count(Role::Bishop) != 2
-            || count(Role::Knight) != 2
-        {
+        if !has_back_rank_pieces(arr) {
             return Err(FamilyError::WrongPieces);
         }
         if self.needs_opposite_bishops() && !bishops_opposite(arr) {

@@ -55,6 +55,17 @@ pub enum StartPositionError {
     NotAStartPosition(&'static str),
 }
 
+/// Whether the arrangement holds exactly one king, one queen and two each of rooks, bishops
+/// and knights.
+pub fn has_back_rank_pieces(arr: &Arrangement) -> bool {
+    let count = |role| arr.iter().filter(|&&r| r == role).count();
+    count(Role::King) == 1
+        && count(Role::Queen) == 1
+        && count(Role::Rook) == 2
+        && count(Role::Bishop) == 2
+        && count(Role::Knight) == 2
+}
+
 /// A Chess960 start position by Scharnagl number.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct StartPosition(u16);
@@ -109,13 +120,7 @@ impl StartPosition {
 
     /// The start position with this arrangement, or the rule it breaks.
     pub fn from_arrangement(arr: &Arrangement) -> Result<StartPosition, StartPositionError> {
-        let count = |role| arr.iter().filter(|&&r| r == role).count();
-        if count(Role::King) != 1
-            || count(Role::Queen) != 1
-            || count(Role::Rook) != 2
-            || count(Role::Bishop) != 2
-            || count(Role::Knight) != 2
-        {
+        if !has_back_rank_pieces(arr) {
             return Err(StartPositionError::WrongPieces);
         }
         let files_of = |role| (0..8).filter(move |&f| arr[f] == role);

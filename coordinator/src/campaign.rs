@@ -1,7 +1,9 @@
-//! Campaign definitions: position lists such as `0-9,518` and what a new campaign holds.
+//! Campaign definitions: position lists such as `0-9,518`, reproducible samples of a family's
+//! starts, and what a new campaign holds.
 
 use std::collections::BTreeSet;
 
+use c960_common::family::Family;
 use c960_common::search;
 use c960_common::wire::AnalysisEngine;
 
@@ -11,40 +13,117 @@ pub const ANALYSIS_HASH_MIB: u32 = search::DEFAULT_HASH_MIB as u32;
 
 /// Parses a position list: comma-separated numbers and inclusive ranges in 0..=959.
 pub fn parse_positions(text: &str) -> Result<Vec<u16>, String> {
+    let numbers = parse_numbers(Family::Chess960, text)?;
+    Ok(numbers.into_iter().map(|n| n as u16).collect())
+}
+
+/// Parses a list of start numbers of `family`: comma-separated numbers and inclusive ranges
+/// below the family's count (for Chess960 the same as [`parse_positions`]).
+pub fn parse_numbers(family: Family, text: &str) -> Result<Vec<u32>, String> {
+    let count = family.count();
+    let one = |s: &str| -> Result<u32, String> {
+        let n: u32 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("{s:?} is not a start position number"))?;
+        if n >= count {
+            return Err(format!(
+                "{family} start position {n} is out of range 0..{}",
+                count - 1
+            ));
+        }
+        Ok(n)
+    };
     let mut set = BTreeSet::new();
     for part in text.split(',').map(str::trim) {
         if part.is_empty() {
             return Err(format!("empty item in position list {text:?}"));
         }
         let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (parse_one(a)?, parse_one(b)?),
-            None => {
-                let n = parse_one(part)?;
-                (n, n)
-            }
+            Some((a, b)) => (one(a)?, one(b)?),
+            None => (one(part)?, one(part)?),
         };
         if lo > hi {
             return Err(format!("range {part} is backwards"));
+        }
+        if hi - lo >= 10_000_000 {
+            return Err(format!("range {part} is too long"));
         }
         set.extend(lo..=hi);
     }
     Ok(set.into_iter().collect())
 }
 
-fn parse_one(s: &str) -> Result<u16, String> {
-    let n: u16 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a start position number"))?;
-    if n > 959 {
-        return Err(format!("start position {n} is out of range 0..959"));
+/// A reproducible sample of `k` distinct start numbers of `family`, sorted: Floyd's algorithm
+/// driven by SplitMix64 seeded with `seed`, so the same `(k, seed)` gives the same sample on
+/// every machine and in every version.
+pub fn sample_numbers(family: Family, k: u32, seed: u64) -> Result<Vec<u32>, String> {
+    let n = family.count();
+    if k == 0 || k > n {
+        return Err(format!("--sample {k} must be in 1..{n} for {family}"));
     }
-    Ok(n)
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut chosen = BTreeSet::new();
+    for j in n - k..n {
+        // Uniform in 0..=j by rejection (no modulo bias).
+        let range = u64::from(j) + 1;
+        let zone = u64::MAX - u64::MAX % range;
+        let t = loop {
+            let x = next();
+            if x < zone {
+                break (x % range) as u32;
+            }
+        };
+        if !chosen.insert(t) {
+            chosen.insert(j);
+        }
+    }
+    Ok(chosen.into_iter().collect())
+}
+
+/// The largest family a campaign covers whole when neither a list nor a sample is given.
+pub const MAX_WHOLE_FAMILY: u32 = 5040;
+
+/// The starts a campaign covers: `--positions` (a list), `--sample K --seed S`, or else the
+/// whole family when it has at most [`MAX_WHOLE_FAMILY`] starts.
+pub fn select_starts(
+    family: &str,
+    positions: Option<&str>,
+    sample: Option<u32>,
+    seed: u64,
+) -> Result<(Family, Vec<u32>), String> {
+    let family = Family::parse(family).map_err(|e| e.to_string())?;
+    let numbers = match (positions, sample) {
+        (Some(_), Some(_)) => return Err("give --positions or --sample, not both".into()),
+        (Some(list), None) => parse_numbers(family, list)?,
+        (None, Some(k)) => sample_numbers(family, k, seed)?,
+        (None, None) if family.count() <= MAX_WHOLE_FAMILY => (0..family.count()).collect(),
+        (None, None) => {
+            return Err(format!(
+                "{family} has {} starts: choose some with --positions or --sample K --seed S",
+                family.count()
+            ));
+        }
+    };
+    Ok((family, numbers))
 }
 
 /// The canonical text of a position list (`0-959`, `0-9,518`), used to recognise a campaign
 /// when `run` is started again with the same arguments.
 pub fn format_positions(positions: &[u16]) -> String {
+    let numbers: Vec<u32> = positions.iter().map(|&p| u32::from(p)).collect();
+    format_numbers(&numbers)
+}
+
+/// [`format_positions`] for start numbers of any family.
+pub fn format_numbers(positions: &[u32]) -> String {
     let mut parts = Vec::new();
     let mut i = 0;
     while i < positions.len() {
@@ -80,8 +159,12 @@ pub struct NewCampaign {
     pub quorum: u32,
     /// Results per workunit after which it fails without a quorum.
     pub max_results: u32,
-    /// Start positions, sorted and distinct.
+    /// Chess960 start positions, sorted and distinct (empty for other families).
     pub positions: Vec<u16>,
+    /// The family of the start positions.
+    pub family: Family,
+    /// Start numbers of another family, sorted and distinct (empty for Chess960).
+    pub numbers: Vec<u32>,
 }
 
 impl NewCampaign {
@@ -114,7 +197,55 @@ impl NewCampaign {
             quorum,
             max_results,
             positions,
+            family: Family::Chess960,
+            numbers: Vec::new(),
         })
+    }
+
+    /// [`NewCampaign::new`] over start numbers of any family. The workunits of families other
+    /// than Chess960 carry their start as a FEN, so workers compute them without knowing the
+    /// family; the store keeps the family and number for the exports.
+    pub fn in_family(
+        family: Family,
+        depth: u32,
+        quorum: u32,
+        max_results: Option<u32>,
+        numbers: Vec<u32>,
+    ) -> Result<NewCampaign, String> {
+        if family == Family::Chess960 {
+            let positions = numbers.iter().map(|&n| n as u16).collect();
+            return NewCampaign::new(depth, quorum, max_results, positions);
+        }
+        if numbers.is_empty() {
+            return Err("no start positions".into());
+        }
+        let mut c = NewCampaign::new(depth, quorum, max_results, vec![0])?;
+        c.positions.clear();
+        c.family = family;
+        c.numbers = numbers;
+        Ok(c)
+    }
+
+    /// The canonical text of the campaign's position list: `0-9,518` for Chess960, the numbers
+    /// of another family the same way (its family is stored beside it).
+    pub fn positions_text(&self) -> String {
+        if self.family == Family::Chess960 {
+            format_positions(&self.positions)
+        } else {
+            format_numbers(&self.numbers)
+        }
+    }
+
+    /// The workunits of a family other than Chess960: start number and Shredder-FEN (none for
+    /// Chess960, whose workunits name their Scharnagl number).
+    pub fn family_units(&self) -> Result<Vec<(u32, String)>, String> {
+        self.numbers
+            .iter()
+            .map(|&n| {
+                let start = self.family.start(u64::from(n)).map_err(|e| e.to_string())?;
+                Ok((n, start.fen()))
+            })
+            .collect()
     }
 }
 
@@ -137,6 +268,12 @@ impl NewCampaign {
     pub fn split_at(mut self, ply: u32) -> Result<NewCampaign, String> {
         if self.analysis.is_some() && ply > 0 {
             return Err("--split-ply applies to perft campaigns only".into());
+        }
+        if ply > 0 && self.family != Family::Chess960 {
+            return Err(format!(
+                "split campaigns are for chess960; a {} campaign needs --split-ply 0",
+                self.family
+            ));
         }
         if ply > 0 && (ply >= self.depth || ply > MAX_SPLIT_PLY) {
             return Err(format!(
@@ -258,6 +395,58 @@ mod tests {
                 .analyse(AnalysisEngine::Uci)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn family_lists_and_samples() {
+        assert_eq!(
+            parse_numbers(Family::Shuffle, "0-2,5039").unwrap(),
+            vec![0, 1, 2, 5039]
+        );
+        assert!(parse_numbers(Family::Shuffle, "5040").is_err());
+        assert!(parse_numbers(Family::Chess960Nc, "480").is_err());
+        assert_eq!(
+            parse_numbers(Family::Transcendental, "8294399")
+                .unwrap()
+                .len(),
+            1
+        );
+        let a = sample_numbers(Family::Transcendental, 100, 7).unwrap();
+        assert_eq!(a, sample_numbers(Family::Transcendental, 100, 7).unwrap());
+        assert_ne!(a, sample_numbers(Family::Transcendental, 100, 8).unwrap());
+        assert_eq!(a.len(), 100);
+        assert!(a.windows(2).all(|w| w[0] < w[1]));
+        assert!(a.iter().all(|&n| n < 8_294_400));
+        // A sample of everything is everything.
+        assert_eq!(
+            sample_numbers(Family::Chess960Nc, 480, 1).unwrap(),
+            (0..480).collect::<Vec<_>>()
+        );
+        assert!(sample_numbers(Family::Dfrc, 0, 1).is_err());
+        assert!(sample_numbers(Family::Chess960Nc, 481, 1).is_err());
+        let c = NewCampaign::in_family(Family::Shuffle, 3, 2, None, vec![0, 1, 2, 7]).unwrap();
+        assert_eq!(c.positions_text(), "0-2,7");
+        assert!(c.positions.is_empty());
+        let units = c.family_units().unwrap();
+        assert_eq!(units[0].0, 0);
+        assert_eq!(
+            units[0].1,
+            "bbknnqrr/pppppppp/8/8/8/8/PPPPPPPP/BBKNNQRR w - - 0 1"
+        );
+        assert!(c.clone().split_at(1).unwrap_err().contains("chess960"));
+        let (f, all) = select_starts("shuffle-nc", None, None, 0).unwrap();
+        assert_eq!((f, all.len()), (Family::ShuffleNc, 2520));
+        assert!(
+            select_starts("dfrc", None, None, 0)
+                .unwrap_err()
+                .contains("--sample")
+        );
+        assert!(select_starts("dfrc", Some("1"), Some(2), 0).is_err());
+        assert!(select_starts("fischer", None, None, 0).is_err());
+        assert_eq!(select_starts("dfrc", None, Some(5), 3).unwrap().1.len(), 5);
+        let c960 = NewCampaign::in_family(Family::Chess960, 3, 2, None, vec![518]).unwrap();
+        assert_eq!((c960.positions.clone(), c960.numbers.len()), (vec![518], 0));
+        assert!(c960.family_units().unwrap().is_empty());
     }
 
     #[test]

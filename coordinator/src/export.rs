@@ -61,7 +61,7 @@ pub fn render(
     if kind == "analysis" {
         let (c, rows) = store.analysis_table(campaign_id)?;
         return Ok(match format {
-            Format::Csv => Ok(analysis_csv(&rows)),
+            Format::Csv => Ok(analysis_csv_for(&c, &rows)),
             Format::Json => Ok(analysis_json(&c, &rows)),
             Format::Balance => balance_json(&c, &rows),
             Format::Svg => balance_svg(&c, &rows),
@@ -82,7 +82,7 @@ pub fn render(
     }
     let (c, rows) = store.table(campaign_id)?;
     Ok(match format {
-        Format::Csv => Ok(csv(&rows)),
+        Format::Csv => Ok(csv_for(&c, &rows)),
         Format::Json => Ok(json(&c, &rows)),
         Format::Balance | Format::Svg => Err(format!(
             "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
@@ -95,13 +95,35 @@ pub const CSV_HEADER: &str = "sp,fen,depth,nodes,status,agreeing_results,digest"
 
 /// The table as CSV. Nodes are empty for workunits without a canonical result.
 pub fn csv(rows: &[TableRow]) -> String {
-    let mut out = String::from(CSV_HEADER);
+    csv_keyed(CSV_HEADER, rows, &|r| {
+        r.sp.map(|n| n.to_string()).unwrap_or_default()
+    })
+}
+
+/// The CSV header of a campaign over another family than Chess960: the family and the start's
+/// number in it (docs/families.md) instead of the Scharnagl number.
+pub const FAMILY_CSV_HEADER: &str = "family,number,fen,depth,nodes,status,agreeing_results,digest";
+
+/// The table as CSV: [`csv`] for Chess960 campaigns, [`FAMILY_CSV_HEADER`] rows otherwise.
+pub fn csv_for(campaign: &Campaign, rows: &[TableRow]) -> String {
+    if campaign.family == "chess960" {
+        return csv(rows);
+    }
+    csv_keyed(FAMILY_CSV_HEADER, rows, &|r| {
+        let n = r.family_number.map(|n| n.to_string()).unwrap_or_default();
+        format!("{},{n}", campaign.family)
+    })
+}
+
+/// The rows after `header`, each starting with `key` (the start's name in the table).
+fn csv_keyed(header: &str, rows: &[TableRow], key: &dyn Fn(&TableRow) -> String) -> String {
+    let mut out = String::from(header);
     out.push('\n');
     for r in rows {
         // FENs contain no commas or quotes, so no quoting is needed.
         out.push_str(&format!(
             "{},{},{},{},{},{},{}\n",
-            r.sp.map(|n| n.to_string()).unwrap_or_default(),
+            key(r),
             r.fen,
             r.depth,
             r.nodes.map(|n| n.to_string()).unwrap_or_default(),
@@ -124,14 +146,37 @@ pub const ANALYSIS_CSV_HEADER: &str = "sp,fen,depth,score_cp,mate,best_move,engi
 /// An analysis table as CSV: one row per workunit; score, move and engine are empty until a
 /// quorum agrees.
 pub fn analysis_csv(rows: &[AnalysisRow]) -> String {
-    let mut out = String::from(ANALYSIS_CSV_HEADER);
+    analysis_csv_keyed(ANALYSIS_CSV_HEADER, rows, &|r| {
+        r.sp.map(|n| n.to_string()).unwrap_or_default()
+    })
+}
+
+/// [`analysis_csv`] for any campaign: a campaign over another family than Chess960 names the
+/// family and the start's number in it (`family,number,fen,…`) instead of `sp`.
+pub fn analysis_csv_for(campaign: &Campaign, rows: &[AnalysisRow]) -> String {
+    if campaign.family == "chess960" {
+        return analysis_csv(rows);
+    }
+    let header = format!("family,number,{}", &ANALYSIS_CSV_HEADER["sp,".len()..]);
+    analysis_csv_keyed(&header, rows, &|r| {
+        let n = r.family_number.map(|n| n.to_string()).unwrap_or_default();
+        format!("{},{n}", campaign.family)
+    })
+}
+
+fn analysis_csv_keyed(
+    header: &str,
+    rows: &[AnalysisRow],
+    key: &dyn Fn(&AnalysisRow) -> String,
+) -> String {
+    let mut out = String::from(header);
     out.push('\n');
     for r in rows {
         let res = r.result.as_ref();
         let opt = |v: Option<i32>| v.map(|v| v.to_string()).unwrap_or_default();
         out.push_str(&format!(
             "{},{},{},{},{},{},{}\n",
-            r.sp.map(|n| n.to_string()).unwrap_or_default(),
+            key(r),
             r.fen,
             r.depth,
             opt(res.and_then(|a| a.score_cp)),
@@ -373,6 +418,7 @@ mod tests {
         let rows = vec![TableRow {
             workunit_id: 1,
             sp: Some(518),
+            family_number: None,
             fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1".into(),
             depth: 2,
             nodes: Some(400),

@@ -20,10 +20,10 @@ use c960_common::codec;
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, CONTENT_TYPE,
-    EngineInfo, ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse,
-    FetchRequest, FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest,
-    RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse,
-    WorkUnitKind, WorkerAuth,
+    ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
+    FetchResponse, MAX_BATCH, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
+    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkUnitKind,
+    WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;

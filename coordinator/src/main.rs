@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use c960_common::wire::AnalysisEngine;
 use c960_coordinator::auth::{self, Enrolment};
-use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::campaign::{NewCampaign, select_starts};
 use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
@@ -179,9 +179,8 @@ enum Command {
         /// Write the CSV table here (default: stdout, before the total).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Start positions, e.g. 0-9,518.
-        #[arg(long, default_value = "0-959")]
-        positions: String,
+        #[command(flatten)]
+        starts: StartsArgs,
         /// Agreeing results from distinct workers needed per workunit.
         #[arg(long, default_value_t = 2)]
         quorum: u32,
@@ -192,6 +191,24 @@ enum Command {
         #[arg(long, default_value_t = 3600)]
         lease_secs: u64,
     },
+}
+
+/// Which starts a campaign covers.
+#[derive(clap::Args)]
+struct StartsArgs {
+    /// Start positions, e.g. 0-9,518 (default: the whole family, up to 5040 starts).
+    #[arg(long)]
+    positions: Option<String>,
+    /// The family the positions are numbered in (docs/families.md): chess960, shuffle,
+    /// bishops, chess960-nc, shuffle-nc, bishops-nc, transcendental, dfrc.
+    #[arg(long, default_value = "chess960")]
+    family: String,
+    /// A reproducible sample of this many starts of the family instead of --positions.
+    #[arg(long)]
+    sample: Option<u32>,
+    /// The seed of --sample.
+    #[arg(long, default_value_t = 0, requires = "sample")]
+    seed: u64,
 }
 
 #[derive(Subcommand)]
@@ -220,9 +237,8 @@ enum CampaignCommand {
         /// Results per workunit after which it fails without quorum (default quorum + 2).
         #[arg(long)]
         max_results: Option<u32>,
-        /// Start positions, e.g. 0-9,518.
-        #[arg(long, default_value = "0-959")]
-        positions: String,
+        #[command(flatten)]
+        starts: StartsArgs,
     },
     /// List campaigns with their progress.
     List {
@@ -537,12 +553,18 @@ fn main() -> ExitCode {
                     split_ply,
                     quorum,
                     max_results,
-                    positions,
+                    starts,
                 },
         } => {
-            let positions = parse_positions(&positions).map_err(|e| anyhow!("--positions: {e}"))?;
-            let mut spec =
-                NewCampaign::new(depth, quorum, max_results, positions).map_err(|e| anyhow!(e))?;
+            let (family, numbers) = select_starts(
+                &starts.family,
+                starts.positions.as_deref(),
+                starts.sample,
+                starts.seed,
+            )
+            .map_err(|e| anyhow!(e))?;
+            let mut spec = NewCampaign::in_family(family, depth, quorum, max_results, numbers)
+                .map_err(|e| anyhow!(e))?;
             if analyse {
                 let name = engine.as_deref().unwrap_or("builtin");
                 let engine = AnalysisEngine::parse(name)
@@ -552,13 +574,14 @@ fn main() -> ExitCode {
             let spec = spec.split_by(&split_ply).map_err(|e| anyhow!(e))?;
             let c = open_existing(&db)?.create_campaign(&spec, http::now_ms())?;
             eprintln!(
-                "campaign {}: {} depth {} over {}, quorum {}",
+                "campaign {}: {} depth {} over {} {}, quorum {}",
                 c.id,
                 match &c.engine {
                     Some(e) => format!("analysis ({e})"),
                     None => "perft".into(),
                 },
                 c.depth,
+                c.family,
                 c.positions,
                 c.quorum
             );
@@ -570,13 +593,14 @@ fn main() -> ExitCode {
         } => {
             for p in open_existing(&db)?.progress()? {
                 println!(
-                    "{}\t{} depth {}\tpositions {}\tquorum {}\t{}/{} valid\t{} failed",
+                    "{}\t{} depth {}\t{} positions {}\tquorum {}\t{}/{} valid\t{} failed",
                     p.campaign.id,
                     match &p.campaign.engine {
                         Some(e) => format!("analysis/{e}"),
                         None => p.campaign.kind.clone(),
                     },
                     p.campaign.depth,
+                    p.campaign.family,
                     p.campaign.positions,
                     p.campaign.quorum,
                     p.valid,
@@ -614,7 +638,7 @@ fn main() -> ExitCode {
             local_workers,
             db,
             out,
-            positions,
+            starts,
             quorum,
             max_results,
             lease_secs,
@@ -634,7 +658,10 @@ fn main() -> ExitCode {
                 local_workers,
                 db,
                 out,
-                positions,
+                positions: starts.positions,
+                family: starts.family,
+                sample: starts.sample,
+                seed: starts.seed,
                 quorum,
                 max_results,
                 lease: Duration::from_secs(lease_secs.max(1)),

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 use c960_common::wire::AnalysisEngine;
 
-use crate::campaign::{NewCampaign, parse_positions};
+use crate::campaign::{NewCampaign, select_starts};
 use crate::export;
 use crate::http::{self, AppState, Config};
 use crate::store::{CampaignProgress, SqliteStore, Store};
@@ -41,8 +41,14 @@ pub struct RunOptions {
     pub db: PathBuf,
     /// Where the CSV goes (stdout if `None`, followed by the total).
     pub out: Option<PathBuf>,
-    /// Start positions, e.g. `0-959` or `0-9,518`.
-    pub positions: String,
+    /// Start positions, e.g. `0-959` or `0-9,518` (`None`: the whole family or `sample`).
+    pub positions: Option<String>,
+    /// The family the positions are numbered in (`chess960`, `shuffle`, …).
+    pub family: String,
+    /// A reproducible sample of this many starts instead of `positions`.
+    pub sample: Option<u32>,
+    /// The seed of `sample`.
+    pub seed: u64,
     /// Quorum.
     pub quorum: u32,
     /// Result cap per workunit (default quorum + 2).
@@ -70,9 +76,16 @@ pub enum RunOutcome {
 /// Runs the campaign to the end and writes the table. Errors are setup problems (bad
 /// arguments, unreadable database, no progress possible).
 pub fn run(opts: RunOptions) -> Result<RunOutcome> {
-    let positions = parse_positions(&opts.positions).map_err(|e| anyhow!("--positions: {e}"))?;
-    let mut spec = NewCampaign::new(opts.depth, opts.quorum, opts.max_results, positions)
-        .map_err(|e| anyhow!(e))?;
+    let (family, numbers) = select_starts(
+        &opts.family,
+        opts.positions.as_deref(),
+        opts.sample,
+        opts.seed,
+    )
+    .map_err(|e| anyhow!(e))?;
+    let mut spec =
+        NewCampaign::in_family(family, opts.depth, opts.quorum, opts.max_results, numbers)
+            .map_err(|e| anyhow!(e))?;
     if let Some(engine) = opts.analysis {
         if engine == AnalysisEngine::Uci && opts.uci.is_none() {
             bail!("a UCI analysis needs the engine's path: --engine uci:PATH");
@@ -135,7 +148,7 @@ async fn run_async(
     let released = store.release_all_leases(now)?;
     let start = progress_of(&store, campaign.id).await?;
     eprintln!(
-        "campaign {}: {} depth {} over start positions {}, quorum {}; {} of {} workunits already done{}",
+        "campaign {}: {} depth {} over {} start positions {}, quorum {}; {} of {} workunits already done{}",
         campaign.id,
         match (&campaign.engine, campaign.split_ply) {
             (Some(e), _) => format!("analysis ({e})"),
@@ -143,6 +156,7 @@ async fn run_async(
             (None, k) => format!("perft split at ply {k}"),
         },
         campaign.depth,
+        campaign.family,
         campaign.positions,
         campaign.quorum,
         start.valid + start.failed,
@@ -174,8 +188,8 @@ async fn run_async(
         return finish_split(&opts, &store, campaign.id).await;
     }
     let s2 = store.clone();
-    let (_, rows) = tokio::task::spawn_blocking(move || s2.table(campaign.id)).await??;
-    let csv = export::csv(&rows);
+    let (c, rows) = tokio::task::spawn_blocking(move || s2.table(campaign.id)).await??;
+    let csv = export::csv_for(&c, &rows);
     let total = export::total_nodes(&rows);
     let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
     write_table(opts.out.as_deref(), &csv, Some(total))?;
@@ -260,7 +274,8 @@ async fn finish_split(
     Ok(RunOutcome::Complete(total))
 }
 
-/// Writes the analysis CSV (header `sp,fen,depth,score_cp,mate,best_move,engine`) and prints the
+/// Writes the analysis CSV (header `sp,fen,depth,score_cp,mate,best_move,engine`, or
+/// `family,number,fen,…` for another family) and prints the
 /// balance summary on standard error.
 async fn finish_analysis(
     opts: &RunOptions,
@@ -270,7 +285,7 @@ async fn finish_analysis(
     let s2 = store.clone();
     let (campaign, rows) =
         tokio::task::spawn_blocking(move || s2.analysis_table(campaign_id)).await??;
-    let csv = export::analysis_csv(&rows);
+    let csv = export::analysis_csv_for(&campaign, &rows);
     write_table(opts.out.as_deref(), &csv, None)?;
     if let Ok((b, _)) = export::balance_report(&campaign, &rows) {
         let s = &b.summary;

@@ -16,7 +16,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use serde::Serialize;
 
 use crate::assembly::SplitUnit;
-use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, format_positions};
+use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
 use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::trust::{self, Integrity, TrustLevel};
 use crate::validator::Digest;
@@ -99,6 +99,8 @@ pub struct Campaign {
     pub max_results: u32,
     /// Position list, canonical text.
     pub positions: String,
+    /// The family the positions are numbered in (`chess960` for every older campaign).
+    pub family: String,
 }
 
 /// A registered worker.
@@ -204,6 +206,8 @@ pub struct TableRow {
     pub workunit_id: u64,
     /// Start position number.
     pub sp: Option<u16>,
+    /// The start's number in the campaign's family, for families other than Chess960.
+    pub family_number: Option<u32>,
     /// Shredder-FEN.
     pub fen: String,
     /// Depth.
@@ -541,6 +545,8 @@ pub struct AnalysisRow {
     pub workunit_id: u64,
     /// Start position number.
     pub sp: Option<u16>,
+    /// The start's number in the campaign's family, for families other than Chess960.
+    pub family_number: Option<u32>,
     /// Shredder-FEN.
     pub fen: String,
     /// Search depth.
@@ -736,6 +742,12 @@ END;
 UPDATE campaign_counts SET
     nodes_valid_hi = (SELECT COALESCE(SUM((COALESCE(w.nodes, 0) >> 32) & 4294967295), 0) FROM workunits w WHERE w.campaign_id = campaign_counts.campaign_id AND w.state = 1),
     nodes_computed_hi = (SELECT COALESCE(SUM((COALESCE(r.nodes, 0) >> 32) & 4294967295), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = campaign_counts.campaign_id AND r.state = 1);
+"#,
+    r#"
+-- 8: campaigns over any family of start positions (common/src/family.rs). A workunit of
+-- another family has sp NULL, its start's FEN, and its number in the family.
+ALTER TABLE campaigns ADD COLUMN family TEXT NOT NULL DEFAULT 'chess960';
+ALTER TABLE workunits ADD COLUMN family_number INTEGER;
 "#,
 ];
 
@@ -1361,19 +1373,22 @@ fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
         positions: r.get(5)?,
         engine: r.get(6)?,
         split_ply: r.get::<_, i64>(7)? as u32,
+        family: r.get(8)?,
     })
 }
 
-const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply";
+const CAMPAIGN_COLS: &str =
+    "id, kind, depth, quorum, max_results, positions, engine, split_ply, family";
 
 impl Store for SqliteStore {
     fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign> {
-        let positions = format_positions(&c.positions);
+        let positions = c.positions_text();
+        let family_units = c.family_units().map_err(StoreError::Db)?;
         self.with_tx(|tx| {
             let engine = c.analysis.map(|e| e.name().to_string());
             exec(tx,
-                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply],
+                "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name()],
             )?;
             let kind = kind_code(c.analysis);
             let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
@@ -1406,6 +1421,13 @@ impl Store for SqliteStore {
                 let known = if c.analysis.is_none() { crate::known::perft(sp, c.depth).map(u64_to_db) } else { None };
                 st.execute(params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, known])?;
             }
+            // Other families: the FEN is all a worker needs; the number is kept for exports.
+            let mut family_st = tx.prepare_cached(
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, family_number) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for (number, fen) in &family_units {
+                family_st.execute(params![id, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, number])?;
+            }
             // The counters the triggers keep from now on start from the units just inserted.
             exec(tx,
                 "INSERT INTO campaign_counts (campaign_id, total, queued) SELECT ?1, COUNT(*), COALESCE(SUM(needed), 0) FROM workunits WHERE campaign_id = ?1",
@@ -1420,6 +1442,7 @@ impl Store for SqliteStore {
                 quorum: c.quorum,
                 max_results: c.max_results,
                 positions,
+                family: c.family.name().to_string(),
             })
         })
     }
@@ -1430,16 +1453,17 @@ impl Store for SqliteStore {
             .query_row(
                 &format!(
                     "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
-                     AND max_results = ?3 AND positions = ?4 AND engine IS ?6 AND split_ply = ?7 ORDER BY id LIMIT 1"
+                     AND max_results = ?3 AND positions = ?4 AND engine IS ?6 AND split_ply = ?7 AND family = ?8 ORDER BY id LIMIT 1"
                 ),
                 params![
                     c.depth,
                     c.quorum,
                     c.max_results,
-                    format_positions(&c.positions),
+                    c.positions_text(),
                     c.kind_name(),
                     c.analysis.map(|e| e.name()),
-                    c.split_ply
+                    c.split_ply,
+                    c.family.name()
                 ],
                 campaign_row,
             )
@@ -1874,8 +1898,9 @@ impl Store for SqliteStore {
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
                     CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
-                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1)
-             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.id",
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                    w.family_number
+             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.family_number, w.id",
         )?;
         let rows = st
             .query_map([u64_to_db(campaign_id)], |r| {
@@ -1884,6 +1909,7 @@ impl Store for SqliteStore {
                 Ok(TableRow {
                     workunit_id: db_to_u64(r.get(0)?),
                     sp: r.get::<_, Option<i64>>(1)?.map(|n| n as u16),
+                    family_number: r.get::<_, Option<i64>>(8)?.map(|n| n as u32),
                     fen: r.get(2)?,
                     depth: r.get::<_, i64>(3)? as u32,
                     nodes: if state == 1 {
@@ -1924,8 +1950,9 @@ impl Store for SqliteStore {
         let mut st = conn.prepare(
             "SELECT w.id, w.sp, w.fen, w.depth, w.state,
                     (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
-                    (SELECT payload FROM results r WHERE r.id = w.canonical_result_id)
-             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.id",
+                    (SELECT payload FROM results r WHERE r.id = w.canonical_result_id),
+                    w.family_number
+             FROM workunits w WHERE w.campaign_id = ?1 ORDER BY w.sp, w.family_number, w.id",
         )?;
         let rows = st
             .query_map([u64_to_db(campaign_id)], |r| {
@@ -1935,6 +1962,7 @@ impl Store for SqliteStore {
                     AnalysisRow {
                         workunit_id: db_to_u64(r.get(0)?),
                         sp: r.get::<_, Option<i64>>(1)?.map(|n| n as u16),
+                        family_number: r.get::<_, Option<i64>>(7)?.map(|n| n as u32),
                         fen: r.get(2)?,
                         depth: r.get::<_, i64>(3)? as u32,
                         status: match state {
@@ -2304,6 +2332,7 @@ mod tests {
                  ALTER TABLE workunits DROP COLUMN check_state; ALTER TABLE workunits DROP COLUMN verified_digest;
                  ALTER TABLE workunits DROP COLUMN trusted_only; ALTER TABLE workunits DROP COLUMN reverify;
                  ALTER TABLE results DROP COLUMN checked;
+                 ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
                  PRAGMA user_version = 4;",
             )
             .unwrap();

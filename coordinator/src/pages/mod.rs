@@ -228,7 +228,8 @@ pub struct OeisView {
 
 /// The checks that apply to a campaign, from the report over its complete start positions.
 pub fn check_view(c: &Campaign, report: Option<&CheckReport>) -> Option<CheckView> {
-    if c.kind != "perft" {
+    // The reference table and OEIS A157851 are of the Chess960 starts only.
+    if c.kind != "perft" || c.family != "chess960" {
         return None;
     }
     let all_960 = c.positions == "0-959";
@@ -743,6 +744,7 @@ mod tests {
             quorum: 2,
             max_results: 4,
             positions: positions.into(),
+            family: "chess960".into(),
         }
     }
 
