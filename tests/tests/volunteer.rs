@@ -161,3 +161,36 @@ async fn two_sigterms_give_the_lease_back_at_once() {
     let p = server.store.progress().unwrap().remove(0);
     assert_eq!((p.queued_replicas, p.in_flight), (2, 0));
 }
+
+#[test]
+fn a_dead_coordinator_is_named_and_once_gives_up() {
+    // A port nobody listens on: bind one, then close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("w.log");
+    let url = format!("http://127.0.0.1:{port}");
+    let mut w = work(&url, dir.path(), &log, &["--once", "--attempts", "3"]);
+    // Three attempts with waits of at most 1 s: seconds; a minute means it never gave up.
+    let mut exit = None;
+    for _ in 0..600 {
+        if let Some(status) = w.try_wait().unwrap() {
+            exit = Some(status);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let Some(exit) = exit else {
+        w.kill().unwrap();
+        panic!("--once did not give up");
+    };
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(!exit.success(), "{log}");
+    assert!(log.contains("connection refused"), "{log}");
+    assert!(log.contains("giving up after 3 failed attempts"), "{log}");
+    // Nothing was registered, so nothing was kept.
+    assert!(!dir.path().join(".local/state/c960/worker.json").exists());
+}

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, MAX_BATCH,
@@ -58,7 +58,14 @@ pub struct RunnerConfig {
     /// one and sizes each batch to take about [`BATCH_TARGET`], so long workunits still go one
     /// at a time while tiny ones do not cost a round trip each.
     pub max_batch: u32,
+    /// Give up (an error) after this many failed attempts in a row to reach the coordinator;
+    /// `None`: keep trying. `work --once` sets it, so a script never waits forever.
+    pub give_up_after: Option<u32>,
 }
+
+/// The longest wait between retries by default: a coordinator back from a restart gets its
+/// workers back within a minute.
+pub const DEFAULT_BACKOFF_CAP: Duration = Duration::from_secs(60);
 
 /// How long a batch of workunits should take to compute.
 pub const BATCH_TARGET: Duration = Duration::from_secs(2);
@@ -88,13 +95,14 @@ impl RunnerConfig {
             once: false,
             state_file: None,
             backoff_base: Duration::from_millis(500),
-            backoff_cap: Duration::from_secs(300),
+            backoff_cap: DEFAULT_BACKOFF_CAP,
             progress: true,
             enrol_secret: None,
             ca_file: None,
             uci: None,
             uci_timeout: Duration::from_secs(600),
             max_batch: 64,
+            give_up_after: None,
         }
     }
 
@@ -352,7 +360,7 @@ impl Worker {
                     return Ok(Some(auth));
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.retry_delay(&e);
+                    let d = self.retry_delay(&e)?;
                     tracing::warn!("{e}; retrying in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         return Ok(None);
@@ -415,7 +423,7 @@ impl Worker {
                     }
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.retry_delay(&e);
+                    let d = self.retry_delay(&e)?;
                     tracing::warn!("{e}; retrying in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
@@ -542,7 +550,7 @@ impl Worker {
         } else {
             self.batch = next_batch_size(units, started.elapsed(), self.cfg.max_batch);
         }
-        if !results.is_empty() && !self.submit(auth, results).await {
+        if !results.is_empty() && !self.submit(auth, results).await? {
             interrupted = true;
         }
         Ok(!interrupted)
@@ -572,7 +580,7 @@ impl Worker {
 
     /// Submits computed results in one request, retrying while the coordinator is unreachable
     /// or busy (a computed result is worth it). Returns false if shutdown came first.
-    async fn submit(&mut self, auth: &WorkerAuth, results: Vec<BatchedResult>) -> bool {
+    async fn submit(&mut self, auth: &WorkerAuth, results: Vec<BatchedResult>) -> Result<bool> {
         loop {
             match self.client.submit_batch(auth, results.clone()).await {
                 Ok(answer) => {
@@ -605,19 +613,19 @@ impl Worker {
                     if accepted > 0 {
                         self.accepted(accepted, accepted_nodes);
                     }
-                    return true;
+                    return Ok(true);
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.retry_delay(&e);
+                    let d = self.retry_delay(&e)?;
                     tracing::warn!("{e}; retrying the submission in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Now).await {
-                        return false;
+                        return Ok(false);
                     }
                 }
                 Err(e) => {
                     tracing::warn!("results not accepted: {e}");
                     self.summary.refused += results.len() as u64;
-                    return true;
+                    return Ok(true);
                 }
             }
         }
@@ -671,15 +679,21 @@ impl Worker {
 
     /// The wait before retrying after a transient error: the backoff, but never less than the
     /// coordinator's `Retry-After` (plus jitter, so rate-limited workers do not return in step).
-    fn retry_delay(&mut self, e: &crate::client::ClientError) -> Duration {
+    /// Gives up instead once `give_up_after` attempts in a row have failed.
+    fn retry_delay(&mut self, e: &crate::client::ClientError) -> Result<Duration> {
+        if let Some(limit) = self.cfg.give_up_after
+            && self.backoff.failures() + 1 >= limit
+        {
+            bail!("giving up after {limit} failed attempts: {e}");
+        }
         let backoff = self.backoff.next_delay();
-        match e.retry_after() {
+        Ok(match e.retry_after() {
             Some(ra) => backoff.max(retry_after(
                 ra.as_secs().min(u64::from(u32::MAX)) as u32,
                 self.cfg.backoff_cap.max(ra),
             )),
             None => backoff,
-        }
+        })
     }
 }
 
