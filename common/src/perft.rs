@@ -14,13 +14,28 @@ use crate::zobrist::ZobristKey;
 /// More than the most legal moves any position has (218).
 const MAX_MOVES: usize = 256;
 
+/// Whether this CPU runs the recursions compiled with hardware popcnt.
+fn has_popcnt() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        return true;
+    }
+    false
+}
+
+/// The CPU features the perft recursions use on this machine, picked at run time: `"popcnt"`
+/// (x86-64 with hardware popcount) or `"portable"` (anything else).
+pub fn cpu_features() -> &'static str {
+    if has_popcnt() { "popcnt" } else { "portable" }
+}
+
 /// The number of leaf nodes `depth` plies below `pos` (1 at depth 0).
 pub fn perft(pos: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
         _ => {
             #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("popcnt") {
+            if has_popcnt() {
                 // SAFETY: the CPU has just been seen to support popcnt.
                 return unsafe { perft_bulk_popcnt(pos, depth) };
             }
@@ -482,7 +497,7 @@ impl PerftEngine {
 
 fn perft_hashed(pos: &Position, depth: u32, table: &PerftTable) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("popcnt") {
+    if has_popcnt() {
         // SAFETY: the CPU has just been seen to support popcnt.
         return unsafe { perft_hashed_popcnt(pos, depth, table) };
     }

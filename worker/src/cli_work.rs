@@ -12,7 +12,7 @@ use c960_worker::{identity, machine};
 #[derive(clap::Args)]
 pub struct WorkArgs {
     /// Coordinator URL, e.g. http://127.0.0.1:8960
-    #[arg(long)]
+    #[arg(long, env = "C960_SERVER")]
     server: String,
     /// Threads: a perft workunit uses them all (one shared table), analysis workunits run this
     /// many at a time (default: every logical core).
