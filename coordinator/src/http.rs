@@ -31,6 +31,7 @@ use crate::auth::{self, AuthedWorker, Enrolment};
 use crate::export;
 use crate::limits::{self, Limiter, Rate};
 use crate::scheduler::ReplicaState;
+use crate::stall::{self, StallWatch, StalledCampaign};
 use crate::store::{
     CampaignProgress, Lease, LeaseInfo, Settlement, Store, StoreError, Submission, WorkerSummary,
 };
@@ -99,6 +100,8 @@ pub struct AppState {
     pub config: Config,
     /// The rate limiters (in memory: a restart forgives everyone, which is harmless).
     pub limiter: Arc<Limiter>,
+    /// Who got no work at its last fetch, to notice campaigns no connected worker may take.
+    pub stall: Arc<StallWatch>,
 }
 
 impl AppState {
@@ -116,6 +119,7 @@ impl AppState {
             store,
             config,
             limiter,
+            stall: Arc::default(),
         }
     }
 }
@@ -391,6 +395,23 @@ fn assignment(l: Lease) -> Assignment {
     }
 }
 
+/// Records a fetch's outcome; when every connected worker is getting nothing, logs each
+/// campaign that no connected worker may take, once (see [`crate::stall`]).
+async fn note_fetch(st: &AppState, worker: u64, got_work: bool) {
+    let now = std::time::Instant::now();
+    st.stall.record(worker, got_work, now);
+    if got_work || !st.stall.every_connected_worker_idle(now) {
+        return;
+    }
+    let store = st.store.clone();
+    let Ok(Ok(progress)) = tokio::task::spawn_blocking(move || store.progress()).await else {
+        return;
+    };
+    for id in st.stall.newly_stalled(&stall::stalled(&progress, true)) {
+        tracing::warn!(campaign = id, "campaign stalled: {}", stall::STALLED_REASON);
+    }
+}
+
 /// "No work": the body (built by `body`) with a `Retry-After` header.
 fn no_work<T: Serialize>(st: &AppState, body: impl FnOnce(u32) -> T) -> Result<Response, ApiError> {
     let secs = st.config.retry_after_secs;
@@ -406,7 +427,9 @@ async fn fetch(
     Wire(req): Wire<FetchRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
-    match lease_for(&st, w.id, req.capabilities, 1).await?.pop() {
+    let leases = lease_for(&st, w.id, req.capabilities, 1).await?;
+    note_fetch(&st, w.id, !leases.is_empty()).await;
+    match leases.into_iter().next() {
         Some(l) => wire_response(&FetchResponse::Assigned(assignment(l))),
         None => no_work(&st, |retry_after_secs| FetchResponse::NoWork {
             retry_after_secs,
@@ -428,6 +451,7 @@ async fn fetch_batch(
         ));
     }
     let leases = lease_for(&st, w.id, req.capabilities, req.max_units).await?;
+    note_fetch(&st, w.id, !leases.is_empty()).await;
     if leases.is_empty() {
         return no_work(&st, |retry_after_secs| FetchBatchResponse::NoWork {
             retry_after_secs,
@@ -637,10 +661,15 @@ pub struct StatusBody {
     pub workers: WorkerSummary,
     /// Per campaign.
     pub campaigns: Vec<CampaignProgress>,
+    /// Campaigns that no connected worker may take (see [`crate::stall`]).
+    pub stalled: Vec<StalledCampaign>,
 }
 
 async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
     let store = st.store.clone();
+    let idle = st
+        .stall
+        .every_connected_worker_idle(std::time::Instant::now());
     let body = blocking(move || {
         let now = now_ms();
         store.expire_leases(now)?;
@@ -650,6 +679,13 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
             queue_depth: campaigns.iter().map(|c| c.queued_replicas).sum(),
             in_flight: campaigns.iter().map(|c| c.in_flight).sum(),
             workers: store.worker_summary(now)?,
+            stalled: stall::stalled(&campaigns, idle)
+                .into_iter()
+                .map(|campaign| StalledCampaign {
+                    campaign,
+                    reason: stall::STALLED_REASON,
+                })
+                .collect(),
             campaigns,
         })
     })

@@ -26,6 +26,7 @@ pub mod limits;
 pub mod quarantine;
 pub mod run;
 pub mod scheduler;
+pub mod stall;
 pub mod store;
 pub mod tls;
 pub mod validator;

@@ -194,3 +194,47 @@ fn a_dead_coordinator_is_named_and_once_gives_up() {
     // Nothing was registered, so nothing was kept.
     assert!(!dir.path().join(".local/state/c960/worker.json").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_names_a_campaign_that_no_connected_worker_may_take() {
+    let server = TestServer::start(c960_tests::quick_config()).await;
+    let c = server.campaign(2, "0-3");
+    let status = || async {
+        let text = reqwest::get(format!("{}/api/v1/status", server.url))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+    assert_eq!(status().await["stalled"], serde_json::json!([]));
+    // One worker for a quorum of two: once it has a replica of everything, nobody may take
+    // the second replicas.
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
+    cfg.progress = false;
+    cfg.backoff_cap = Duration::from_secs(1);
+    let worker = tokio::spawn(c960_worker::runner::run(cfg, rx));
+    let mut stalled = serde_json::Value::Null;
+    for _ in 0..300 {
+        stalled = status().await["stalled"].clone();
+        if stalled.as_array().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(stalled[0]["campaign"], c.id, "{stalled}");
+    assert!(
+        stalled[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("more workers")
+    );
+    tx.send(true).unwrap();
+    let summary = worker.await.unwrap().unwrap();
+    assert_eq!(summary.submitted, 4);
+    // A second worker takes the second replicas: no longer stalled, and finished.
+    server.finish_with_honest_workers(c.id, 1).await;
+    assert_eq!(status().await["stalled"], serde_json::json!([]));
+}
