@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -21,9 +21,9 @@ use c960_common::{PerftEngine, PerftOptions};
 
 use crate::backoff::{Backoff, retry_after};
 use crate::client::Client;
-use crate::compute::{ComputeError, UciSlot, compute_any};
+use crate::compute::{ComputeError, UciPool, compute_one};
 use crate::identity::{self, Identity};
-use crate::report::{self, LiveLine, thousands};
+use crate::report::{self, thousands};
 
 /// How a worker runs.
 #[derive(Clone, Debug)]
@@ -273,10 +273,7 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
     let client =
         Client::with_ca(&cfg.server, ca.as_deref())?.with_enrol_secret(cfg.enrol_secret.clone());
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
-    let uci = UciPool {
-        engine: cfg.uci.clone().map(|path| (path, cfg.uci_timeout)),
-        idle: Arc::new(Mutex::new(Vec::new())),
-    };
+    let uci = UciPool::new(cfg.uci.clone(), cfg.uci_timeout);
     let perft = Arc::new(PerftEngine::new(PerftOptions {
         threads: cfg.threads.max(1) as usize,
         hash_mib: cfg.hash_mib as usize,
@@ -704,93 +701,6 @@ struct Done {
     assignment: Assignment,
     outcome: Result<WorkResult, ComputeError>,
     elapsed: Duration,
-}
-
-/// The worker's UCI engines, one per analysis workunit running at once, kept across workunits.
-#[derive(Clone)]
-struct UciPool {
-    engine: Option<(PathBuf, Duration)>,
-    idle: Arc<Mutex<Vec<UciSlot>>>,
-}
-
-/// Computes one assignment on this (blocking) thread, with a live progress line on a terminal
-/// and a progress log line a minute otherwise.
-fn compute_one(
-    a: &Assignment,
-    cancel: &AtomicBool,
-    perft: &PerftEngine,
-    uci: &UciPool,
-    show_bar: bool,
-    started: Instant,
-) -> Result<WorkResult, ComputeError> {
-    let what = report::workunit(&a.kind);
-    let is_perft = matches!(a.kind, WorkUnitKind::Perft { .. });
-    let live = LiveLine::start(
-        show_bar && is_perft,
-        format!("workunit {}: {what}", a.workunit_id),
-    );
-    tracing::debug!("workunit {}: {what}", a.workunit_id);
-    let mut slot = match (&a.kind, &uci.engine) {
-        (WorkUnitKind::Analysis { .. }, Some((path, timeout))) => Some(
-            uci.idle
-                .lock()
-                .ok()
-                .and_then(|mut idle| idle.pop())
-                .unwrap_or_else(|| UciSlot::new(path.clone(), *timeout)),
-        ),
-        _ => None,
-    };
-    if is_perft && let Ok(pos) = crate::compute::root_position(&a.kind) {
-        live.set(format!(
-            "root move 0/{} · counting",
-            pos.legal_moves().as_slice().len()
-        ));
-    }
-    let mut logged = Instant::now();
-    let r = compute_any(
-        &a.kind,
-        cancel,
-        perft,
-        slot.as_mut(),
-        |done, total, nodes| {
-            let elapsed = started.elapsed();
-            let eta = elapsed.mul_f64((total - done) as f64 / done.max(1) as f64);
-            let line = format!(
-                "root move {done}/{total} · {} nodes · {} · ETA {}",
-                thousands(u128::from(nodes)),
-                report::rate(u128::from(nodes), elapsed),
-                report::duration(eta)
-            );
-            if !show_bar && logged.elapsed() >= Duration::from_secs(60) {
-                logged = Instant::now();
-                tracing::info!("workunit {}: {line}", a.workunit_id);
-            }
-            live.set(line);
-        },
-    );
-    drop(live);
-    if let Some(slot) = slot
-        && let Ok(mut idle) = uci.idle.lock()
-    {
-        idle.push(slot);
-    }
-    if let Ok(result) = &r {
-        let elapsed = started.elapsed();
-        let line = format!(
-            "workunit {} done: {what}, {} nodes in {} ({})",
-            a.workunit_id,
-            thousands(u128::from(result.nodes())),
-            report::duration(elapsed),
-            report::rate(u128::from(result.nodes()), elapsed)
-        );
-        // Tiny workunits come by the dozen per second: only long ones get a line of their own.
-        if elapsed >= Duration::from_secs(1) {
-            tracing::info!("{line}");
-        } else {
-            tracing::debug!("{line}");
-        }
-    }
-    r
 }
 
 #[cfg(test)]
