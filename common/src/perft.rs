@@ -14,6 +14,17 @@ use crate::zobrist::ZobristKey;
 /// More than the most legal moves any position has (218).
 const MAX_MOVES: usize = 256;
 
+/// The CPU features the perft recursions use on this machine, picked at run time: the name of
+/// [`Kernel::best`] (`"bmi2"`, `"bmi1"`, `"popcnt"` or `"portable"`).
+pub fn cpu_features() -> &'static str {
+    match Kernel::best() {
+        Kernel::Portable => "portable",
+        Kernel::Popcnt => "popcnt",
+        Kernel::Bmi1 => "bmi1",
+        Kernel::Bmi2 => "bmi2",
+    }
+}
+
 /// The number of leaf nodes `depth` plies below `pos` (1 at depth 0), with the fastest
 /// [`Kernel`] this CPU runs.
 pub fn perft(pos: &Position, depth: u32) -> u64 {

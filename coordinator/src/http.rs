@@ -33,6 +33,7 @@ use crate::checker::CheckBudget;
 use crate::export;
 use crate::limits::{self, Keyed, Limiter, Rate};
 use crate::scheduler::ReplicaState;
+use crate::stall::{self, StallWatch, StalledCampaign};
 use crate::store::{
     CampaignProgress, CheckCost, Lease, LeaseInfo, Settlement, Store, StoreError, Submission,
     WorkerSummary,
@@ -125,6 +126,8 @@ pub struct AppState {
     pub limiter: Arc<Limiter>,
     /// Registrations per address block.
     pub registrations: Arc<Keyed<String>>,
+    /// Who got no work at its last fetch, to notice campaigns no connected worker may take.
+    pub stall: Arc<StallWatch>,
 }
 
 impl AppState {
@@ -148,6 +151,7 @@ impl AppState {
             config,
             limiter,
             registrations,
+            stall: Arc::default(),
         }
     }
 }
@@ -523,6 +527,23 @@ fn assignment(l: Lease) -> Assignment {
     }
 }
 
+/// Records a fetch's outcome; when every connected worker is getting nothing, logs each
+/// campaign that no connected worker may take, once (see [`crate::stall`]).
+async fn note_fetch(st: &AppState, worker: u64, got_work: bool) {
+    let now = std::time::Instant::now();
+    st.stall.record(worker, got_work, now);
+    if got_work || !st.stall.every_connected_worker_idle(now) {
+        return;
+    }
+    let store = st.store.clone();
+    let Ok(Ok(progress)) = tokio::task::spawn_blocking(move || store.progress()).await else {
+        return;
+    };
+    for id in st.stall.newly_stalled(&stall::stalled(&progress, true)) {
+        tracing::warn!(campaign = id, "campaign stalled: {}", stall::STALLED_REASON);
+    }
+}
+
 /// "No work": the body (built by `body`) with a `Retry-After` header.
 fn no_work<T: Serialize>(st: &AppState, body: impl FnOnce(u32) -> T) -> Result<Response, ApiError> {
     let secs = st.config.retry_after_secs;
@@ -539,10 +560,9 @@ async fn fetch(
     Wire(req): Wire<FetchRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
-    match lease_for(&st, w.id, req.capabilities, 1, &peer)
-        .await?
-        .pop()
-    {
+    let leases = lease_for(&st, w.id, req.capabilities, 1, &peer).await?;
+    note_fetch(&st, w.id, !leases.is_empty()).await;
+    match leases.into_iter().next() {
         Some(l) => wire_response(&FetchResponse::Assigned(assignment(l))),
         None => no_work(&st, |retry_after_secs| FetchResponse::NoWork {
             retry_after_secs,
@@ -565,6 +585,7 @@ async fn fetch_batch(
         ));
     }
     let leases = lease_for(&st, w.id, req.capabilities, req.max_units, &peer).await?;
+    note_fetch(&st, w.id, !leases.is_empty()).await;
     if leases.is_empty() {
         return no_work(&st, |retry_after_secs| FetchBatchResponse::NoWork {
             retry_after_secs,
@@ -815,10 +836,15 @@ pub struct StatusBody {
     pub integrity: CheckCost,
     /// Per campaign.
     pub campaigns: Vec<CampaignProgress>,
+    /// Campaigns that no connected worker may take (see [`crate::stall`]).
+    pub stalled: Vec<StalledCampaign>,
 }
 
 async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
     let store = st.store.clone();
+    let idle = st
+        .stall
+        .every_connected_worker_idle(std::time::Instant::now());
     let body = blocking(move || {
         let now = now_ms();
         store.expire_leases(now)?;
@@ -829,6 +855,13 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
             in_flight: campaigns.iter().map(|c| c.in_flight).sum(),
             workers: store.worker_summary(now)?,
             integrity: store.check_cost()?,
+            stalled: stall::stalled(&campaigns, idle)
+                .into_iter()
+                .map(|campaign| StalledCampaign {
+                    campaign,
+                    reason: stall::STALLED_REASON,
+                })
+                .collect(),
             campaigns,
         })
     })

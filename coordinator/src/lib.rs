@@ -41,6 +41,7 @@ pub mod quarantine;
 pub mod reads;
 pub mod run;
 pub mod scheduler;
+pub mod stall;
 pub mod store;
 pub mod tls;
 pub mod trust;

@@ -422,7 +422,11 @@ async fn serve_and_work(
         }
         // Open workunits but no lease for three seconds: every worker is excluded from what is
         // left (each already returned a replica), so more local workers are needed.
-        idle_polls = if p.in_flight == 0 { idle_polls + 1 } else { 0 };
+        idle_polls = if crate::stall::waits_for_other_workers(&p) {
+            idle_polls + 1
+        } else {
+            0
+        };
         if idle_polls >= 12 {
             break Err(anyhow!(
                 "no progress possible: the remaining workunits need a replica from a worker that has not \

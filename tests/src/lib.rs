@@ -149,6 +149,13 @@ impl TestServer {
         }
     }
 
+    /// `GET /api/v1/status` as JSON.
+    pub async fn status(&self) -> serde_json::Value {
+        let resp = reqwest::get(format!("{}/api/v1/status", self.url)).await;
+        let text = resp.unwrap().text().await.unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
     /// Adds a perft campaign.
     pub fn campaign(&self, depth: u32, positions: &str) -> Campaign {
         let spec = NewCampaign::new(depth, 2, None, parse_positions(positions).unwrap()).unwrap();

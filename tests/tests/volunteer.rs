@@ -112,20 +112,34 @@ fn lease_state(server: &TestServer, wu: u64, lease: u64) -> String {
     rs.into_iter().find(|r| r.id == lease).unwrap().state
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_sigterm_finishes_and_submits_the_workunit_in_hand() {
+/// One `work` process on a perft(`depth`) campaign of 518, stopped with `sigterms` SIGTERMs
+/// once its lease is in progress: the server, the workunit, the lease, the exit and the log.
+async fn stop_mid_workunit(
+    depth: u32,
+    sigterms: usize,
+) -> (TestServer, u64, u64, std::process::ExitStatus, String) {
     bins();
     let server = TestServer::start(c960_tests::quick_config()).await;
-    // About 10^8 nodes on one thread without a table: seconds of work.
-    let c = server.campaign(6, "518");
+    let c = server.campaign(depth, "518");
     let wu = server.store.table(c.id).unwrap().1[0].workunit_id;
-    let home = server.dir.path().join("home");
     let log = server.dir.path().join("w.log");
-    let mut w = work(&server.url, &home, &log, &["--threads", "1", "--hash", "0"]);
+    let home = server.dir.path().join("home");
+    let extra = ["--threads", "1", "--hash", "16"];
+    let mut w = work(&server.url, &home, &log, &extra);
     let lease = wait_lease(&server, wu).await;
-    signal(&w, "TERM");
+    for _ in 0..sigterms {
+        signal(&w, "TERM");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
     let exit = w.wait().unwrap();
     let log = std::fs::read_to_string(&log).unwrap();
+    (server, wu, lease, exit, log)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_sigterm_finishes_and_submits_the_workunit_in_hand() {
+    // About 10^8 nodes on one thread: seconds of work.
+    let (server, wu, lease, exit, log) = stop_mid_workunit(6, 1).await;
     assert!(exit.success(), "worker exit {exit:?}: {log}");
     assert_eq!(lease_state(&server, wu, lease), "returned", "{log}");
     assert!(log.contains("finishing and submitting"), "{log}");
@@ -136,28 +150,80 @@ async fn one_sigterm_finishes_and_submits_the_workunit_in_hand() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sigterms_give_the_lease_back_at_once() {
-    bins();
-    let server = TestServer::start(c960_tests::quick_config()).await;
     // Depth 7 (3 * 10^9 nodes): far from finished when the second signal comes.
-    let c = server.campaign(7, "518");
-    let wu = server.store.table(c.id).unwrap().1[0].workunit_id;
-    let home = server.dir.path().join("home");
-    let log = server.dir.path().join("w.log");
-    let mut w = work(
-        &server.url,
-        &home,
-        &log,
-        &["--threads", "1", "--hash", "16"],
-    );
-    let lease = wait_lease(&server, wu).await;
-    signal(&w, "TERM");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    signal(&w, "TERM");
-    let exit = w.wait().unwrap();
-    let log = std::fs::read_to_string(&log).unwrap();
+    let (server, wu, lease, exit, log) = stop_mid_workunit(7, 2).await;
     assert!(exit.success(), "worker exit {exit:?}: {log}");
     assert_eq!(lease_state(&server, wu, lease), "abandoned", "{log}");
     assert!(log.contains("1 given back"), "{log}");
     let p = server.store.progress().unwrap().remove(0);
     assert_eq!((p.queued_replicas, p.in_flight), (2, 0));
+}
+
+#[test]
+fn a_dead_coordinator_is_named_and_once_gives_up() {
+    // A port nobody listens on: bind one, then close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("w.log");
+    let url = format!("http://127.0.0.1:{port}");
+    let mut w = work(&url, dir.path(), &log, &["--once", "--attempts", "3"]);
+    // Three attempts with waits of at most 1 s: seconds; a minute means it never gave up.
+    let mut exit = None;
+    for _ in 0..600 {
+        if let Some(status) = w.try_wait().unwrap() {
+            exit = Some(status);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let Some(exit) = exit else {
+        w.kill().unwrap();
+        panic!("--once did not give up");
+    };
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(!exit.success(), "{log}");
+    assert!(log.contains("connection refused"), "{log}");
+    assert!(log.contains("giving up after 3 failed attempts"), "{log}");
+    // Nothing was registered, so nothing was kept.
+    assert!(!dir.path().join(".local/state/c960/worker.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_names_a_campaign_that_no_connected_worker_may_take() {
+    let server = TestServer::start(c960_tests::quick_config()).await;
+    let c = server.campaign(2, "0-3");
+    let status = || server.status();
+    assert_eq!(status().await["stalled"], serde_json::json!([]));
+    // One worker for a quorum of two: once it has a replica of everything, nobody may take
+    // the second replicas.
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
+    cfg.progress = false;
+    cfg.backoff_cap = Duration::from_secs(1);
+    let worker = tokio::spawn(c960_worker::runner::run(cfg, rx));
+    let mut stalled = serde_json::Value::Null;
+    for _ in 0..300 {
+        stalled = status().await["stalled"].clone();
+        if stalled.as_array().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(stalled[0]["campaign"], c.id, "{stalled}");
+    assert!(
+        stalled[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("more workers")
+    );
+    tx.send(true).unwrap();
+    let summary = worker.await.unwrap().unwrap();
+    assert_eq!(summary.submitted, 4);
+    // A second worker takes the second replicas: no longer stalled, and finished.
+    server.finish_with_honest_workers(c.id, 1).await;
+    assert_eq!(status().await["stalled"], serde_json::json!([]));
 }

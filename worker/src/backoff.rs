@@ -40,6 +40,11 @@ impl Backoff {
         self.next_with(rand::random::<f64>())
     }
 
+    /// Failures since the last success.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+
     /// Back to the base delay after a success.
     pub fn reset(&mut self) {
         self.failures = 0;

@@ -91,27 +91,29 @@ pub fn run(args: AnalyseArgs) -> Result<()> {
     let fen = pos.to_fen(CastlingNotation::Shredder);
     let engine_id = engine.id();
     if args.json {
-        println!("{}", json_object(sp, &fen, &analysis, &engine_id));
+        outln!("{}", json_object(sp, &fen, &analysis, &engine_id));
     } else {
-        println!("engine: {engine_id}");
+        outln!("engine: {engine_id}");
         if let Some(n) = sp {
-            println!("sp: {n} ({})", StartPosition::new(n)?.arrangement_string());
+            outln!("sp: {n} ({})", StartPosition::new(n)?.arrangement_string());
         }
-        println!("fen: {fen}");
-        println!("depth: {}", analysis.depth);
-        println!("score: {} (White's point of view)", analysis.score);
-        println!(
+        outln!("fen: {fen}");
+        outln!("depth: {}", analysis.depth);
+        outln!("score: {} (White's point of view)", analysis.score);
+        outln!(
             "best move: {}",
             analysis
                 .best_move
                 .map_or("(none)".to_string(), |m| m.to_string())
         );
-        println!("pv: {}", join_moves(&analysis));
-        println!("nodes: {}", analysis.nodes);
+        outln!("pv: {}", join_moves(&analysis));
+        outln!("nodes: {}", analysis.nodes);
         if let Some(w) = analysis.wdl {
-            println!(
+            outln!(
                 "win/draw/loss for White: {}/{}/{} per mille",
-                w.win, w.draw, w.loss
+                w.win,
+                w.draw,
+                w.loss
             );
         }
     }

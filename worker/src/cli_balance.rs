@@ -73,9 +73,9 @@ pub fn run(args: BalanceArgs) -> Result<()> {
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     if args.json {
-        println!("{}", json_report(&report, correlation.as_ref()));
+        outln!("{}", json_report(&report, correlation.as_ref()));
     } else {
-        print_report(&report, correlation.as_ref());
+        print_report(&report, correlation.as_ref())?;
     }
     Ok(())
 }
@@ -96,40 +96,41 @@ fn describe(r: &RankedPosition) -> String {
     )
 }
 
-fn print_report(report: &BalanceReport, correlation: Option<&Correlation>) {
+fn print_report(report: &BalanceReport, correlation: Option<&Correlation>) -> Result<()> {
     let n = report.ranked.len();
-    println!("positions: {n}");
-    println!("mean White edge: {:+.2} pawns", report.mean_cp / 100.0);
-    println!("median White edge: {:+.2} pawns", report.median_cp / 100.0);
-    println!("spread (std dev): {:.2} pawns", report.std_dev_cp / 100.0);
-    println!("White better in: {} of {n}", report.white_better);
-    println!("most balanced:");
+    outln!("positions: {n}");
+    outln!("mean White edge: {:+.2} pawns", report.mean_cp / 100.0);
+    outln!("median White edge: {:+.2} pawns", report.median_cp / 100.0);
+    outln!("spread (std dev): {:.2} pawns", report.std_dev_cp / 100.0);
+    outln!("White better in: {} of {n}", report.white_better);
+    outln!("most balanced:");
     for r in &report.most_balanced {
-        println!("  {}", describe(r));
+        outln!("  {}", describe(r));
     }
-    println!("least balanced:");
+    outln!("least balanced:");
     for r in &report.least_balanced {
-        println!("  {}", describe(r));
+        outln!("  {}", describe(r));
     }
     match (&report.classical, report.classical_percentile()) {
         (Some(c), Some(p)) => {
-            println!(
+            outln!(
                 "518 (classical): {}, above {:.0}% of positions",
                 describe(c).trim_start(),
                 p * 100.0
             )
         }
-        _ => println!("518 (classical): not in the table"),
+        _ => outln!("518 (classical): not in the table"),
     }
     if let Some(c) = correlation {
         let show = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.3}"));
-        println!(
+        outln!(
             "reference: {} common positions, Pearson {}, Spearman {}",
             c.n,
             show(c.pearson),
             show(c.spearman)
         );
     }
+    Ok(())
 }
 
 fn json_position(r: &RankedPosition) -> String {

@@ -51,12 +51,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
         let secs = start.elapsed().as_secs_f64();
         total_nodes += nodes;
         total_secs += secs;
-        println!(
+        outln!(
             "{name:<12} depth {depth} {nodes:>12} nodes {:>8.1} Mnodes/s",
             nodes as f64 / secs / 1e6
         );
     }
-    println!("total {total_nodes} nodes in {total_secs:.3} s");
-    println!("{:.0} nodes/s", total_nodes as f64 / total_secs);
+    outln!("total {total_nodes} nodes in {total_secs:.3} s");
+    outln!("{:.0} nodes/s", total_nodes as f64 / total_secs);
     Ok(())
 }

@@ -35,19 +35,19 @@ pub fn run(args: PositionArgs) -> Result<()> {
         (Some(n), None, None) => {
             let sp = StartPosition::new(u32::try_from(n).unwrap_or(u32::MAX))?;
             let pos = sp.position();
-            println!("sp: {sp}");
-            println!("arrangement: {}", sp.arrangement_string());
-            println!("shredder-fen: {}", pos.to_fen(CastlingNotation::Shredder));
-            println!("x-fen: {}", pos.to_fen(CastlingNotation::XFen));
-            print!("{}", pos.board_ascii());
+            outln!("sp: {sp}");
+            outln!("arrangement: {}", sp.arrangement_string());
+            outln!("shredder-fen: {}", pos.to_fen(CastlingNotation::Shredder));
+            outln!("x-fen: {}", pos.to_fen(CastlingNotation::XFen));
+            out!("{}", pos.board_ascii());
         }
         (None, Some(text), None) => {
             let arrangement = StartPosition::parse_arrangement(&text)?;
-            println!("sp: {}", StartPosition::from_arrangement(&arrangement)?);
+            outln!("sp: {}", StartPosition::from_arrangement(&arrangement)?);
         }
         (None, None, Some(fen)) => {
             let pos = Position::from_fen(&fen)?;
-            println!("sp: {}", StartPosition::from_position(&pos)?);
+            outln!("sp: {}", StartPosition::from_position(&pos)?);
         }
         _ => bail!("give a start position number, --arrangement or --fen"),
     }

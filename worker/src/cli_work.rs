@@ -12,7 +12,7 @@ use c960_worker::{identity, machine};
 #[derive(clap::Args)]
 pub struct WorkArgs {
     /// Coordinator URL, e.g. http://127.0.0.1:8960
-    #[arg(long)]
+    #[arg(long, env = "C960_SERVER")]
     server: String,
     /// Threads: a perft workunit uses them all (one shared table), analysis workunits run this
     /// many at a time (default: every logical core).
@@ -25,9 +25,13 @@ pub struct WorkArgs {
     /// Name shown on the coordinator's status page.
     #[arg(long)]
     name: Option<String>,
-    /// Do one workunit, then exit.
+    /// Do one workunit, then exit (non-zero after --attempts failed attempts in a row to reach
+    /// the coordinator).
     #[arg(long)]
     once: bool,
+    /// With --once: how many failed attempts in a row to reach the coordinator before giving up.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    attempts: u32,
     /// Where the worker identity is kept (default: $XDG_STATE_HOME/c960/worker.json).
     #[arg(long)]
     state_file: Option<PathBuf>,
@@ -49,8 +53,8 @@ pub struct WorkArgs {
     /// workunits of minutes still go one at a time).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=c960_common::wire::MAX_BATCH as i64))]
     max_batch: u32,
-    /// Longest wait between retries, in seconds.
-    #[arg(long, default_value_t = 300)]
+    /// Longest wait between retries, in seconds (a coordinator's Retry-After may ask for more).
+    #[arg(long, default_value_t = 60)]
     max_backoff_secs: u64,
 }
 
@@ -107,6 +111,7 @@ pub fn run(args: WorkArgs) -> Result<()> {
     cfg.threads = threads;
     cfg.hash_mib = hash;
     cfg.once = args.once;
+    cfg.give_up_after = args.once.then_some(args.attempts);
     cfg.uci = args.uci;
     cfg.uci_timeout = Duration::from_secs(args.uci_timeout);
     cfg.state_file = Some(args.state_file.unwrap_or_else(identity::default_path));

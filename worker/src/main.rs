@@ -1,5 +1,23 @@
 //! `c960-worker`: the volunteer worker and the one-off perft / position tool.
 
+/// `println!` that returns an error instead of panicking when stdout is gone (a closed pipe:
+/// `c960-worker position 5 | head -1`); `main` ends such a run quietly with success.
+macro_rules! outln {
+    () => {
+        std::io::Write::write_all(&mut std::io::stdout(), b"\n")?
+    };
+    ($($arg:tt)*) => {
+        std::io::Write::write_fmt(&mut std::io::stdout(), format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+/// `print!` as [`outln!`] does `println!`.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        std::io::Write::write_fmt(&mut std::io::stdout(), format_args!($($arg)*))?
+    };
+}
+
 mod cli_analyse;
 mod cli_balance;
 mod cli_bench;
@@ -10,11 +28,11 @@ mod cli_work;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// c960 worker: donate compute to Chess960, or run one-off perft and position queries.
 #[derive(Parser)]
-#[command(name = "c960-worker", version, about)]
+#[command(name = "c960-worker", about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -38,8 +56,32 @@ enum Command {
     Balance(cli_balance::BalanceArgs),
 }
 
+/// The version line: the build, the protocol it speaks, and the CPU features its perft engine
+/// picked on this machine.
+fn version() -> String {
+    format!(
+        "{} (protocol {}, perft: {})",
+        env!("CARGO_PKG_VERSION"),
+        c960_common::wire::PROTOCOL_VERSION,
+        c960_common::perft::cpu_features()
+    )
+}
+
+/// Whether an error is stdout gone away (the reader of a pipe exited).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // Built once per process; clap keeps `&'static str`s.
+    let command = Cli::command().version(&*Box::leak(version().into_boxed_str()));
+    let cli = match command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with success; usage errors exit 2 via clap.
@@ -57,6 +99,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // Whoever read the output has all they wanted.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

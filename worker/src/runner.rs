@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use c960_common::digest::result_digest;
 use c960_common::wire::{
     Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, MAX_BATCH,
@@ -21,9 +21,9 @@ use c960_common::{PerftEngine, PerftOptions};
 
 use crate::backoff::{Backoff, retry_after};
 use crate::client::Client;
-use crate::compute::{ComputeError, UciSlot, compute_any};
+use crate::compute::{ComputeError, UciPool, compute_one};
 use crate::identity::{self, Identity};
-use crate::report::{self, LiveLine, thousands};
+use crate::report::{self, thousands};
 
 /// How a worker runs.
 #[derive(Clone, Debug)]
@@ -58,7 +58,14 @@ pub struct RunnerConfig {
     /// one and sizes each batch to take about [`BATCH_TARGET`], so long workunits still go one
     /// at a time while tiny ones do not cost a round trip each.
     pub max_batch: u32,
+    /// Give up (an error) after this many failed attempts in a row to reach the coordinator;
+    /// `None`: keep trying. `work --once` sets it, so a script never waits forever.
+    pub give_up_after: Option<u32>,
 }
+
+/// The longest wait between retries by default: a coordinator back from a restart gets its
+/// workers back within a minute.
+pub const DEFAULT_BACKOFF_CAP: Duration = Duration::from_secs(60);
 
 /// How long a batch of workunits should take to compute.
 pub const BATCH_TARGET: Duration = Duration::from_secs(2);
@@ -88,13 +95,14 @@ impl RunnerConfig {
             once: false,
             state_file: None,
             backoff_base: Duration::from_millis(500),
-            backoff_cap: Duration::from_secs(300),
+            backoff_cap: DEFAULT_BACKOFF_CAP,
             progress: true,
             enrol_secret: None,
             ca_file: None,
             uci: None,
             uci_timeout: Duration::from_secs(600),
             max_batch: 64,
+            give_up_after: None,
         }
     }
 
@@ -267,10 +275,7 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
     let client =
         Client::with_ca(&cfg.server, ca.as_deref())?.with_enrol_secret(cfg.enrol_secret.clone());
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
-    let uci = UciPool {
-        engine: cfg.uci.clone().map(|path| (path, cfg.uci_timeout)),
-        idle: Arc::new(Mutex::new(Vec::new())),
-    };
+    let uci = UciPool::new(cfg.uci.clone(), cfg.uci_timeout);
     let perft = Arc::new(PerftEngine::new(PerftOptions {
         threads: cfg.threads.max(1) as usize,
         hash_mib: cfg.hash_mib as usize,
@@ -354,7 +359,7 @@ impl Worker {
                     return Ok(Some(auth));
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.retry_delay(&e);
+                    let d = self.retry_delay(&e)?;
                     tracing::warn!("{e}; retrying in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         return Ok(None);
@@ -417,7 +422,7 @@ impl Worker {
                     }
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.retry_delay(&e);
+                    let d = self.retry_delay(&e)?;
                     tracing::warn!("{e}; retrying in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
@@ -557,7 +562,7 @@ impl Worker {
         } else {
             self.batch = next_batch_size(units, started.elapsed(), self.cfg.max_batch);
         }
-        if !results.is_empty() && !self.submit(auth, results).await {
+        if !results.is_empty() && !self.submit(auth, results).await? {
             interrupted = true;
         }
         Ok(!interrupted)
@@ -587,7 +592,7 @@ impl Worker {
 
     /// Submits computed results in one request, retrying while the coordinator is unreachable
     /// or busy (a computed result is worth it). Returns false if shutdown came first.
-    async fn submit(&mut self, auth: &WorkerAuth, results: Vec<BatchedResult>) -> bool {
+    async fn submit(&mut self, auth: &WorkerAuth, results: Vec<BatchedResult>) -> Result<bool> {
         loop {
             match self.client.submit_batch(auth, results.clone()).await {
                 Ok(answer) => {
@@ -620,19 +625,19 @@ impl Worker {
                     if accepted > 0 {
                         self.accepted(accepted, accepted_nodes);
                     }
-                    return true;
+                    return Ok(true);
                 }
                 Err(e) if e.is_transient() => {
-                    let d = self.retry_delay(&e);
+                    let d = self.retry_delay(&e)?;
                     tracing::warn!("{e}; retrying the submission in {}", report::duration(d));
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Now).await {
-                        return false;
+                        return Ok(false);
                     }
                 }
                 Err(e) => {
                     tracing::warn!("results not accepted: {e}");
                     self.summary.refused += results.len() as u64;
-                    return true;
+                    return Ok(true);
                 }
             }
         }
@@ -686,15 +691,21 @@ impl Worker {
 
     /// The wait before retrying after a transient error: the backoff, but never less than the
     /// coordinator's `Retry-After` (plus jitter, so rate-limited workers do not return in step).
-    fn retry_delay(&mut self, e: &crate::client::ClientError) -> Duration {
+    /// Gives up instead once `give_up_after` attempts in a row have failed.
+    fn retry_delay(&mut self, e: &crate::client::ClientError) -> Result<Duration> {
+        if let Some(limit) = self.cfg.give_up_after
+            && self.backoff.failures() + 1 >= limit
+        {
+            bail!("giving up after {limit} failed attempts: {e}");
+        }
         let backoff = self.backoff.next_delay();
-        match e.retry_after() {
+        Ok(match e.retry_after() {
             Some(ra) => backoff.max(retry_after(
                 ra.as_secs().min(u64::from(u32::MAX)) as u32,
                 self.cfg.backoff_cap.max(ra),
             )),
             None => backoff,
-        }
+        })
     }
 }
 
@@ -705,93 +716,6 @@ struct Done {
     assignment: Assignment,
     outcome: Result<WorkResult, ComputeError>,
     elapsed: Duration,
-}
-
-/// The worker's UCI engines, one per analysis workunit running at once, kept across workunits.
-#[derive(Clone)]
-struct UciPool {
-    engine: Option<(PathBuf, Duration)>,
-    idle: Arc<Mutex<Vec<UciSlot>>>,
-}
-
-/// Computes one assignment on this (blocking) thread, with a live progress line on a terminal
-/// and a progress log line a minute otherwise.
-fn compute_one(
-    a: &Assignment,
-    cancel: &AtomicBool,
-    perft: &PerftEngine,
-    uci: &UciPool,
-    show_bar: bool,
-    started: Instant,
-) -> Result<WorkResult, ComputeError> {
-    let what = report::workunit(&a.kind);
-    let is_perft = matches!(a.kind, WorkUnitKind::Perft { .. });
-    let live = LiveLine::start(
-        show_bar && is_perft,
-        format!("workunit {}: {what}", a.workunit_id),
-    );
-    tracing::debug!("workunit {}: {what}", a.workunit_id);
-    let mut slot = match (&a.kind, &uci.engine) {
-        (WorkUnitKind::Analysis { .. }, Some((path, timeout))) => Some(
-            uci.idle
-                .lock()
-                .ok()
-                .and_then(|mut idle| idle.pop())
-                .unwrap_or_else(|| UciSlot::new(path.clone(), *timeout)),
-        ),
-        _ => None,
-    };
-    if is_perft && let Ok(pos) = crate::compute::root_position(&a.kind) {
-        live.set(format!(
-            "root move 0/{} · counting",
-            pos.legal_moves().as_slice().len()
-        ));
-    }
-    let mut logged = Instant::now();
-    let r = compute_any(
-        &a.kind,
-        cancel,
-        perft,
-        slot.as_mut(),
-        |done, total, nodes| {
-            let elapsed = started.elapsed();
-            let eta = elapsed.mul_f64((total - done) as f64 / done.max(1) as f64);
-            let line = format!(
-                "root move {done}/{total} · {} nodes · {} · ETA {}",
-                thousands(u128::from(nodes)),
-                report::rate(u128::from(nodes), elapsed),
-                report::duration(eta)
-            );
-            if !show_bar && logged.elapsed() >= Duration::from_secs(60) {
-                logged = Instant::now();
-                tracing::info!("workunit {}: {line}", a.workunit_id);
-            }
-            live.set(line);
-        },
-    );
-    drop(live);
-    if let Some(slot) = slot
-        && let Ok(mut idle) = uci.idle.lock()
-    {
-        idle.push(slot);
-    }
-    if let Ok(result) = &r {
-        let elapsed = started.elapsed();
-        let line = format!(
-            "workunit {} done: {what}, {} nodes in {} ({})",
-            a.workunit_id,
-            thousands(u128::from(result.nodes())),
-            report::duration(elapsed),
-            report::rate(u128::from(result.nodes()), elapsed)
-        );
-        // Tiny workunits come by the dozen per second: only long ones get a line of their own.
-        if elapsed >= Duration::from_secs(1) {
-            tracing::info!("{line}");
-        } else {
-            tracing::debug!("{line}");
-        }
-    }
-    r
 }
 
 #[cfg(test)]

@@ -145,3 +145,65 @@ fn bench_prints_nodes_per_second() {
     );
     assert!(last_line(&out).ends_with(" nodes/s"));
 }
+
+/// Runs the worker with its stdout a pipe whose reader is already gone: every write fails with
+/// a broken pipe, as under `c960-worker … | head -1`.
+fn with_closed_stdout(args: &[&str]) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_c960-worker"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("ends");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_broken_pipe_ends_every_subcommand_quietly_with_success() {
+    for args in [
+        &["position", "5"][..],
+        &["position", "--arrangement", "RNBQKBNR"],
+        &["perft", "--sp", "518", "--depth", "3", "--divide"],
+        &["perft", "--sp", "518", "--depth", "2", "--threads", "1"],
+        &["analyse", "--sp", "518", "--depth", "2"],
+        &["analyse", "--sp", "518", "--depth", "2", "--json"],
+        &["--version"],
+        &["--help"],
+    ] {
+        let (code, err) = with_closed_stdout(args);
+        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
+    }
+    // And through a real shell pipe.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' position 5 | head -1",
+            env!("CARGO_BIN_EXE_c960-worker")
+        ))
+        .output()
+        .expect("sh runs");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "sp: 5\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+#[test]
+fn version_names_the_protocol_and_the_cpu_features() {
+    let (code, out, _) = worker(&["--version"]);
+    assert_eq!(code, 0);
+    let line = out.trim();
+    assert!(line.starts_with("c960-worker "), "{line}");
+    assert!(
+        line.contains(&format!("protocol {}", c960_common::wire::PROTOCOL_VERSION)),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("perft: popcnt)") || line.ends_with("perft: portable)"),
+        "{line}"
+    );
+}
