@@ -665,7 +665,9 @@ async fn full_figures_at_10_30_50_percent_liars() {
             name,
             honest,
             liars: mix(liars),
-            campaigns: vec![(6, 2, "0-1"), (5, 0, "0-99")],
+            // Split sub-positions of a depth-7 and a depth-6 campaign (no public answer) and
+            // start positions at depth 5 (public answers).
+            campaigns: vec![(7, 2, "518"), (6, 2, "0"), (5, 0, "0-99")],
             integrity: scenario_integrity(),
             limit: Duration::from_secs(240),
         })
