@@ -45,7 +45,7 @@ trap cleanup EXIT
 
 start_coordinator() {
   "$BIN/c960-coordinator" serve --listen "127.0.0.1:$PORT" --db "$DB" --lease-secs 30 \
-    --rate-per-address 0 >>"$DIR/coordinator.log" 2>&1 &
+    --rate-per-address 0 --shared-address-blocks >>"$DIR/coordinator.log" 2>&1 &
   COORD=$!
   for _ in $(seq 1 200); do
     curl -sf "$URL/api/v1/status" >/dev/null 2>&1 && return 0

@@ -185,7 +185,15 @@ fn main() -> ExitCode {
             // Every simulated worker is 127.0.0.1.
             per_address: Rate::UNLIMITED,
             per_worker: Rate::new(args.rate_per_worker, args.rate_per_worker * 4.0),
+            registrations_per_block: Rate::UNLIMITED,
             ..Limits::default()
+        },
+        // One address block for all: no block separation or block cap (the workunits have
+        // public answers, so the untrusted workers' quorums are anchored).
+        integrity: c960_coordinator::trust::Integrity {
+            separate_address_blocks: false,
+            block_lease_cap: 0,
+            ..Default::default()
         },
         ..Config::default()
     };

@@ -1302,6 +1302,17 @@ fn open_leases_in(conn: &Connection, worker_id: u64, now_ms: i64) -> StoreResult
     Ok(n as u64)
 }
 
+/// A worker by id.
+fn worker_in(conn: &Connection, id: u64) -> StoreResult<Option<WorkerRecord>> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {WORKER_COLS} FROM workers WHERE id = ?1"),
+            [u64_to_db(id)],
+            worker_row,
+        )
+        .optional()?)
+}
+
 /// Up to `limit` open leases `worker_id` holds on workunits of the accepted kinds, as leases
 /// again (same ids and deadlines).
 fn own_open_leases(
@@ -1510,11 +1521,7 @@ impl Store for SqliteStore {
             if changed == 0 {
                 return Err(StoreError::UnknownWorker(worker_id));
             }
-            Ok(tx.query_row(
-                &format!("SELECT {WORKER_COLS} FROM workers WHERE id = ?1"),
-                [u64_to_db(worker_id)],
-                worker_row,
-            )?)
+            worker_in(tx, worker_id)?.ok_or(StoreError::UnknownWorker(worker_id))
         })
     }
 
@@ -1607,13 +1614,7 @@ impl Store for SqliteStore {
 
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>> {
         let conn = self.lock()?;
-        Ok(conn
-            .query_row(
-                &format!("SELECT {WORKER_COLS} FROM workers WHERE id = ?1"),
-                [u64_to_db(id)],
-                worker_row,
-            )
-            .optional()?)
+        worker_in(&conn, id)
     }
 
     fn assign_from(

@@ -492,6 +492,24 @@ async fn private_fractional_and_patient_liars_never_enter_the_table() {
     assert_targets(&f);
 }
 
+/// Half the workers are patient colluders: honest until they have earned trust, then all
+/// telling the same lie. Once trusted, two of them can anchor a wrong value together; the first
+/// lie that meets an honest replica (contested) or a secret check gets the liar quarantined, and
+/// everything it helped validate is re-verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colluders_that_earn_trust_first_are_caught_and_reverified() {
+    let f = run(Scenario {
+        name: "trusted colluders",
+        honest: 3,
+        liars: vec![Strategy::BehaveThenLie(16); 3],
+        campaigns: vec![(4, 2, "518")],
+        integrity: scenario_integrity(),
+        limit: Duration::from_secs(60),
+    })
+    .await;
+    assert_targets(&f);
+}
+
 /// An instant answer to a large workunit is refused as implausible (evidence: quarantine); a
 /// liar that waits to look plausible gets through that check, and the coordinator's own check
 /// catches it instead.
@@ -647,7 +665,9 @@ async fn full_figures_at_10_30_50_percent_liars() {
             name,
             honest,
             liars: mix(liars),
-            campaigns: vec![(6, 2, "0-1"), (5, 0, "0-99")],
+            // Split sub-positions of a depth-7 and a depth-6 campaign (no public answer) and
+            // start positions at depth 5 (public answers).
+            campaigns: vec![(7, 2, "518"), (6, 2, "0"), (5, 0, "0-99")],
             integrity: scenario_integrity(),
             limit: Duration::from_secs(240),
         })
