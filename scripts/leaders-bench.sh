@@ -51,7 +51,7 @@ cp target/native/release/examples/perft_one "$build/perft_one.native"
 # --- the leaders ------------------------------------------------------------------------------
 declare -A built=()
 fetch() { # dir url
-    [[ -d $leaders/$1 ]] || git clone -q --depth 1 "$2" "$leaders/$1" 2>/dev/null || true
+    [[ -d $leaders/$1 ]] || timeout 60 git clone -q --depth 1 "$2" "$leaders/$1" 2>/dev/null || true
 }
 fetch perft_cpu_2026 https://github.com/ankan-ban/perft_cpu_2026
 fetch Gigantua https://github.com/Gigantua/Gigantua
@@ -99,7 +99,7 @@ echo
 expected=0
 timed() { # command...
     local out nodes
-    out=$( { /usr/bin/time -f 'TIME %U %S %e' "$@" 2>/dev/null; } 2>&1 )
+    out=$(/usr/bin/time -f 'TIME %U %S %e' -o "$build/time.txt" "$@" 2>/dev/null; cat "$build/time.txt")
     if [[ $1 == *perft_one* ]]; then
         nodes=$(grep -v '^TIME' <<<"$out" | grep -oE '^[0-9]+$' | tail -1 || true)
     elif grep -v '^TIME' <<<"$out" | tr -d ',' | grep -qw "$expected"; then

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::chess_move::Move;
 use crate::movegen::ChildMoveCounter;
 use crate::position::Position;
+use crate::types::Role;
 use crate::zobrist::ZobristKey;
 
 /// More than the most legal moves any position has (218).
@@ -140,9 +141,30 @@ macro_rules! define_perft_bulk {
                 // The parents of the leaves are most of the work: count each child in place.
                 let counter = ChildMoveCounter::new::<$pext>(pos);
                 pos.generate_with::<$pext>(&mut |batch| {
-                    batch.for_each(|m| {
-                        nodes += counter.count::<$pext>(&pos.play_unhashed::<$pext>(m, batch.role))
-                    });
+                    if batch.is_normal() {
+                        // Fused generate-make-count: no `Move` made or decoded.
+                        macro_rules! each {
+                            ($role:expr) => {
+                                batch.for_each_normal(|from, to| {
+                                    let child = pos.play_normal_unhashed::<$pext>($role, from, to);
+                                    nodes += counter.count::<$pext>(&child)
+                                })
+                            };
+                        }
+                        match batch.role {
+                            Role::Pawn => each!(Role::Pawn),
+                            Role::Knight => each!(Role::Knight),
+                            Role::Bishop => each!(Role::Bishop),
+                            Role::Rook => each!(Role::Rook),
+                            Role::Queen => each!(Role::Queen),
+                            Role::King => each!(Role::King),
+                        }
+                    } else {
+                        batch.for_each(|m| {
+                            let child = pos.play_unhashed::<$pext>(m, batch.role);
+                            nodes += counter.count::<$pext>(&child)
+                        });
+                    }
                 });
             } else {
                 pos.generate_with::<$pext>(&mut |batch| {
