@@ -90,6 +90,28 @@ impl MoveBatch {
             base
         }
     }
+    /// True when every move of the batch is a normal move (no castling, en passant or
+    /// promotion), so that [`MoveBatch::for_each_normal`] may be used.
+    #[inline(always)]
+    pub(crate) fn is_normal(&self) -> bool {
+        self.special == 0 && (self.role != Role::Pawn || self.to & PROMOTION_RANKS == 0)
+    }
+
+    /// Calls `f` with the origin and target of each move of a batch whose moves are all
+    /// normal ([`MoveBatch::is_normal`]).
+    #[inline(always)]
+    pub(crate) fn for_each_normal(&self, mut f: impl FnMut(u8, u8)) {
+        debug_assert!(self.is_normal());
+        for to in bb::squares(self.to) {
+            let from = if self.pawn_step == 0 {
+                self.from
+            } else {
+                (to as i8 - self.pawn_step) as u8
+            };
+            f(from, to);
+        }
+    }
+
     /// True when the batch holds no move.
     pub fn is_empty(&self) -> bool {
         self.to == 0

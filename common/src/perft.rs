@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::chess_move::Move;
 use crate::movegen::ChildMoveCounter;
 use crate::position::Position;
+use crate::types::Role;
 use crate::zobrist::ZobristKey;
 
 /// More than the most legal moves any position has (218).
@@ -132,6 +133,43 @@ fn slow_pext() -> bool {
     }
 }
 
+/// perft(2) of `$pos`: the parents of the leaves are most of the work, so each child's moves
+/// are counted in place by a [`ChildMoveCounter`]. Batches of normal moves are fused
+/// generate-make-count: no `Move` is made or decoded, and the moving piece is a constant in
+/// each arm (the make's branches on the piece and on the kind fold away).
+macro_rules! count_leaf_parent {
+    ($pos:expr, $pext:literal) => {{
+        let pos: &Position = $pos;
+        let mut nodes = 0;
+        let counter = ChildMoveCounter::new::<$pext>(pos);
+        pos.generate_with::<$pext>(&mut |batch| {
+            if batch.is_normal() {
+                macro_rules! each {
+                    ($role:expr) => {
+                        batch.for_each_normal(|from, to| {
+                            let child = pos.play_normal_unhashed::<$pext>($role, from, to);
+                            nodes += counter.count::<$pext>(&child)
+                        })
+                    };
+                }
+                match batch.role {
+                    Role::Pawn => each!(Role::Pawn),
+                    Role::Knight => each!(Role::Knight),
+                    Role::Bishop => each!(Role::Bishop),
+                    Role::Rook => each!(Role::Rook),
+                    Role::Queen => each!(Role::Queen),
+                    Role::King => each!(Role::King),
+                }
+            } else {
+                batch.for_each(|m| {
+                    nodes += counter.count::<$pext>(&pos.play_unhashed::<$pext>(m, batch.role))
+                });
+            }
+        });
+        nodes
+    }};
+}
+
 /// Defines a bulk-counting perft recursion: the last ply is counted per batch with a popcount,
 /// and no Zobrist key is maintained since nothing reads it. `$pext` picks the slider lookup
 /// (`true` only for copies compiled with BMI2).
@@ -148,13 +186,7 @@ macro_rules! define_perft_bulk {
             }
             let mut nodes = 0;
             if depth == 2 {
-                // The parents of the leaves are most of the work: count each child in place.
-                let counter = ChildMoveCounter::new::<$pext>(pos);
-                pos.generate_with::<$pext>(&mut |batch| {
-                    batch.for_each(|m| {
-                        nodes += counter.count::<$pext>(&pos.play_unhashed::<$pext>(m, batch.role))
-                    });
-                });
+                nodes = count_leaf_parent!(pos, $pext);
             } else {
                 pos.generate_with::<$pext>(&mut |batch| {
                     batch.for_each(|m| {
@@ -650,12 +682,7 @@ macro_rules! define_perft_hashed {
             let mut nodes = 0;
             if depth == 2 {
                 // Depth-1 counts are not stored (recounting beats a cache miss): count leaves.
-                let counter = ChildMoveCounter::new::<$pext>(pos);
-                pos.generate_with::<$pext>(&mut |batch| {
-                    batch.for_each(|m| {
-                        nodes += counter.count::<$pext>(&pos.play_unhashed::<$pext>(m, batch.role))
-                    });
-                });
+                nodes = count_leaf_parent!(pos, $pext);
             } else {
                 // Make every child first and prefetch its bucket, then recurse: the table is
                 // far bigger than the caches, and a probe issued only on entering a child

@@ -457,12 +457,37 @@ impl Position {
         next
     }
 
+    /// The position after a normal move (no castling, en passant or promotion) of `role` from
+    /// `from` to `to`, without the Zobrist key: [`Position::play_unhashed`] with the move's kind
+    /// known at compile time, for perft's batches of such moves (no `Move` is encoded or
+    /// decoded, and the make's branches on the kind fold away).
+    #[inline(always)]
+    pub(crate) fn play_normal_unhashed<const PEXT: bool>(
+        &self,
+        role: Role,
+        from: u8,
+        to: u8,
+    ) -> Position {
+        let mut next = *self;
+        next.apply_parts::<false, PEXT>(from, to, MoveKind::Normal, role);
+        next
+    }
+
     #[inline(always)]
     fn apply<const HASH: bool, const PEXT: bool>(&mut self, m: Move, role: Role) {
+        self.apply_parts::<HASH, PEXT>(m.from_index(), m.to_index(), m.kind(), role)
+    }
+
+    #[inline(always)]
+    fn apply_parts<const HASH: bool, const PEXT: bool>(
+        &mut self,
+        from: u8,
+        to: u8,
+        kind: MoveKind,
+        role: Role,
+    ) {
         let us = self.side;
         let them = us.other();
-        let from = m.from_index();
-        let to = m.to_index();
         let old_castling = self.castling_rooks;
         if self.ep_square != NO_SQUARE {
             if HASH {
@@ -475,7 +500,7 @@ impl Position {
             self.halfmove_clock = self.halfmove_clock.saturating_add(1);
         }
         let mut double_push = false;
-        match m.kind() {
+        match kind {
             MoveKind::Castle => {
                 let rank_base = us.back_rank() * 8;
                 let (king_to, rook_to) = if to > from {
@@ -525,7 +550,7 @@ impl Position {
         if HASH && us == Color::Black {
             self.fullmove_number = self.fullmove_number.saturating_add(1);
         }
-        self.checkers = match m.kind() {
+        self.checkers = match kind {
             MoveKind::Normal => self.checkers_after_normal_move::<PEXT>(role, from, to),
             // Castling, en passant and promotion move or remove a second piece or change a
             // role: recompute from scratch (rare moves).

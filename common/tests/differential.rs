@@ -127,3 +127,24 @@ fn castling_opened_or_lost_by_the_parent_move() {
         "only {checked} positions with a piece on the castling rank"
     );
 }
+
+#[test]
+fn fused_leaf_moves_leave_out_promotions_en_passant_and_castling() {
+    // At the leaves' parents, batches of normal moves are made without a `Move` and with the
+    // piece known at compile time (`MoveBatch::is_normal`). Promotions, en passant and
+    // castling must take the general path; each position here has them at the leaf parents.
+    for fen in [
+        "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1",
+        "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N w - - 0 1",
+        "8/8/8/2k5/2pP4/8/B7/4K3 b - d3 0 1",
+        "4k3/8/8/8/2pPp3/8/8/4K3 b - d3 0 1",
+        "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+        "1r2k1r1/8/8/8/8/8/8/1R2K1R1 b GBgb - 0 1",
+    ] {
+        let pos = Position::from_fen(fen).unwrap();
+        assert_leaf_parent_count(&pos);
+        for &m in pos.legal_moves().iter() {
+            assert_leaf_parent_count(&pos.play(m));
+        }
+    }
+}
