@@ -130,6 +130,10 @@ async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
             "1",
             "--log-format",
             "json",
+            // Every worker here is 127.0.0.1: one address block.
+            "--shared-address-blocks",
+            "--registrations-per-hour",
+            "0",
         ],
         Stdio::piped(),
     );
