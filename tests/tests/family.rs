@@ -90,6 +90,8 @@ fn run_over_a_family_exports_family_and_number() {
 fn campaign_add_takes_a_reproducible_sample_of_a_huge_family() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
+    // `campaign add` refuses a database that does not exist; `serve` (or this) creates it.
+    drop(c960_coordinator::store::SqliteStore::open(&db).unwrap());
     let db = db.to_str().unwrap();
     let add = |seed: &str| {
         coordinator(&[
