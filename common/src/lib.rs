@@ -24,6 +24,7 @@ pub mod position;
 pub mod search;
 pub mod split;
 pub mod startpos;
+pub mod text;
 pub mod types;
 pub mod uci;
 pub mod wire;

@@ -141,15 +141,7 @@ pub fn count(n: u64, thing: &str) -> String {
 
 /// `1234567` as `1,234,567`.
 pub fn thousands(n: u128) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    c960_common::text::thousands(n)
 }
 
 /// A duration as people say it: `850 ms`, `12.3 s`, `4m 05s`, `2h 03m`, `3d 04h`.

@@ -2,15 +2,7 @@
 
 /// `1234567` → `1,234,567` (exact for any u128).
 pub fn grouped(n: u128) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    c960_common::text::thousands(n)
 }
 
 /// A rate with an SI prefix: `12.3 M/s`; `—` when unknown.
