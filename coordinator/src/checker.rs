@@ -14,7 +14,7 @@ use c960_common::perft::{PerftEngine, PerftOptions};
 use c960_common::wire::{PositionSpec, WorkResult, WorkUnitKind};
 use c960_common::{Position, StartPosition};
 
-use crate::http::now_ms;
+use crate::clock::now_ms;
 use crate::store::{CheckOutcome, CheckRequest, Store};
 
 /// The operator's budget for checks.

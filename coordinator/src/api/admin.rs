@@ -9,9 +9,11 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 
-use crate::auth::Admin;
+use super::error::ApiError;
+use super::extract::Admin;
+use super::state::{AppState, blocking};
 use crate::campaign::{NewCampaign, parse_positions};
-use crate::http::{ApiError, AppState, blocking, now_ms};
+use crate::clock::now_ms;
 
 /// The admin routes, under `/api/v1/admin/`.
 pub fn routes() -> Router<AppState> {
