@@ -1,7 +1,8 @@
 //! c960-coordinator: hands out Chess960 perft workunits over HTTP and accepts a value only when
 //! a quorum of independent replicas agree (BOINC's model).
 //!
-//! - [`store`]: everything persistent, behind the [`store::Store`] trait (SQLite implementation).
+//! - [`store`]: everything persistent, behind the [`store::Store`] trait (`store/sqlite/`: the
+//!   embedded SQLite backend).
 //! - [`scheduler`]: the transitioner and leasing rules, pure functions.
 //! - [`validator`]: quorum by digest and result sanity checks, pure functions.
 //! - [`api`]: the HTTP side ([`api::app`]): state, error, extractors and layers at the bottom,

@@ -106,7 +106,9 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownCampaign(_) => {
                 ApiError::new(StatusCode::NOT_FOUND, "unknown_campaign", msg)
             }
-            StoreError::Db(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", msg),
+            StoreError::Db(_) | StoreError::Backend { .. } => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", msg)
+            }
             StoreError::Bad(_) => ApiError::new(StatusCode::BAD_REQUEST, "bad_field", msg),
         }
     }
