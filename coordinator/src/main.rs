@@ -11,7 +11,6 @@ use c960_common::wire::AnalysisEngine;
 use c960_coordinator::api::auth::{self, Enrolment};
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
-use c960_coordinator::campaign::{NewCampaign, select_starts};
 use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
@@ -20,6 +19,7 @@ use c960_coordinator::store::{SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 use clap::{Parser, Subcommand};
 
+mod cli_campaigns;
 mod cli_workers;
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
@@ -134,7 +134,7 @@ enum Command {
     /// Manage campaigns.
     Campaign {
         #[command(subcommand)]
-        command: CampaignCommand,
+        command: cli_campaigns::CampaignCommand,
     },
     /// Export a campaign's table.
     Export {
@@ -209,43 +209,6 @@ struct StartsArgs {
     /// The seed of --sample.
     #[arg(long, default_value_t = 0, requires = "sample")]
     seed: u64,
-}
-
-#[derive(Subcommand)]
-enum CampaignCommand {
-    /// Add a perft (or analysis) campaign; prints its id.
-    Add {
-        /// SQLite database file (`serve --db` creates it).
-        #[arg(long)]
-        db: PathBuf,
-        /// Perft depth, or search depth with --analyse.
-        #[arg(long)]
-        depth: u32,
-        /// An analysis campaign (fixed-depth search per start position) instead of perft.
-        #[arg(long)]
-        analyse: bool,
-        /// With --analyse: `builtin` (default) or `uci` (volunteers' UCI engines).
-        #[arg(long, requires = "analyse")]
-        engine: Option<String>,
-        /// Perft: split each start position at this ply, merging transpositions (0: no split;
-        /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
-        #[arg(long, default_value = "auto")]
-        split_ply: String,
-        /// Agreeing results from distinct workers needed per workunit.
-        #[arg(long, default_value_t = 2)]
-        quorum: u32,
-        /// Results per workunit after which it fails without quorum (default quorum + 2).
-        #[arg(long)]
-        max_results: Option<u32>,
-        #[command(flatten)]
-        starts: StartsArgs,
-    },
-    /// List campaigns with their progress.
-    List {
-        /// SQLite database file.
-        #[arg(long)]
-        db: PathBuf,
-    },
 }
 
 #[derive(Subcommand)]
@@ -543,72 +506,8 @@ fn main() -> ExitCode {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Campaign {
-            command:
-                CampaignCommand::Add {
-                    db,
-                    depth,
-                    analyse,
-                    engine,
-                    split_ply,
-                    quorum,
-                    max_results,
-                    starts,
-                },
-        } => {
-            let (family, numbers) = select_starts(
-                &starts.family,
-                starts.positions.as_deref(),
-                starts.sample,
-                starts.seed,
-            )
-            .map_err(|e| anyhow!(e))?;
-            let mut spec = NewCampaign::in_family(family, depth, quorum, max_results, numbers)
-                .map_err(|e| anyhow!(e))?;
-            if analyse {
-                let name = engine.as_deref().unwrap_or("builtin");
-                let engine = AnalysisEngine::parse(name)
-                    .ok_or_else(|| anyhow!("--engine {name:?}: use builtin or uci"))?;
-                spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
-            }
-            let spec = spec.split_by(&split_ply).map_err(|e| anyhow!(e))?;
-            let c =
-                open_existing(&db)?.create_campaign(&spec, c960_coordinator::clock::now_ms())?;
-            eprintln!(
-                "campaign {}: {} depth {} over {} {}, quorum {}",
-                c.id,
-                match &c.engine {
-                    Some(e) => format!("analysis ({e})"),
-                    None => "perft".into(),
-                },
-                c.depth,
-                c.family,
-                c.positions,
-                c.quorum
-            );
-            println!("{}", c.id);
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Campaign {
-            command: CampaignCommand::List { db },
-        } => {
-            for p in open_existing(&db)?.progress()? {
-                println!(
-                    "{}\t{} depth {}\t{} positions {}\tquorum {}\t{}/{} valid\t{} failed",
-                    p.campaign.id,
-                    match &p.campaign.engine {
-                        Some(e) => format!("analysis/{e}"),
-                        None => p.campaign.kind.clone(),
-                    },
-                    p.campaign.depth,
-                    p.campaign.family,
-                    p.campaign.positions,
-                    p.campaign.quorum,
-                    p.valid,
-                    p.total,
-                    p.failed
-                );
-            }
+        Command::Campaign { command } => {
+            cli_campaigns::run(command, |db| Ok(Box::new(open_existing(db)?)))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Export {

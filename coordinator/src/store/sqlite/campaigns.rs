@@ -5,10 +5,13 @@ use rusqlite::{OptionalExtension, params};
 use super::{CAMPAIGN_COLS, SqliteStore, campaign_by_id, campaign_row, exec};
 use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
-use crate::scheduler::{self, QuorumPolicy, Transition};
-use crate::store::codes::{db_to_u64, hex, kind_code, outcome_name, replica_state, u64_to_db};
+use crate::scheduler::{self, CampaignStatus, QuorumPolicy, Transition};
+use crate::store::codes::{
+    db_to_u64, hex, kind_code, outcome_name, replica_state, status_code, u64_to_db,
+};
 use crate::store::{
-    AnalysisRow, Campaign, CampaignProgress, ResultRecord, StoreError, StoreResult, TableRow,
+    AnalysisRow, Campaign, CampaignChange, CampaignProgress, ResultRecord, StoreError, StoreResult,
+    TableRow,
 };
 
 pub(super) fn create_campaign(
@@ -21,8 +24,8 @@ pub(super) fn create_campaign(
     s.with_tx(|tx| {
         let engine = c.analysis.map(|e| e.name().to_string());
         exec(tx,
-            "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name()],
+            "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, name, priority) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name(), c.name, c.priority],
         )?;
         let kind = kind_code(c.analysis);
         let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
@@ -77,7 +80,47 @@ pub(super) fn create_campaign(
             max_results: c.max_results,
             positions,
             family: c.family.name().to_string(),
+            name: c.name.clone(),
+            priority: c.priority,
+            status: CampaignStatus::Active,
         })
+    })
+}
+
+pub(super) fn campaign(s: &SqliteStore, campaign_id: u64) -> StoreResult<Campaign> {
+    campaign_by_id(&*s.lock()?, campaign_id)
+}
+
+pub(super) fn update_campaign(
+    s: &SqliteStore,
+    campaign_id: u64,
+    change: &CampaignChange,
+) -> StoreResult<Campaign> {
+    s.with_tx(|tx| {
+        let c = campaign_by_id(tx, campaign_id)?;
+        let id = u64_to_db(campaign_id);
+        match change {
+            CampaignChange::Name(name) => exec(
+                tx,
+                "UPDATE campaigns SET name = ?2 WHERE id = ?1",
+                params![id, name],
+            )?,
+            CampaignChange::Priority(p) => exec(
+                tx,
+                "UPDATE campaigns SET priority = ?2 WHERE id = ?1",
+                params![id, p],
+            )?,
+            CampaignChange::Status(action) => {
+                let status = scheduler::apply_action(c.status, *action)
+                    .map_err(|why| StoreError::CampaignCancelled(campaign_id, why))?;
+                exec(
+                    tx,
+                    "UPDATE campaigns SET status = ?2 WHERE id = ?1",
+                    params![id, status_code(status)],
+                )?
+            }
+        };
+        campaign_by_id(tx, campaign_id)
     })
 }
 
@@ -87,7 +130,7 @@ pub(super) fn find_campaign(s: &SqliteStore, c: &NewCampaign) -> StoreResult<Opt
         .query_row(
             &format!(
                 "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
-                 AND max_results = ?3 AND positions = ?4 AND engine IS ?6 AND split_ply = ?7 AND family = ?8 ORDER BY id LIMIT 1"
+                 AND max_results = ?3 AND positions = ?4 AND engine IS ?6 AND split_ply = ?7 AND family = ?8 AND status != 2 ORDER BY id LIMIT 1"
             ),
             params![
                 c.depth,

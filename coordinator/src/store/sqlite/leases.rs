@@ -5,9 +5,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::transition::{bump_setting, expire, fail_check, integrity_in, replicas, retransition};
 use super::{SqliteStore, exec};
-use crate::scheduler::{self, ReplicaState};
+use crate::scheduler::{self, CampaignSlot, ReplicaState};
 use crate::store::codes::{
-    accepted_kinds, db_to_u64, kind_of, replica_code, replica_state, trust_level, u64_to_db,
+    accepted_kinds, campaign_status, db_to_u64, kind_of, replica_code, replica_state, trust_level,
+    u64_to_db,
 };
 use crate::store::{Lease, LeaseInfo, Settlement, StoreError, StoreResult, Submission};
 use crate::trust;
@@ -272,23 +273,42 @@ pub(super) fn assign_from(
         } else {
             (None, None)
         };
-        let found: Vec<WorkunitRow> = tx
-            .prepare_cached(
-                &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
-                 WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
-                 AND NOT EXISTS (
-                    SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-                 AND (?4 IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
-                    WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
-                      AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5))))
-                 ORDER BY w.id LIMIT ?2"),
-            )?
-            .query_map(
-                params![u64_to_db(worker_id), want as i64, level.is_trusted(), b1, b2],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
-            )?
+        // Campaigns in serving order (priority, pause: scheduler::serving_order), each
+        // walked on the per-campaign partial index of its ready workunits until the batch is
+        // full (named: without statistics SQLite would pick workunits_campaign, which also
+        // walks the campaign's workunits that have every replica out).
+        let slots: Vec<CampaignSlot> = tx
+            .prepare_cached("SELECT id, priority, status FROM campaigns")?
+            .query_map([], |r| {
+                Ok(CampaignSlot { id: db_to_u64(r.get(0)?), priority: r.get(1)?, status: campaign_status(r.get(2)?) })
+            })?
             .collect::<Result<_, _>>()?;
+        let mut st = tx.prepare_cached(
+            &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w INDEXED BY workunits_ready_by_campaign
+             WHERE w.campaign_id = ?6 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
+             AND NOT EXISTS (
+                SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
+             AND (?4 IS NULL OR NOT EXISTS (
+                SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
+                WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
+                  AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5))))
+             ORDER BY w.id LIMIT ?2"),
+        )?;
+        let mut found: Vec<WorkunitRow> = Vec::new();
+        for campaign in scheduler::serving_order(&slots) {
+            let left = want - found.len() as u64;
+            if left == 0 {
+                break;
+            }
+            let rows = st.query_map(
+                params![u64_to_db(worker_id), left as i64, level.is_trusted(), b1, b2, u64_to_db(campaign)],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+            )?;
+            for row in rows {
+                found.push(row?);
+            }
+        }
+        drop(st);
         let deadline = scheduler::lease_deadline(now_ms, lease_ms);
         for (wu, sp, fen, depth, kind, hash_mib) in found {
             if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {

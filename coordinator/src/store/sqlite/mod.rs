@@ -23,12 +23,12 @@ use std::sync::Mutex;
 use c960_common::wire::Capabilities;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
-use super::codes::{db_to_u64, trust_level, u64_to_db};
+use super::codes::{campaign_status, db_to_u64, trust_level, u64_to_db};
 use super::migrations::MIGRATIONS;
 use super::{
-    AnalysisRow, Campaign, CampaignProgress, CheckCost, CheckOutcome, CheckRequest, Lease,
-    LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow, WorkerRecord,
-    WorkerSummary,
+    AnalysisRow, Campaign, CampaignChange, CampaignProgress, CheckCost, CheckOutcome, CheckRequest,
+    Lease, LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow,
+    WorkerRecord, WorkerSummary,
 };
 use crate::assembly::SplitUnit;
 use crate::campaign::NewCampaign;
@@ -200,11 +200,13 @@ fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
         engine: r.get(6)?,
         split_ply: r.get::<_, i64>(7)? as u32,
         family: r.get(8)?,
+        name: r.get(9)?,
+        priority: r.get(10)?,
+        status: campaign_status(r.get(11)?),
     })
 }
 
-const CAMPAIGN_COLS: &str =
-    "id, kind, depth, quorum, max_results, positions, engine, split_ply, family";
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply, family, name, priority, status";
 
 impl Store for SqliteStore {
     fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign> {
@@ -217,6 +219,14 @@ impl Store for SqliteStore {
 
     fn campaigns(&self) -> StoreResult<Vec<Campaign>> {
         campaigns::campaigns(self)
+    }
+
+    fn campaign(&self, campaign_id: u64) -> StoreResult<Campaign> {
+        campaigns::campaign(self, campaign_id)
+    }
+
+    fn update_campaign(&self, campaign_id: u64, change: &CampaignChange) -> StoreResult<Campaign> {
+        campaigns::update_campaign(self, campaign_id, change)
     }
 
     fn register_worker_from(
