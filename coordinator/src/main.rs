@@ -17,6 +17,7 @@ use c960_coordinator::export::{self, Format};
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
+use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
 mod cli_campaigns;
@@ -160,7 +161,8 @@ enum Command {
         /// An analysis campaign (fixed-depth search per start position) instead of perft.
         #[arg(long)]
         analyse: bool,
-        /// With --analyse: `builtin`, or `uci:PATH` for a UCI engine such as /usr/games/stockfish.
+        /// With --analyse: `builtin`, or `uci:COMMAND` for a UCI engine such as
+        /// /usr/games/stockfish or "node /opt/sf/stockfish-19-single.js".
         #[arg(long, requires = "analyse")]
         engine: Option<String>,
         /// Perft: split each start position at this ply, merging transpositions (0: no split;
@@ -353,14 +355,16 @@ fn serve(
     })
 }
 
-/// `builtin` or `uci:PATH` (the `--engine` of `run --analyse`).
-fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<PathBuf>)> {
+/// `builtin` or `uci:COMMAND` (the `--engine` of `run --analyse`; the command is split
+/// shell-style, e.g. `uci:node /opt/sf/stockfish-19-single.js`).
+fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCommand>)> {
     match text.split_once(':') {
         None if text == "builtin" => Ok((Some(AnalysisEngine::Builtin), None)),
-        Some(("uci", path)) if !path.is_empty() => {
-            Ok((Some(AnalysisEngine::Uci), Some(PathBuf::from(path))))
-        }
-        _ => Err(anyhow!("--engine {text:?}: use builtin or uci:PATH")),
+        Some(("uci", command)) if !command.trim().is_empty() => Ok((
+            Some(AnalysisEngine::Uci),
+            Some(UciCommand::parse(command).map_err(|e| anyhow!("--engine: {e:#}"))?),
+        )),
+        _ => Err(anyhow!("--engine {text:?}: use builtin or uci:COMMAND")),
     }
 }
 

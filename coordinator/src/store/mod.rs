@@ -10,12 +10,18 @@
 //! - [`records`]: the records (campaigns, workers, leases, results, progress).
 //! - [`codes`]: the integers the schema stores for kinds and states, shared by every backend.
 //! - [`migrations`]: the numbered schema migrations, one `.sql` file per dialect each.
+//! - [`db`]: the small database interface the logic is written against ([`db::Conn`],
+//!   [`db::Backend`]).
+//! - `sql/`: the logic of every [`Store`] method, written once; `Store` is implemented there
+//!   for every [`db::Backend`].
 //! - [`sqlite`]: [`SqliteStore`], the embedded default.
 
 pub mod codes;
+pub mod db;
 pub mod error;
 pub mod migrations;
 pub mod records;
+mod sql;
 pub mod sqlite;
 
 use c960_common::wire::Capabilities;

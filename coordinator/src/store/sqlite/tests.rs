@@ -1,7 +1,11 @@
 //! The SQLite store's own tests (its files, its connections, its migrations).
 
 use super::*;
-use crate::store::Submission;
+use crate::campaign::NewCampaign;
+use crate::store::codes::db_to_u64;
+use crate::store::{Campaign, CheckOutcome, Lease, Store, StoreError, Submission};
+use crate::trust::Integrity;
+use c960_common::wire::Capabilities;
 use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use std::collections::BTreeSet;
 

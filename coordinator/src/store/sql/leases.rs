@@ -1,15 +1,14 @@
 //! Assignment, results, refusals and expiry of leases.
 
 use c960_common::wire::{Capabilities, WorkResult};
-use rusqlite::{Connection, OptionalExtension, params};
 
+use super::Tx;
 use super::transition::{bump_setting, expire, fail_check, integrity_in, replicas, retransition};
-use super::{SqliteStore, exec};
 use crate::scheduler::{self, CampaignSlot, ReplicaState};
 use crate::store::codes::{
-    accepted_kinds, campaign_status, db_to_u64, kind_of, replica_code, replica_state, trust_level,
-    u64_to_db,
+    accepted_kinds, campaign_status, kind_of, replica_code, replica_state, trust_level, u64_to_db,
 };
+use crate::store::db::{Backend, Row, params};
 use crate::store::{Lease, LeaseInfo, Settlement, StoreError, StoreResult, Submission};
 use crate::trust;
 
@@ -23,26 +22,20 @@ fn accepted_codes(c: &Capabilities) -> String {
         .join(",")
 }
 
-/// A workunit as the assign query reads it: id, sp, fen, depth, kind, hash MiB.
-type WorkunitRow = (i64, Option<i64>, String, i64, i64, Option<i64>);
-
-/// Loads a lease and checks it is open and held by `worker_id`.
-fn open_lease_of(
-    tx: &Connection,
-    worker_id: u64,
-    lease_id: u64,
-    now_ms: i64,
-) -> StoreResult<(u64, i64)> {
-    let (wu, holder, state, deadline): (i64, i64, i64, i64) = tx
-        .prepare_cached(
-            "SELECT workunit_id, worker_id, state, deadline_ms FROM results WHERE id = ?1",
+/// Loads a lease (locking its row on PostgreSQL, so a concurrent expiry or answer waits) and
+/// checks it is open and held by `worker_id`.
+fn open_lease_of(tx: Tx, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<(u64, i64)> {
+    let r = tx
+        .query_opt(
+            &format!(
+                "SELECT workunit_id, worker_id, state, deadline_ms FROM results WHERE id = ?1{}",
+                tx.dialect().for_update()
+            ),
+            params![u64_to_db(lease_id)],
         )?
-        .query_row([u64_to_db(lease_id)], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .optional()?
         .ok_or(StoreError::UnknownLease(lease_id))?;
-    if db_to_u64(holder) != worker_id {
+    let (wu, holder, state, deadline) = (r.u64(0)?, r.u64(1)?, r.i64(2)?, r.i64(3)?);
+    if holder != worker_id {
         return Err(StoreError::LeaseNotYours(lease_id));
     }
     let state = replica_state(state);
@@ -54,12 +47,12 @@ fn open_lease_of(
     if state != ReplicaState::InProgress {
         return Err(StoreError::LeaseClosed(lease_id, state.name()));
     }
-    Ok((db_to_u64(wu), deadline))
+    Ok((wu, deadline))
 }
 
 /// Stores a verified result of an open lease of `worker_id` and runs the transitioner.
 fn store_result_in(
-    tx: &Connection,
+    tx: Tx,
     worker_id: u64,
     lease_id: u64,
     s: &Submission,
@@ -71,14 +64,13 @@ fn store_result_in(
         WorkResult::Analysis(r) => (None, Some(json(serde_json::to_string(r))?)),
     };
     let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-    exec(
-        tx,
+    tx.exec(
         "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7, payload = ?8
          WHERE id = ?1",
         params![
             u64_to_db(lease_id),
             now_ms,
-            s.digest.to_vec(),
+            s.digest,
             u64_to_db(s.result.nodes()),
             divide,
             u64_to_db(s.elapsed_ms),
@@ -94,17 +86,19 @@ fn store_result_in(
 /// Picks the workunit for a secret check at the rate for the submitter's trust (untrusted
 /// workers are checked far more often). Only perft workunits without a public answer are
 /// picked: a public answer is checked on receipt anyway, and must not earn trust.
-fn pick_secret_check(tx: &Connection, worker_id: u64, workunit_id: u64) -> StoreResult<()> {
-    let level: i64 = tx
-        .prepare_cached("SELECT trusted FROM workers WHERE id = ?1")?
-        .query_row([u64_to_db(worker_id)], |r| r.get(0))?;
+fn pick_secret_check(tx: Tx, worker_id: u64, workunit_id: u64) -> StoreResult<()> {
+    let level = tx
+        .query_one(
+            "SELECT trusted FROM workers WHERE id = ?1",
+            params![u64_to_db(worker_id)],
+        )?
+        .i64(0)?;
     let integrity = integrity_in(tx)?;
     let draw = rand::random::<u64>() % 1_000_000;
     if trust::picks_check(trust_level(level), draw, &integrity) {
-        exec(
-            tx,
+        tx.exec(
             "UPDATE workunits SET check_state = 1 WHERE id = ?1 AND check_state = 0 AND kind = 0 AND known_nodes IS NULL",
-            [u64_to_db(workunit_id)],
+            params![u64_to_db(workunit_id)],
         )?;
     }
     Ok(())
@@ -113,7 +107,7 @@ fn pick_secret_check(tx: &Connection, worker_id: u64, workunit_id: u64) -> Store
 /// Closes an open lease of `worker_id` whose result was refused, with a strike (or, for a
 /// failed check, with the evidence that quarantines it).
 fn refuse_in(
-    tx: &Connection,
+    tx: Tx,
     worker_id: u64,
     lease_id: u64,
     reason: &str,
@@ -121,8 +115,7 @@ fn refuse_in(
     now_ms: i64,
 ) -> StoreResult<()> {
     let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-    exec(
-        tx,
+    tx.exec(
         "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
         params![
             u64_to_db(lease_id),
@@ -134,10 +127,9 @@ fn refuse_in(
     if failed_check {
         fail_check(tx, worker_id)?;
     } else {
-        exec(
-            tx,
+        tx.exec(
             "UPDATE workers SET refused = refused + 1 WHERE id = ?1",
-            [u64_to_db(worker_id)],
+            params![u64_to_db(worker_id)],
         )?;
     }
     retransition(tx, wu, now_ms)?;
@@ -145,68 +137,82 @@ fn refuse_in(
 }
 
 /// Leases `worker_id` holds open: issued, not answered, deadline not passed.
-fn open_leases_in(conn: &Connection, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
-    let n: i64 = conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM results WHERE worker_id = ?1 AND state = 0 AND deadline_ms >= ?2",
-        )?
-        .query_row(params![u64_to_db(worker_id), now_ms], |r| r.get(0))?;
-    Ok(n as u64)
+fn open_leases_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
+    tx.query_one(
+        "SELECT COUNT(*) FROM results WHERE worker_id = ?1 AND state = 0 AND deadline_ms >= ?2",
+        params![u64_to_db(worker_id), now_ms],
+    )?
+    .u64(0)
 }
 
 /// Up to `limit` open leases `worker_id` holds on workunits of the accepted kinds, as leases
 /// again (same ids and deadlines).
 fn own_open_leases(
-    tx: &Connection,
+    tx: Tx,
     worker_id: u64,
     codes: &str,
     now_ms: i64,
     limit: u64,
 ) -> StoreResult<Vec<Lease>> {
     // `codes` holds integers from accepted_codes only.
-    let mut st = tx.prepare_cached(&format!(
-        "SELECT r.id, w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, r.deadline_ms
-         FROM results r JOIN workunits w ON w.id = r.workunit_id
-         WHERE r.worker_id = ?1 AND r.state = 0 AND r.deadline_ms >= ?2 AND w.kind IN ({codes})
-         ORDER BY r.id LIMIT ?3"
-    ))?;
-    let rows = st.query_map(params![u64_to_db(worker_id), now_ms, limit as i64], |r| {
+    tx.query(
+        &format!(
+            "SELECT r.id, w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, r.deadline_ms
+             FROM results r JOIN workunits w ON w.id = r.workunit_id
+             WHERE r.worker_id = ?1 AND r.state = 0 AND r.deadline_ms >= ?2 AND w.kind IN ({codes})
+             ORDER BY r.id LIMIT ?3"
+        ),
+        params![u64_to_db(worker_id), now_ms, limit as i64],
+    )?
+    .iter()
+    .map(|r| {
         Ok(Lease {
-            lease_id: db_to_u64(r.get(0)?),
-            workunit_id: db_to_u64(r.get(1)?),
-            kind: kind_of(r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?),
-            deadline_ms: r.get(7)?,
+            lease_id: r.u64(0)?,
+            workunit_id: r.u64(1)?,
+            kind: workunit_kind(r, 2)?,
+            deadline_ms: r.i64(7)?,
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    })
+    .collect()
+}
+
+/// The kind of a workunit from the columns `sp, fen, depth, kind, hash_mib` starting at `at`.
+pub(super) fn workunit_kind(r: &Row, at: usize) -> StoreResult<c960_common::wire::WorkUnitKind> {
+    Ok(kind_of(
+        r.opt_i64(at)?,
+        r.text(at + 1)?,
+        r.i64(at + 2)?,
+        r.i64(at + 3)?,
+        r.opt_i64(at + 4)?,
+    ))
 }
 
 /// A lease with its workunit's kind.
-fn lease_in(conn: &Connection, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib,
-                    r.issued_ms, w.known_nodes
-             FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
-        )?
-        .query_row([u64_to_db(lease_id)], |r| {
-            Ok(LeaseInfo {
-                id: db_to_u64(r.get(0)?),
-                workunit_id: db_to_u64(r.get(1)?),
-                worker_id: db_to_u64(r.get(2)?),
-                state: replica_state(r.get(3)?),
-                deadline_ms: r.get(4)?,
-                kind: kind_of(r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
-                issued_ms: r.get(10)?,
-                known_nodes: r.get::<_, Option<i64>>(11)?.map(db_to_u64),
-            })
+fn lease_in(tx: Tx, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
+    tx.query_opt(
+        "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib,
+                r.issued_ms, w.known_nodes
+         FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
+        params![u64_to_db(lease_id)],
+    )?
+    .map(|r| {
+        Ok(LeaseInfo {
+            id: r.u64(0)?,
+            workunit_id: r.u64(1)?,
+            worker_id: r.u64(2)?,
+            state: replica_state(r.i64(3)?),
+            deadline_ms: r.i64(4)?,
+            kind: workunit_kind(&r, 5)?,
+            issued_ms: r.i64(10)?,
+            known_nodes: r.opt_i64(11)?.map(|n| n as u64),
         })
-        .optional()?)
+    })
+    .transpose()
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn assign_from(
-    s: &SqliteStore,
+    s: &impl Backend,
     worker_id: u64,
     accepts: &Capabilities,
     now_ms: i64,
@@ -219,29 +225,38 @@ pub(super) fn assign_from(
     if codes.is_empty() || max_units == 0 {
         return Ok(Vec::new());
     }
-    s.with_tx(|tx| {
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
         expire(tx, now_ms)?;
         // Standing inside the transaction: a quarantine committed a moment ago is seen here,
-        // so no lease goes to a worker that is being quarantined.
-        let (banned, quarantined, level, passed, reg_block): (bool, bool, i64, i64, Option<String>) = tx
-            .prepare_cached(
-                "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block FROM workers WHERE id = ?1",
+        // so no lease goes to a worker that is being quarantined. On PostgreSQL the worker's
+        // row is locked, so two coordinators serving one worker take turns and its lease cap
+        // holds across them.
+        let r = tx
+            .query_opt(
+                &format!(
+                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block FROM workers WHERE id = ?1{}",
+                    tx.dialect().for_update()
+                ),
+                params![u64_to_db(worker_id)],
             )?
-            .query_row([u64_to_db(worker_id)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-            .optional()?
             .ok_or(StoreError::UnknownWorker(worker_id))?;
+        let (banned, quarantined, level, passed) = (r.bool(0)?, r.bool(1)?, r.i64(2)?, r.u64(3)?);
+        let reg_block = r.opt_text(4)?;
         if banned || quarantined {
             return Err(StoreError::NotInGoodStanding { worker: worker_id, banned });
         }
-        exec(tx, "UPDATE workers SET last_seen_ms = ?2, last_block = COALESCE(?3, last_block) WHERE id = ?1",
-            params![u64_to_db(worker_id), now_ms, block])?;
+        tx.exec(
+            "UPDATE workers SET last_seen_ms = ?2, last_block = COALESCE(?3, last_block) WHERE id = ?1",
+            params![u64_to_db(worker_id), now_ms, block],
+        )?;
         let integrity = integrity_in(tx)?;
         let level = trust_level(level);
         let mut want = u64::from(max_units);
         // The worker's own open leases first: it asks again, so it lost them (a crash).
         let mut leases = own_open_leases(tx, worker_id, &codes, now_ms, want)?;
         want -= leases.len() as u64;
-        let cap = trust::lease_cap(level, db_to_u64(passed), lease_cap, &integrity);
+        let cap = trust::lease_cap(level, passed, lease_cap, &integrity);
         let open = open_leases_in(tx, worker_id, now_ms)?;
         if cap > 0 {
             if open >= cap && leases.is_empty() {
@@ -250,13 +265,14 @@ pub(super) fn assign_from(
             want = want.min(cap.saturating_sub(open));
         }
         if let Some(b) = block.filter(|_| integrity.block_lease_cap > 0) {
-            let in_block: i64 = tx
-                .prepare_cached(
+            let in_block = tx
+                .query_one(
                     "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
                      WHERE o.last_block = ?1 AND r.state = 0 AND r.deadline_ms >= ?2",
+                    params![b, now_ms],
                 )?
-                .query_row(params![b, now_ms], |r| r.get(0))?;
-            want = want.min(integrity.block_lease_cap.saturating_sub(db_to_u64(in_block)));
+                .u64(0)?;
+            want = want.min(integrity.block_lease_cap.saturating_sub(in_block));
         }
         if want == 0 {
             return Ok(leases);
@@ -266,78 +282,84 @@ pub(super) fn assign_from(
         // once, so a batch never holds two replicas of one workunit. Replicas reserved for
         // trusted workers are skipped by untrusted ones; with address-block separation on,
         // so are workunits a worker of either of this worker's blocks holds or answered.
-        // `codes` holds integers from accepted_codes only, so formatting it in is safe.
+        // `codes` holds integers from accepted_codes only, so formatting it in is safe. On
+        // PostgreSQL the workunits picked are locked and those another coordinator is handing
+        // out at this moment are skipped (SKIP LOCKED), so coordinators never wait on each
+        // other here and never hand out one replica twice.
         let (b1, b2) = if integrity.separate_address_blocks {
             let now = block.map(str::to_string);
-            (reg_block.clone().or(now.clone()), now.or(reg_block))
+            (reg_block.clone().or(now.clone()), now.or(reg_block.clone()))
         } else {
             (None, None)
         };
-        // Campaigns in serving order (priority, pause: scheduler::serving_order), each
-        // walked on the per-campaign partial index of its ready workunits until the batch is
-        // full (named: without statistics SQLite would pick workunits_campaign, which also
-        // walks the campaign's workunits that have every replica out).
-        let slots: Vec<CampaignSlot> = tx
-            .prepare_cached("SELECT id, priority, status FROM campaigns")?
-            .query_map([], |r| {
-                Ok(CampaignSlot { id: db_to_u64(r.get(0)?), priority: r.get(1)?, status: campaign_status(r.get(2)?) })
-            })?
-            .collect::<Result<_, _>>()?;
-        let mut st = tx.prepare_cached(
-            &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w INDEXED BY workunits_ready_by_campaign
+        // Campaigns in serving order (priority, pause: scheduler::serving_order), each walked
+        // on the per-campaign partial index of its ready workunits until the batch is full.
+        let slots = tx
+            .query("SELECT id, priority, status FROM campaigns", params![])?
+            .iter()
+            .map(|r| {
+                Ok(CampaignSlot {
+                    id: r.u64(0)?,
+                    priority: r.i64(1)?,
+                    status: campaign_status(r.i64(2)?),
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        let sql = format!(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w{}
              WHERE w.campaign_id = ?6 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
              AND NOT EXISTS (
                 SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-             AND (?4 IS NULL OR NOT EXISTS (
+             AND (CAST(?4 AS TEXT) IS NULL OR NOT EXISTS (
                 SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
                 WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
                   AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5))))
-             ORDER BY w.id LIMIT ?2"),
-        )?;
-        let mut found: Vec<WorkunitRow> = Vec::new();
+             ORDER BY w.id LIMIT ?2{}",
+            tx.dialect().ready_index(),
+            tx.dialect().skip_locked("w")
+        );
+        let mut found = Vec::new();
         for campaign in scheduler::serving_order(&slots) {
             let left = want - found.len() as u64;
             if left == 0 {
                 break;
             }
-            let rows = st.query_map(
+            found.extend(tx.query(
+                &sql,
                 params![u64_to_db(worker_id), left as i64, level.is_trusted(), b1, b2, u64_to_db(campaign)],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
-            )?;
-            for row in rows {
-                found.push(row?);
-            }
+            )?);
         }
-        drop(st);
         let deadline = scheduler::lease_deadline(now_ms, lease_ms);
-        for (wu, sp, fen, depth, kind, hash_mib) in found {
-            if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {
+        for r in found {
+            let wu = r.u64(0)?;
+            if !scheduler::may_receive(worker_id, &replicas(tx, wu)?) {
                 return Err(StoreError::Db("scheduler and query disagree".into()));
             }
-            exec(tx,
-                "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4)",
-                params![wu, u64_to_db(worker_id), now_ms, deadline],
-            )?;
-            let lease_id = db_to_u64(tx.last_insert_rowid());
-            retransition(tx, db_to_u64(wu), now_ms)?;
-            leases.push(Lease { lease_id, workunit_id: db_to_u64(wu), kind: kind_of(sp, fen, depth, kind, hash_mib), deadline_ms: deadline });
+            let lease_id = tx
+                .query_one(
+                    "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4) RETURNING id",
+                    params![u64_to_db(wu), u64_to_db(worker_id), now_ms, deadline],
+                )?
+                .u64(0)?;
+            retransition(tx, wu, now_ms)?;
+            leases.push(Lease { lease_id, workunit_id: wu, kind: workunit_kind(&r, 1)?, deadline_ms: deadline });
         }
         Ok(leases)
     })
 }
 
-pub(super) fn leases(s: &SqliteStore, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
-    let conn = s.lock()?;
-    lease_ids.iter().map(|&id| lease_in(&conn, id)).collect()
+pub(super) fn leases(s: &impl Backend, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
+    s.with_conn(&mut |tx| lease_ids.iter().map(|&id| lease_in(tx, id)).collect())
 }
 
 pub(super) fn settle(
-    s: &SqliteStore,
+    s: &impl Backend,
     worker_id: u64,
     settlements: &[Settlement],
     now_ms: i64,
 ) -> StoreResult<Vec<StoreResult<()>>> {
-    s.with_tx(|tx| {
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
         // Overdue leases are recorded as expired first, so refusing a late result is durable
         // and its replica is already on its way to another worker.
         expire(tx, now_ms)?;
@@ -361,8 +383,7 @@ pub(super) fn settle(
                 other => outcomes.push(other),
             }
         }
-        exec(
-            tx,
+        tx.exec(
             "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
             params![u64_to_db(worker_id), now_ms],
         )?;
@@ -371,17 +392,17 @@ pub(super) fn settle(
 }
 
 pub(super) fn fail(
-    s: &SqliteStore,
+    s: &impl Backend,
     worker_id: u64,
     lease_id: u64,
     reason: &str,
     now_ms: i64,
 ) -> StoreResult<()> {
     let reason: String = reason.chars().take(500).collect();
-    s.with_tx(|tx| {
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
         let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-        exec(
-            tx,
+        tx.exec(
             "UPDATE results SET state = ?2, returned_ms = ?3, error = ?4 WHERE id = ?1",
             params![
                 u64_to_db(lease_id),
@@ -390,8 +411,7 @@ pub(super) fn fail(
                 format!("engine failed: {reason}")
             ],
         )?;
-        exec(
-            tx,
+        tx.exec(
             "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
             params![u64_to_db(worker_id), now_ms],
         )?;
@@ -400,15 +420,15 @@ pub(super) fn fail(
 }
 
 pub(super) fn abandon(
-    s: &SqliteStore,
+    s: &impl Backend,
     worker_id: u64,
     lease_id: u64,
     now_ms: i64,
 ) -> StoreResult<()> {
-    s.with_tx(|tx| {
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
         let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-        exec(
-            tx,
+        tx.exec(
             "UPDATE results SET state = ?2 WHERE id = ?1",
             params![u64_to_db(lease_id), replica_code(ReplicaState::Abandoned)],
         )?;
@@ -416,30 +436,34 @@ pub(super) fn abandon(
     })
 }
 
-pub(super) fn expire_leases(s: &SqliteStore, now_ms: i64) -> StoreResult<u64> {
-    s.with_tx(|tx| expire(tx, now_ms))
+pub(super) fn expire_leases(s: &impl Backend, now_ms: i64) -> StoreResult<u64> {
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
+        expire(tx, now_ms)
+    })
 }
 
-pub(super) fn release_all_leases(s: &SqliteStore, now_ms: i64) -> StoreResult<u64> {
-    s.with_tx(|tx| {
-        let ids: Vec<(i64, i64)> = {
-            let mut st = tx.prepare("SELECT id, workunit_id FROM results WHERE state = 0")?;
-            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?
-        };
-        for (id, wu) in &ids {
-            exec(
-                tx,
+pub(super) fn release_all_leases(s: &impl Backend, now_ms: i64) -> StoreResult<u64> {
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
+        let ids = tx.query(
+            "SELECT id, workunit_id FROM results WHERE state = 0 ORDER BY workunit_id, id",
+            params![],
+        )?;
+        for r in &ids {
+            tx.exec(
                 "UPDATE results SET state = ?2 WHERE id = ?1",
-                params![id, replica_code(ReplicaState::Abandoned)],
+                params![r.i64(0)?, replica_code(ReplicaState::Abandoned)],
             )?;
-            retransition(tx, db_to_u64(*wu), now_ms)?;
+            retransition(tx, r.u64(1)?, now_ms)?;
         }
         Ok(ids.len() as u64)
     })
 }
 
-pub(super) fn open_leases(s: &SqliteStore, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
-    let conn = s.lock()?;
-    open_leases_in(&conn, worker_id, now_ms)
+pub(super) fn open_leases(s: &impl Backend, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
+    s.with_conn(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
+        open_leases_in(tx, worker_id, now_ms)
+    })
 }
