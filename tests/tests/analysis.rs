@@ -157,14 +157,7 @@ async fn different_engine_ids_never_form_a_quorum() {
     }
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     assert_eq!(rows[0].result.as_ref().unwrap().engine_id, "Stockfish 15.1");
-    let outcomes: Vec<String> = server
-        .store
-        .results(workunit)
-        .unwrap()
-        .into_iter()
-        .map(|r| r.outcome)
-        .collect();
-    assert_eq!(outcomes, ["valid", "invalid", "valid"]);
+    assert_eq!(outcomes(&server, workunit), ["valid", "invalid", "valid"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -356,6 +349,12 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
     }
 }
 
+/// The vote outcome of every result of `workunit`, in submission order.
+fn outcomes(server: &TestServer, workunit: u64) -> Vec<String> {
+    let results = server.store.results(workunit).unwrap();
+    results.into_iter().map(|r| r.outcome).collect()
+}
+
 /// Runs one in-process worker with `engine` until it has submitted a result for `workunit`.
 async fn one_uci_result(
     server: &TestServer,
@@ -442,12 +441,5 @@ async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
         depths.lines().nth(8).unwrap().starts_with("518,8,"),
         "{depths}"
     );
-    let outcomes: Vec<String> = server
-        .store
-        .results(workunit)
-        .unwrap()
-        .into_iter()
-        .map(|r| r.outcome)
-        .collect();
-    assert_eq!(outcomes, ["valid", "invalid", "valid"]);
+    assert_eq!(outcomes(&server, workunit), ["valid", "invalid", "valid"]);
 }
