@@ -145,7 +145,8 @@ enum Command {
         /// Campaign id.
         #[arg(long)]
         campaign: u64,
-        /// csv or json; for analysis campaigns also balance (JSON report) or svg (chart).
+        /// csv or json; for analysis campaigns also balance (JSON report), svg (chart) or depths
+        /// (every completed depth of every result, CSV).
         #[arg(long, default_value = "csv")]
         format: String,
         /// Output file (default stdout).
