@@ -20,8 +20,9 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::scheduler::ReplicaState;
-use crate::store::{StoreResult, db_to_u64, retransition, u64_to_db};
+use crate::store::{StoreError, StoreResult, db_to_u64, integrity_in, retransition, u64_to_db};
 use crate::trust;
+use crate::validator::Digest;
 
 /// The quarantine threshold stored by [`crate::store::Store::set_max_strikes`] (default 3).
 fn max_strikes(tx: &Connection) -> StoreResult<u64> {
@@ -125,26 +126,191 @@ pub(crate) fn quarantine(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreR
             "UPDATE results SET state = ?2, outcome = 2, error = 'quarantined' WHERE id = ?1",
             params![id, ReplicaState::Error.to_db()],
         )?;
-        // Roll back the vote counts of the others, so that regrading counts them once.
-        tx.execute(
-            "UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.outcome = 1),
-                                lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.outcome = 2)
-             WHERE id IN (SELECT worker_id FROM results WHERE workunit_id = ?1 AND state = 1 AND outcome != 0)",
-            [wu],
-        )?;
-        tx.execute(
-            "UPDATE results SET outcome = 0 WHERE workunit_id = ?1 AND state = 1",
-            [wu],
-        )?;
-        tx.execute(
-            "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
-                                 reverify = 1
-             WHERE id = ?1",
-            [wu],
-        )?;
+        reopen(tx, wu)?;
         touched.insert(wu);
     }
 
+    for wu in touched {
+        retransition(tx, db_to_u64(wu), now_ms)?;
+    }
+    Ok(())
+}
+
+/// Reopens a settled workunit for re-verification: its canonical result is withdrawn, the
+/// returned results go back to ungraded, and their workers' vote counts are rolled back so that
+/// the regrading counts each once (a lost vote on a value found wrong is no longer lost). The
+/// caller runs the transitioner.
+fn reopen(tx: &Connection, wu: i64) -> StoreResult<()> {
+    tx.execute(
+        "UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 1),
+                            lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 2)
+         WHERE id IN (SELECT worker_id FROM results WHERE workunit_id = ?1 AND state = 1 AND outcome != 0)",
+        [wu],
+    )?;
+    tx.execute(
+        "UPDATE results SET outcome = 0 WHERE workunit_id = ?1 AND state = 1",
+        [wu],
+    )?;
+    tx.execute(
+        "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
+                             reverify = 1
+         WHERE id = ?1",
+        [wu],
+    )?;
+    Ok(())
+}
+
+/// A later, independent computation (the re-split cross-check, [`crate::checker`]) found the
+/// true digest of a workunit, and it differs from what the workunit's grades rest on (its
+/// canonical result, or an earlier check of the coordinator's). The truth replaces the earlier
+/// check; a value that disagrees with it is reopened; checks graded against the old value are
+/// graded again: a worker that failed one by telling the truth has that evidence withdrawn
+/// ([`restore`]), one that passed with the wrong value has failed a check, and the workers
+/// behind a wrong canonical result fail theirs when the transitioner grades them.
+pub(crate) fn overturn(
+    tx: &Connection,
+    workunit_id: u64,
+    truth: &Digest,
+    now_ms: i64,
+) -> StoreResult<()> {
+    let wu = u64_to_db(workunit_id);
+    let Some((state, canonical)) = tx
+        .query_row(
+            "SELECT state, canonical_digest FROM workunits WHERE id = ?1",
+            [wu],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<Vec<u8>>>(1)?)),
+        )
+        .optional()?
+    else {
+        return Err(StoreError::UnknownWorkunit(workunit_id));
+    };
+    tx.execute(
+        "UPDATE workunits SET verified_digest = ?2, check_state = 2 WHERE id = ?1",
+        params![wu, truth.to_vec()],
+    )?;
+    match state {
+        1 if canonical.as_deref() != Some(&truth[..]) => reopen(tx, wu)?,
+        2 => {
+            tx.execute(
+                "UPDATE workunits SET state = 0, completed_ms = NULL WHERE id = ?1",
+                [wu],
+            )?;
+        }
+        _ => {}
+    }
+    let graded: Vec<(i64, i64, Option<Vec<u8>>, i64)> = {
+        let mut st = tx.prepare_cached(
+            "SELECT id, worker_id, digest, checked FROM results WHERE workunit_id = ?1 AND checked IN (1, 2)",
+        )?;
+        st.query_map([wu], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<Result<_, _>>()?
+    };
+    let (mut cleared, mut failed) = (Vec::new(), Vec::new());
+    for (id, worker, digest, checked) in graded {
+        let right = digest.as_deref() == Some(&truth[..]);
+        let (now_checked, sql) = match (checked, right) {
+            (2, true) => (
+                1,
+                "UPDATE workers SET checks_failed = MAX(checks_failed - 1, 0), checks_passed = checks_passed + 1 WHERE id = ?1",
+            ),
+            (1, false) => (
+                2,
+                "UPDATE workers SET checks_passed = MAX(checks_passed - 1, 0), checks_failed = checks_failed + 1, trusted = 0 WHERE id = ?1",
+            ),
+            _ => continue,
+        };
+        tx.execute(
+            "UPDATE results SET checked = ?2 WHERE id = ?1",
+            params![id, now_checked],
+        )?;
+        tx.execute(sql, [worker])?;
+        if right {
+            cleared.push(db_to_u64(worker));
+        } else {
+            failed.push(db_to_u64(worker));
+        }
+    }
+    tracing::warn!(
+        workunit = workunit_id,
+        cleared = cleared.len(),
+        failed = failed.len(),
+        "a check was overturned by an independent recomputation"
+    );
+    retransition(tx, workunit_id, now_ms)?;
+    for w in cleared {
+        restore(tx, w, now_ms)?;
+    }
+    for w in failed {
+        check(tx, w, now_ms)?;
+    }
+    Ok(())
+}
+
+/// Gives a worker back what withdrawn evidence took ([`trust::standing_after_rollback`]): its
+/// trust as far as its checks earn it, and, when what is left no longer excludes it, the end of
+/// its quarantine; its results the quarantine voided vote again (a voided valid vote is taken
+/// off its count first, so the regrading counts it once).
+pub(crate) fn restore(tx: &Connection, worker_id: u64, now_ms: i64) -> StoreResult<()> {
+    let w = u64_to_db(worker_id);
+    type Row = (i64, i64, i64, i64, bool, bool);
+    let Some((level, passed, failed, refused, banned, quarantined)): Option<Row> = tx
+        .query_row(
+            "SELECT trusted, checks_passed, checks_failed, refused, banned != 0, quarantined_ms IS NOT NULL
+             FROM workers WHERE id = ?1",
+            [w],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+        )
+        .optional()?
+    else {
+        return Ok(());
+    };
+    let (after, stays) = trust::standing_after_rollback(
+        trust::TrustLevel::from_db(level),
+        db_to_u64(passed),
+        db_to_u64(failed),
+        db_to_u64(refused),
+        banned,
+        max_strikes(tx)?,
+        &integrity_in(tx)?,
+    );
+    tx.execute(
+        "UPDATE workers SET trusted = ?2 WHERE id = ?1",
+        params![w, after as i64],
+    )?;
+    if !quarantined || stays {
+        return Ok(());
+    }
+    tracing::info!(
+        worker = worker_id,
+        "evidence withdrawn: quarantine lifted, its results vote again"
+    );
+    tx.execute(
+        "UPDATE workers SET quarantined_ms = NULL WHERE id = ?1",
+        [w],
+    )?;
+    let voided: Vec<(i64, i64, i64)> = {
+        let mut st = tx.prepare_cached(
+            "SELECT id, workunit_id, outcome FROM results WHERE worker_id = ?1 AND state = ?2 AND error = 'quarantined'",
+        )?;
+        st.query_map(params![w, ReplicaState::Error.to_db()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<Result<_, _>>()?
+    };
+    let mut touched = BTreeSet::new();
+    for (id, wu, outcome) in voided {
+        if outcome == 2 {
+            tx.execute(
+                "UPDATE workers SET valid = MAX(valid - 1, 0) WHERE id = ?1",
+                [w],
+            )?;
+        }
+        tx.execute(
+            "UPDATE results SET state = ?2, outcome = 0, error = NULL WHERE id = ?1",
+            params![id, ReplicaState::Returned.to_db()],
+        )?;
+        touched.insert(wu);
+    }
     for wu in touched {
         retransition(tx, db_to_u64(wu), now_ms)?;
     }
@@ -272,6 +438,80 @@ mod tests {
         );
         assert_eq!(s.worker(h).unwrap().unwrap().valid, 2);
         assert_eq!(s.worker(x).unwrap().unwrap().valid, 2);
+    }
+
+    /// The coordinator's first check of a workunit is wrong (a fault on its side): honest H,
+    /// who disagreed with liar L, fails it and is quarantined, and colluder X validates L's
+    /// value. An independent recomputation then finds H's value: H's evidence is withdrawn, its
+    /// quarantine lifted and its result votes again; L and X failed the check now and are
+    /// quarantined; the value is reopened and validated with H's truth.
+    #[test]
+    fn an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        // Depth 9: no public answer, so only checks and trusted workers anchor.
+        let c = s
+            .create_campaign(&NewCampaign::new(9, 2, None, vec![0, 1]).unwrap(), 0)
+            .unwrap();
+        let [h, l, x, y] =
+            ["h", "l", "x", "y"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
+        let caps = Capabilities::builtin();
+        let h1 = s.assign(h, &caps, 0, 1000).unwrap().unwrap();
+        let l1 = s.assign(l, &caps, 0, 1000).unwrap().unwrap();
+        assert_eq!(h1.workunit_id, l1.workunit_id);
+        let wu = h1.workunit_id;
+        s.submit(h, h1.lease_id, &sub(20, 1), 1).unwrap();
+        s.submit(l, l1.lease_id, &sub(99, 9), 1).unwrap();
+        assert_eq!(s.checks_wanted(10).unwrap()[0].workunit_id, wu);
+        // The faulty check agrees with the liar.
+        s.record_check(
+            wu,
+            &CheckOutcome::Verified {
+                digest: [9; 32],
+                nodes: 99,
+            },
+            2,
+        )
+        .unwrap();
+        let hw = s.worker(h).unwrap().unwrap();
+        assert!(hw.quarantined && hw.checks_failed == 1);
+        assert!(s.assign(h, &caps, 3, 1000).is_err(), "quarantined");
+        let x1 = s.assign(x, &caps, 3, 1000).unwrap().unwrap();
+        assert_eq!(x1.workunit_id, wu);
+        s.submit(x, x1.lease_id, &sub(99, 9), 4).unwrap();
+        assert_eq!(s.table(c.id).unwrap().1[0].nodes, Some(99));
+
+        s.overturn_check(wu, &[1; 32], 5).unwrap();
+        let hw = s.worker(h).unwrap().unwrap();
+        assert!(!hw.quarantined, "evidence withdrawn: quarantine lifted");
+        assert_eq!(
+            (hw.checks_failed, hw.checks_passed, hw.lost_votes),
+            (0, 1, 0)
+        );
+        for liar in [l, x] {
+            let w = s.worker(liar).unwrap().unwrap();
+            assert!(w.quarantined && w.checks_failed == 1 && w.trust == "untrusted");
+            assert_eq!(w.valid, 0, "their votes on the wrong value are rolled back");
+        }
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(rows[0].status, "reverifying");
+        // H's result votes again; one more right answer settles the workunit.
+        let y1 = s.assign(y, &caps, 6, 1000).unwrap().unwrap();
+        assert_eq!(y1.workunit_id, wu);
+        s.submit(y, y1.lease_id, &sub(20, 1), 7).unwrap();
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(
+            (
+                rows[0].status.as_str(),
+                rows[0].nodes,
+                rows[0].agreeing_results
+            ),
+            ("valid", Some(20), 2)
+        );
+        assert_eq!(s.worker(h).unwrap().unwrap().valid, 1);
+        // And H gets work again.
+        let h2 = s.assign(h, &caps, 8, 1000).unwrap().unwrap();
+        assert_ne!(h2.workunit_id, wu);
     }
 
     #[test]

@@ -382,6 +382,10 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<()>;
     /// What checking has cost so far.
     fn check_cost(&self) -> StoreResult<CheckCost>;
+    /// An independent recomputation (the re-split cross-check) found `truth` for a workunit:
+    /// it overturns an earlier check or canonical result that disagrees, withdrawing the
+    /// evidence against workers that told the truth ([`crate::quarantine::overturn`]).
+    fn overturn_check(&self, workunit_id: u64, truth: &Digest, now_ms: i64) -> StoreResult<()>;
     /// A worker by id.
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
     /// Expires overdue leases, then leases one replica of a workunit of a kind the worker
@@ -1581,6 +1585,10 @@ impl Store for SqliteStore {
             }
             retransition(tx, workunit_id, now_ms)
         })
+    }
+
+    fn overturn_check(&self, workunit_id: u64, truth: &Digest, now_ms: i64) -> StoreResult<()> {
+        self.with_tx(|tx| crate::quarantine::overturn(tx, workunit_id, truth, now_ms))
     }
 
     fn check_cost(&self) -> StoreResult<CheckCost> {

@@ -138,6 +138,30 @@ pub fn is_excluded(checks_failed: u64, refused: u64, max_strikes: u64) -> bool {
     max_strikes > 0 && (checks_failed > 0 || refused + checks_failed >= max_strikes)
 }
 
+/// A worker's standing once evidence against it was withdrawn (a check it failed was
+/// overturned: the value it was checked against turned out wrong). Returns the trust level and
+/// whether the worker stays quarantined. A ban is the operator's and stays; a quarantine is
+/// lifted once what is left of the evidence no longer excludes ([`is_excluded`]); trust is
+/// earned back from the checks passed, but only with no failed check left (operator trust was
+/// the operator's grant and is not re-granted by itself).
+pub fn standing_after_rollback(
+    level: TrustLevel,
+    checks_passed: u64,
+    checks_failed: u64,
+    refused: u64,
+    banned: bool,
+    max_strikes: u64,
+    integrity: &Integrity,
+) -> (TrustLevel, bool) {
+    let quarantined = banned || is_excluded(checks_failed, refused, max_strikes);
+    let level = if checks_failed == 0 {
+        after_passed_check(level, checks_passed, integrity)
+    } else {
+        TrustLevel::Untrusted
+    };
+    (level, quarantined)
+}
+
 /// The open leases a worker may hold: the coordinator's cap (`cap`, 0: none) for trusted
 /// workers; for untrusted ones the small cap, doubled for each check passed so far.
 pub fn lease_cap(level: TrustLevel, checks_passed: u64, cap: u64, integrity: &Integrity) -> u64 {
@@ -221,6 +245,29 @@ mod tests {
         assert!(!is_excluded(0, 2, 3));
         assert!(is_excluded(0, 3, 3));
         assert!(!is_excluded(5, 5, 0), "0 disables automatic quarantine");
+    }
+
+    #[test]
+    fn withdrawn_evidence_restores_the_standing() {
+        let i = Integrity::default();
+        let u = TrustLevel::Untrusted;
+        // The only failed check was overturned: quarantine lifted, earned trust back.
+        assert_eq!(
+            standing_after_rollback(u, 4, 0, 0, false, 3, &i),
+            (TrustLevel::Earned, false)
+        );
+        assert_eq!(
+            standing_after_rollback(u, 1, 0, 0, false, 3, &i),
+            (u, false)
+        );
+        // Another failed check is still evidence.
+        assert_eq!(standing_after_rollback(u, 9, 1, 0, false, 3, &i), (u, true));
+        // Refused results up to the strikes still exclude; a ban stays.
+        assert_eq!(standing_after_rollback(u, 0, 0, 3, false, 3, &i), (u, true));
+        assert_eq!(
+            standing_after_rollback(u, 5, 0, 0, true, 3, &i),
+            (TrustLevel::Earned, true)
+        );
     }
 
     #[test]
