@@ -5,7 +5,8 @@
 //! - [`scheduler`]: the transitioner and leasing rules, pure functions.
 //! - [`validator`]: quorum by digest and result sanity checks, pure functions.
 //! - [`http`]: the axum router ([`http::app`]) with thin handlers and the one error type.
-//! - [`auth`]: enrolment, worker API tokens, the admin token.
+//! - [`auth`]: enrolment, worker API tokens, the admin token; [`enrolment`]: per-volunteer
+//!   enrolment tokens.
 //! - [`limits`]: rate limits and request timeouts.
 //! - [`trust`]: the integrity rules against colluding sybils (trust, checks, plausibility,
 //!   address blocks), pure functions; [`known`]: the public known answers;
@@ -30,6 +31,7 @@ pub mod auth;
 pub mod campaign;
 pub mod checker;
 pub mod conn;
+pub mod enrolment;
 pub mod export;
 pub mod http;
 pub mod hygiene;

@@ -20,6 +20,7 @@ use c960_coordinator::store::{SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 use clap::{Parser, Subcommand};
 
+mod cli_tokens;
 mod cli_workers;
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
@@ -56,6 +57,11 @@ enum Command {
         /// Anyone may register a worker. Without this or --enrol-secret, nobody can.
         #[arg(long, conflicts_with = "enrol_secret")]
         open_enrolment: bool,
+        /// `tokens`: workers register only with a per-volunteer enrolment token the operator
+        /// minted (`token mint`, capped per token); replicas of one workunit never go to two
+        /// workers of one token.
+        #[arg(long, value_parser = ["tokens"], conflicts_with_all = ["enrol_secret", "open_enrolment"])]
+        enrolment: Option<String>,
         /// Token for the admin endpoints (campaigns, bans, raw results); none: they are off.
         #[arg(long, env = "C960_ADMIN_TOKEN", hide_env_values = true)]
         admin_token: Option<String>,
@@ -130,6 +136,11 @@ enum Command {
     Worker {
         #[command(subcommand)]
         command: WorkerCommand,
+    },
+    /// Per-volunteer enrolment tokens (`serve --enrolment tokens`): mint, list, revoke.
+    Token {
+        #[command(subcommand)]
+        command: cli_tokens::TokenCommand,
     },
     /// Manage campaigns.
     Campaign {
@@ -374,6 +385,7 @@ fn serve(
         let enrolment = match &config.enrolment {
             Enrolment::Open => "open",
             Enrolment::Secret(_) => "by secret",
+            Enrolment::Tokens => "by token",
             Enrolment::Closed => "closed",
         };
         tracing::info!(db = %db.display(), enrolment, "serving");
@@ -415,6 +427,7 @@ fn main() -> ExitCode {
             retry_after_secs,
             enrol_secret,
             open_enrolment,
+            enrolment,
             admin_token,
             rate_per_address,
             rate_per_worker,
@@ -445,6 +458,7 @@ fn main() -> ExitCode {
                 Ok((r * 1e6).round() as u64)
             };
             let enrolment = match (enrol_secret, open_enrolment) {
+                _ if enrolment.is_some() => Enrolment::Tokens,
                 (Some(s), _) if s.len() < 16 => {
                     return Err(anyhow!("--enrol-secret must be at least 16 characters"));
                 }
@@ -508,6 +522,10 @@ fn main() -> ExitCode {
                 log_format == "json",
             )
             .map(|_| ExitCode::SUCCESS)
+        }
+        Command::Token { command } => {
+            cli_tokens::run(command, open_existing)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Worker { command } => {
             let w = match command {

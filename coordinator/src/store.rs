@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
+use crate::enrolment::{self, EnrolmentToken};
 use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::trust::{self, Integrity, TrustLevel};
 use crate::validator::Digest;
@@ -63,6 +64,9 @@ pub enum StoreError {
     /// No campaign with this id.
     #[error("unknown campaign {0}")]
     UnknownCampaign(u64),
+    /// An enrolment token that registers nobody (the code: bad, revoked, exhausted).
+    #[error("enrolment token refused ({0})")]
+    Enrolment(&'static str),
     /// The database failed or holds something impossible.
     #[error("database: {0}")]
     Db(String),
@@ -366,6 +370,31 @@ pub trait Store: Send + Sync {
         block: Option<&str>,
         now_ms: i64,
     ) -> StoreResult<u64>;
+    /// Registers a worker with a per-volunteer enrolment token (its id and the SHA-256 of its
+    /// secret): the token is checked and one of its registrations spent in the same transaction.
+    #[allow(clippy::too_many_arguments)]
+    fn register_worker_with_token(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        token_id: u64,
+        token_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<u64>;
+    /// Mints an enrolment token (the SHA-256 of its secret) for up to `cap` workers.
+    fn mint_enrolment_token(
+        &self,
+        name: &str,
+        cap: u64,
+        secret_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<EnrolmentToken>;
+    /// Revokes an enrolment token: it registers nobody more.
+    fn revoke_enrolment_token(&self, id: u64, now_ms: i64) -> StoreResult<EnrolmentToken>;
+    /// Every enrolment token.
+    fn enrolment_tokens(&self) -> StoreResult<Vec<EnrolmentToken>>;
     /// Grants (or withdraws) the operator's trust; returns the updated record.
     fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord>;
     /// Stores the integrity settings the transactions apply.
@@ -753,6 +782,20 @@ UPDATE campaign_counts SET
 ALTER TABLE campaigns ADD COLUMN family TEXT NOT NULL DEFAULT 'chess960';
 ALTER TABLE workunits ADD COLUMN family_number INTEGER;
 "#,
+    r#"
+-- 9: per-volunteer enrolment tokens (enrolment.rs); the token that enrolled a worker.
+CREATE TABLE enrolment_tokens (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    hash BLOB NOT NULL,                    -- SHA-256 of the secret
+    cap INTEGER NOT NULL,                  -- workers it may register (0: no cap)
+    used INTEGER NOT NULL DEFAULT 0,
+    created_ms INTEGER NOT NULL,
+    revoked_ms INTEGER
+);
+ALTER TABLE workers ADD COLUMN enrolment_token INTEGER;
+CREATE INDEX workers_enrolment_token ON workers(enrolment_token) WHERE enrolment_token IS NOT NULL;
+"#,
 ];
 
 /// A workunit as the assign query reads it: id, sp, fen, depth, kind, hash MiB.
@@ -930,6 +973,36 @@ impl SqliteStore {
         tx.commit()?;
         Ok(out)
     }
+}
+
+/// The parties ([`trust::Party`]: blocks, token) of the other workers holding or having answered
+/// a replica of a workunit.
+type Holder = (Option<String>, Option<String>, Option<i64>);
+fn holders(tx: &Connection, wu: i64, worker_id: u64) -> StoreResult<Vec<Holder>> {
+    let mut st = tx.prepare_cached(
+        "SELECT o.reg_block, o.last_block, o.enrolment_token FROM results r JOIN workers o ON o.id = r.worker_id
+         WHERE r.workunit_id = ?1 AND r.state IN (0, 1) AND o.id != ?2",
+    )?;
+    let rows = st.query_map(params![wu, u64_to_db(worker_id)], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn insert_worker(
+    tx: &Connection,
+    name: &str,
+    key_hash: &[u8],
+    engine: &str,
+    block: Option<&str>,
+    now_ms: i64,
+) -> StoreResult<u64> {
+    exec(
+        tx,
+        "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms, reg_block, last_block) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5)",
+        params![name, key_hash, engine, now_ms, block],
+    )?;
+    Ok(db_to_u64(tx.last_insert_rowid()))
 }
 
 /// Runs a statement through the connection's statement cache: assign and submit run the same few
@@ -1501,13 +1574,43 @@ impl Store for SqliteStore {
         block: Option<&str>,
         now_ms: i64,
     ) -> StoreResult<u64> {
+        self.with_tx(|tx| insert_worker(tx, name, key_hash, engine, block, now_ms))
+    }
+
+    fn register_worker_with_token(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        token_id: u64,
+        token_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<u64> {
         self.with_tx(|tx| {
-            exec(tx,
-                "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms, reg_block, last_block) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5)",
-                params![name, key_hash, engine, now_ms, block],
-            )?;
-            Ok(db_to_u64(tx.last_insert_rowid()))
+            enrolment::spend(tx, token_id, token_hash)?;
+            let id = insert_worker(tx, name, key_hash, engine, block, now_ms)?;
+            enrolment::mark_enrolled(tx, id, token_id)?;
+            Ok(id)
         })
+    }
+
+    fn mint_enrolment_token(
+        &self,
+        name: &str,
+        cap: u64,
+        secret_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<EnrolmentToken> {
+        self.with_tx(|tx| enrolment::mint(tx, name, cap, secret_hash, now_ms))
+    }
+
+    fn revoke_enrolment_token(&self, id: u64, now_ms: i64) -> StoreResult<EnrolmentToken> {
+        self.with_tx(|tx| enrolment::revoke(tx, id, now_ms))
+    }
+
+    fn enrolment_tokens(&self) -> StoreResult<Vec<EnrolmentToken>> {
+        enrolment::list(&*self.read()?)
     }
 
     fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord> {
@@ -1643,11 +1746,12 @@ impl Store for SqliteStore {
             expire(tx, now_ms)?;
             // Standing inside the transaction: a quarantine committed a moment ago is seen here,
             // so no lease goes to a worker that is being quarantined.
-            let (banned, quarantined, level, passed, reg_block): (bool, bool, i64, i64, Option<String>) = tx
+            type Standing = (bool, bool, i64, i64, Option<String>, Option<i64>);
+            let (banned, quarantined, level, passed, reg_block, token): Standing = tx
                 .prepare_cached(
-                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block FROM workers WHERE id = ?1",
+                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block, enrolment_token FROM workers WHERE id = ?1",
                 )?
-                .query_row([u64_to_db(worker_id)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+                .query_row([u64_to_db(worker_id)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
                 .optional()?
                 .ok_or(StoreError::UnknownWorker(worker_id))?;
             if banned || quarantined {
@@ -1684,8 +1788,9 @@ impl Store for SqliteStore {
             // The NOT EXISTS mirror scheduler::may_receive so the index does the filtering;
             // may_receive is checked again below on the loaded replicas. Each workunit appears
             // once, so a batch never holds two replicas of one workunit. Replicas reserved for
-            // trusted workers are skipped by untrusted ones; with address-block separation on,
-            // so are workunits a worker of either of this worker's blocks holds or answered.
+            // trusted workers are skipped by untrusted ones; and so are workunits a worker of the
+            // same party holds or answered (trust::same_party: either of this worker's address
+            // blocks when separation is on, its enrolment token).
             // `codes` holds integers from accepted_codes only, so formatting it in is safe.
             let (b1, b2) = if integrity.separate_address_blocks {
                 let now = block.map(str::to_string);
@@ -1699,14 +1804,14 @@ impl Store for SqliteStore {
                      WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
                      AND NOT EXISTS (
                         SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-                     AND (?4 IS NULL OR NOT EXISTS (
+                     AND ((?4 IS NULL AND ?6 IS NULL) OR NOT EXISTS (
                         SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
                         WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
-                          AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5))))
+                          AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5) OR o.enrolment_token = ?6)))
                      ORDER BY w.id LIMIT ?2"),
                 )?
                 .query_map(
-                    params![u64_to_db(worker_id), want as i64, level.is_trusted(), b1, b2],
+                    params![u64_to_db(worker_id), want as i64, level.is_trusted(), b1, b2, token],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
                 )?
                 .collect::<Result<_, _>>()?;
@@ -1714,6 +1819,15 @@ impl Store for SqliteStore {
             for (wu, sp, fen, depth, kind, hash_mib) in found {
                 if !scheduler::may_receive(worker_id, &replicas(tx, db_to_u64(wu))?) {
                     return Err(StoreError::Db("scheduler and query disagree".into()));
+                }
+                if cfg!(debug_assertions) {
+                    let me = trust::Party { reg_block: b1.as_deref(), last_block: b2.as_deref(), token: token.map(db_to_u64) };
+                    for (rb, lb, t) in holders(tx, wu, worker_id)? {
+                        let other = trust::Party { reg_block: rb.as_deref(), last_block: lb.as_deref(), token: t.map(db_to_u64) };
+                        if trust::same_party(&me, &other, &integrity) {
+                            return Err(StoreError::Db("trust::same_party and the assign query disagree".into()));
+                        }
+                    }
                 }
                 exec(tx,
                     "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4)",
@@ -2342,6 +2456,8 @@ mod tests {
                  ALTER TABLE workunits DROP COLUMN trusted_only; ALTER TABLE workunits DROP COLUMN reverify;
                  ALTER TABLE results DROP COLUMN checked;
                  ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
+                 DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
+                 DROP TABLE enrolment_tokens;
                  PRAGMA user_version = 4;",
             )
             .unwrap();
@@ -2383,6 +2499,8 @@ mod tests {
             .execute_batch(
                 "UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
                  ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
+                 DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
+                 DROP TABLE enrolment_tokens;
                  PRAGMA user_version = 6;",
             )
             .unwrap();

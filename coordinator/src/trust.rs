@@ -196,6 +196,30 @@ pub fn plausible(nodes: u64, elapsed_ms: i64, max_nodes_per_sec: u64) -> bool {
     u128::from(nodes) * 1000 <= u128::from(max_nodes_per_sec) * ms
 }
 
+/// What replica separation knows of a worker: the address blocks it registered and last fetched
+/// from, and the enrolment token that enrolled it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Party<'a> {
+    /// Address block at registration.
+    pub reg_block: Option<&'a str>,
+    /// Address block of the last fetch.
+    pub last_block: Option<&'a str>,
+    /// The per-volunteer enrolment token that enrolled it.
+    pub token: Option<u64>,
+}
+
+/// Whether two workers count as one party, so that replicas of one workunit never go to both:
+/// they share an address block (when separation is on), or one enrolment token enrolled both.
+/// The assign query mirrors this rule; the store checks it again on what the query found.
+pub fn same_party(a: &Party, b: &Party, integrity: &Integrity) -> bool {
+    let (xs, ys) = ([a.reg_block, a.last_block], [b.reg_block, b.last_block]);
+    let share_block = xs
+        .iter()
+        .flatten()
+        .any(|x| ys.iter().flatten().any(|y| x == y));
+    (integrity.separate_address_blocks && share_block) || (a.token.is_some() && a.token == b.token)
+}
+
 /// The address block of a client: IPv4 /24, IPv6 /48 (IPv4-mapped IPv6 as IPv4). Replicas of one
 /// workunit never go to two workers of one block, and a block's open leases are capped.
 pub fn address_block(ip: IpAddr) -> String {
@@ -298,6 +322,39 @@ mod tests {
         assert!(plausible(400, 0, nps));
         assert!(plausible(u64::MAX, 0, 0));
         assert!(!plausible(u64::MAX, i64::MAX / 1000, 1));
+    }
+
+    #[test]
+    fn one_block_or_one_token_is_one_party() {
+        let i = Integrity::default();
+        let p = |reg, last, token| Party {
+            reg_block: reg,
+            last_block: last,
+            token,
+        };
+        let a = p(Some("10.0.0.0/24"), Some("10.0.9.0/24"), None);
+        assert!(same_party(&a, &p(Some("10.0.9.0/24"), None, None), &i));
+        assert!(!same_party(&a, &p(Some("10.0.1.0/24"), None, None), &i));
+        assert!(!same_party(&p(None, None, None), &p(None, None, None), &i));
+        // One token is one volunteer, from whatever address.
+        let t = p(Some("10.0.0.0/24"), None, Some(7));
+        assert!(same_party(&t, &p(Some("192.0.2.0/24"), None, Some(7)), &i));
+        assert!(!same_party(&t, &p(Some("192.0.2.0/24"), None, Some(8)), &i));
+        // Behind a proxy blocks do not separate; tokens still do.
+        let shared = Integrity {
+            separate_address_blocks: false,
+            ..i
+        };
+        assert!(!same_party(
+            &a,
+            &p(Some("10.0.0.0/24"), None, None),
+            &shared
+        ));
+        assert!(same_party(
+            &t,
+            &p(Some("10.0.0.0/24"), None, Some(7)),
+            &shared
+        ));
     }
 
     #[test]
