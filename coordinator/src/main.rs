@@ -103,6 +103,11 @@ enum Command {
         /// a proxy that hides the volunteers' addresses).
         #[arg(long)]
         shared_address_blocks: bool,
+        /// Workers registered within this many seconds of each other from one address block never
+        /// hold replicas of one workunit, even with --shared-address-blocks (0: off; behind a
+        /// proxy, e.g. 600).
+        #[arg(long, default_value_t = 0)]
+        registration_burst_secs: u64,
         /// Fastest plausible result, perft nodes per second from lease to receipt (0: off).
         #[arg(long, default_value_t = 20_000_000_000)]
         max_nodes_per_sec: u64,
@@ -447,6 +452,7 @@ fn main() -> ExitCode {
             untrusted_lease_cap,
             block_lease_cap,
             shared_address_blocks,
+            registration_burst_secs,
             max_nodes_per_sec,
             registrations_per_hour,
             log_format,
@@ -500,6 +506,7 @@ fn main() -> ExitCode {
                     separate_address_blocks: !shared_address_blocks,
                     block_lease_cap,
                     max_nodes_per_sec,
+                    registration_burst_ms: registration_burst_secs.saturating_mul(1000),
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,

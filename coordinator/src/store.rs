@@ -977,14 +977,14 @@ impl SqliteStore {
 
 /// The parties ([`trust::Party`]: blocks, token) of the other workers holding or having answered
 /// a replica of a workunit.
-type Holder = (Option<String>, Option<String>, Option<i64>);
+type Holder = (Option<String>, Option<String>, Option<i64>, i64);
 fn holders(tx: &Connection, wu: i64, worker_id: u64) -> StoreResult<Vec<Holder>> {
     let mut st = tx.prepare_cached(
-        "SELECT o.reg_block, o.last_block, o.enrolment_token FROM results r JOIN workers o ON o.id = r.worker_id
+        "SELECT o.reg_block, o.last_block, o.enrolment_token, o.created_ms FROM results r JOIN workers o ON o.id = r.worker_id
          WHERE r.workunit_id = ?1 AND r.state IN (0, 1) AND o.id != ?2",
     )?;
     let rows = st.query_map(params![wu, u64_to_db(worker_id)], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -1746,12 +1746,12 @@ impl Store for SqliteStore {
             expire(tx, now_ms)?;
             // Standing inside the transaction: a quarantine committed a moment ago is seen here,
             // so no lease goes to a worker that is being quarantined.
-            type Standing = (bool, bool, i64, i64, Option<String>, Option<i64>);
-            let (banned, quarantined, level, passed, reg_block, token): Standing = tx
+            type Standing = (bool, bool, i64, i64, Option<String>, Option<i64>, i64);
+            let (banned, quarantined, level, passed, reg_block, token, registered): Standing = tx
                 .prepare_cached(
-                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block, enrolment_token FROM workers WHERE id = ?1",
+                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block, enrolment_token, created_ms FROM workers WHERE id = ?1",
                 )?
-                .query_row([u64_to_db(worker_id)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+                .query_row([u64_to_db(worker_id)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
                 .optional()?
                 .ok_or(StoreError::UnknownWorker(worker_id))?;
             if banned || quarantined {
@@ -1790,28 +1790,31 @@ impl Store for SqliteStore {
             // once, so a batch never holds two replicas of one workunit. Replicas reserved for
             // trusted workers are skipped by untrusted ones; and so are workunits a worker of the
             // same party holds or answered (trust::same_party: either of this worker's address
-            // blocks when separation is on, its enrolment token).
+            // blocks when separation is on, its enrolment token, its registration burst).
             // `codes` holds integers from accepted_codes only, so formatting it in is safe.
             let (b1, b2) = if integrity.separate_address_blocks {
                 let now = block.map(str::to_string);
-                (reg_block.clone().or(now.clone()), now.or(reg_block))
+                (reg_block.clone().or(now.clone()), now.or(reg_block.clone()))
             } else {
                 (None, None)
             };
+            let burst_block = reg_block.as_deref().filter(|_| integrity.registration_burst_ms > 0);
             let found: Vec<WorkunitRow> = tx
                 .prepare_cached(
                     &format!("SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
                      WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
                      AND NOT EXISTS (
                         SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-                     AND ((?4 IS NULL AND ?6 IS NULL) OR NOT EXISTS (
+                     AND ((?4 IS NULL AND ?6 IS NULL AND ?7 IS NULL) OR NOT EXISTS (
                         SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
                         WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
-                          AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5) OR o.enrolment_token = ?6)))
+                          AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5) OR o.enrolment_token = ?6
+                               OR (o.reg_block = ?7 AND ABS(o.created_ms - ?8) <= ?9))))
                      ORDER BY w.id LIMIT ?2"),
                 )?
                 .query_map(
-                    params![u64_to_db(worker_id), want as i64, level.is_trusted(), b1, b2, token],
+                    params![u64_to_db(worker_id), want as i64, level.is_trusted(), b1, b2, token,
+                        burst_block, registered, u64_to_db(integrity.registration_burst_ms)],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
                 )?
                 .collect::<Result<_, _>>()?;
@@ -1821,9 +1824,9 @@ impl Store for SqliteStore {
                     return Err(StoreError::Db("scheduler and query disagree".into()));
                 }
                 if cfg!(debug_assertions) {
-                    let me = trust::Party { reg_block: b1.as_deref(), last_block: b2.as_deref(), token: token.map(db_to_u64) };
-                    for (rb, lb, t) in holders(tx, wu, worker_id)? {
-                        let other = trust::Party { reg_block: rb.as_deref(), last_block: lb.as_deref(), token: t.map(db_to_u64) };
+                    let me = trust::Party { reg_block: reg_block.as_deref(), last_block: block, token: token.map(db_to_u64), registered_ms: registered };
+                    for (rb, lb, t, at) in holders(tx, wu, worker_id)? {
+                        let other = trust::Party { reg_block: rb.as_deref(), last_block: lb.as_deref(), token: t.map(db_to_u64), registered_ms: at };
                         if trust::same_party(&me, &other, &integrity) {
                             return Err(StoreError::Db("trust::same_party and the assign query disagree".into()));
                         }
@@ -2742,5 +2745,26 @@ mod tests {
         // Moving to another address does not escape the block it registered from.
         let la3 = fetch(a3, "10.0.9.0/24");
         assert!(la3.iter().all(|l| !ids1.contains(&l.workunit_id)));
+    }
+
+    /// Behind a proxy (blocks do not separate) workers registered in one burst from one block
+    /// are one party; one that registered later pairs with them.
+    #[test]
+    fn one_registration_burst_is_one_party() {
+        let (_d, s) = store();
+        s.set_integrity(&Integrity {
+            separate_address_blocks: false,
+            registration_burst_ms: 5_000,
+            ..Integrity::default()
+        })
+        .unwrap();
+        unknown_campaign(&s, (0..3).collect());
+        let b = Some("10.0.0.0/24");
+        let reg = |n: &str, at| s.register_worker_from(n, b"h", "e", b, at).unwrap();
+        let (w1, w2, w3) = (reg("w1", 0), reg("w2", 1_000), reg("w3", 100_000));
+        let fetch = |w| s.assign_from(w, &ALL, 200_000, 1000, 16, 64, b).unwrap();
+        assert_eq!(fetch(w1).len(), 3);
+        assert!(fetch(w2).is_empty(), "registered in w1's burst");
+        assert_eq!(fetch(w3).len(), 3, "registered later: pairs with w1");
     }
 }

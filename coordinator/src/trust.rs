@@ -32,6 +32,9 @@ pub struct Integrity {
     pub block_lease_cap: u64,
     /// The fastest plausible rate of a result, nodes per second from lease to receipt (0: off).
     pub max_nodes_per_sec: u64,
+    /// Workers registered within this many milliseconds of each other from one address block
+    /// count as one party for replicas even where blocks do not separate (0: off).
+    pub registration_burst_ms: u64,
 }
 
 impl Default for Integrity {
@@ -44,13 +47,14 @@ impl Default for Integrity {
             separate_address_blocks: true,
             block_lease_cap: 512,
             max_nodes_per_sec: 20_000_000_000,
+            registration_burst_ms: 0,
         }
     }
 }
 
 impl Integrity {
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 7] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 8] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -62,6 +66,7 @@ impl Integrity {
             ),
             ("block_lease_cap", self.block_lease_cap),
             ("max_nodes_per_sec", self.max_nodes_per_sec),
+            ("registration_burst_ms", self.registration_burst_ms),
         ]
     }
 
@@ -77,6 +82,7 @@ impl Integrity {
                 "separate_address_blocks" => i.separate_address_blocks = v != 0,
                 "block_lease_cap" => i.block_lease_cap = v,
                 "max_nodes_per_sec" => i.max_nodes_per_sec = v,
+                "registration_burst_ms" => i.registration_burst_ms = v,
                 _ => {}
             }
         }
@@ -197,7 +203,7 @@ pub fn plausible(nodes: u64, elapsed_ms: i64, max_nodes_per_sec: u64) -> bool {
 }
 
 /// What replica separation knows of a worker: the address blocks it registered and last fetched
-/// from, and the enrolment token that enrolled it.
+/// from, the enrolment token that enrolled it, and when it registered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Party<'a> {
     /// Address block at registration.
@@ -206,10 +212,15 @@ pub struct Party<'a> {
     pub last_block: Option<&'a str>,
     /// The per-volunteer enrolment token that enrolled it.
     pub token: Option<u64>,
+    /// When it registered (the coordinator's clock).
+    pub registered_ms: i64,
 }
 
 /// Whether two workers count as one party, so that replicas of one workunit never go to both:
-/// they share an address block (when separation is on), or one enrolment token enrolled both.
+/// they share an address block (when separation is on), one enrolment token enrolled both, or
+/// they registered in one burst (within [`Integrity::registration_burst_ms`]) from one address
+/// block — which still separates a script's identities where blocks alone cannot (behind a
+/// proxy or NAT every worker shares the block) while workers that joined at other times pair.
 /// The assign query mirrors this rule; the store checks it again on what the query found.
 pub fn same_party(a: &Party, b: &Party, integrity: &Integrity) -> bool {
     let (xs, ys) = ([a.reg_block, a.last_block], [b.reg_block, b.last_block]);
@@ -217,7 +228,13 @@ pub fn same_party(a: &Party, b: &Party, integrity: &Integrity) -> bool {
         .iter()
         .flatten()
         .any(|x| ys.iter().flatten().any(|y| x == y));
-    (integrity.separate_address_blocks && share_block) || (a.token.is_some() && a.token == b.token)
+    let burst = integrity.registration_burst_ms > 0
+        && a.reg_block.is_some()
+        && a.reg_block == b.reg_block
+        && a.registered_ms.abs_diff(b.registered_ms) <= integrity.registration_burst_ms;
+    (integrity.separate_address_blocks && share_block)
+        || (a.token.is_some() && a.token == b.token)
+        || burst
 }
 
 /// The address block of a client: IPv4 /24, IPv6 /48 (IPv4-mapped IPv6 as IPv4). Replicas of one
@@ -331,6 +348,7 @@ mod tests {
             reg_block: reg,
             last_block: last,
             token,
+            registered_ms: 0,
         };
         let a = p(Some("10.0.0.0/24"), Some("10.0.9.0/24"), None);
         assert!(same_party(&a, &p(Some("10.0.9.0/24"), None, None), &i));
@@ -355,6 +373,31 @@ mod tests {
             &p(Some("10.0.0.0/24"), None, Some(7)),
             &shared
         ));
+    }
+
+    #[test]
+    fn one_registration_burst_from_one_block_is_one_party() {
+        let i = Integrity {
+            separate_address_blocks: false,
+            registration_burst_ms: 60_000,
+            ..Integrity::default()
+        };
+        let at = |block, ms| Party {
+            reg_block: Some(block),
+            last_block: None,
+            token: None,
+            registered_ms: ms,
+        };
+        let a = at("10.0.0.0/24", 1_000_000);
+        assert!(same_party(&a, &at("10.0.0.0/24", 1_060_000), &i));
+        assert!(same_party(&a, &at("10.0.0.0/24", 940_000), &i));
+        assert!(!same_party(&a, &at("10.0.0.0/24", 1_060_001), &i));
+        assert!(!same_party(&a, &at("10.0.1.0/24", 1_000_000), &i));
+        let off = Integrity {
+            registration_burst_ms: 0,
+            ..i
+        };
+        assert!(!same_party(&a, &at("10.0.0.0/24", 1_000_000), &off));
     }
 
     #[test]
