@@ -108,6 +108,10 @@ enum Command {
         /// proxy, e.g. 600).
         #[arg(long, default_value_t = 0)]
         registration_burst_secs: u64,
+        /// Share of validated perft values (without a public answer) the coordinator re-splits
+        /// one ply deeper and recounts, trusted workers' too (0..1, within --check-max-nodes).
+        #[arg(long, default_value_t = 0.01)]
+        resplit_rate: f64,
         /// Fastest plausible result, perft nodes per second from lease to receipt (0: off).
         #[arg(long, default_value_t = 20_000_000_000)]
         max_nodes_per_sec: u64,
@@ -453,6 +457,7 @@ fn main() -> ExitCode {
             block_lease_cap,
             shared_address_blocks,
             registration_burst_secs,
+            resplit_rate,
             max_nodes_per_sec,
             registrations_per_hour,
             log_format,
@@ -507,6 +512,7 @@ fn main() -> ExitCode {
                     block_lease_cap,
                     max_nodes_per_sec,
                     registration_burst_ms: registration_burst_secs.saturating_mul(1000),
+                    resplit_rate_ppm: ppm("resplit-rate", resplit_rate)?,
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,

@@ -514,6 +514,84 @@ mod tests {
         assert_ne!(h2.workunit_id, wu);
     }
 
+    /// Two trusted colluders validate a lie between them (their trust anchors it, nothing
+    /// contests it). The value is drawn for the re-split cross-check; the recount disagrees, so
+    /// the value is reopened and both lose their standing; honest workers then settle it. A
+    /// value the recount confirms stays valid.
+    #[test]
+    fn a_resplit_recount_overturns_a_lie_of_two_trusted_colluders() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        s.set_integrity(&crate::trust::Integrity {
+            resplit_rate_ppm: 1_000_000,
+            ..crate::trust::Integrity::default()
+        })
+        .unwrap();
+        let c = s
+            .create_campaign(&NewCampaign::new(9, 2, None, vec![0, 1]).unwrap(), 0)
+            .unwrap();
+        let [t1, t2, h, x] =
+            ["t1", "t2", "h", "x"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
+        for t in [t1, t2] {
+            s.set_trust(t, true).unwrap();
+        }
+        let caps = Capabilities::builtin();
+        let mut lies = Vec::new();
+        for (t, tag, nodes) in [(t1, 9, 99), (t2, 9, 99), (t1, 2, 30), (t2, 2, 30)] {
+            let l = s.assign(t, &caps, 0, 1000).unwrap().unwrap();
+            s.submit(t, l.lease_id, &sub(nodes, tag), 1).unwrap();
+            lies.push(l.workunit_id);
+        }
+        let (lie, truth) = (lies[0], lies[2]);
+        assert_ne!(lie, truth);
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!((rows[0].nodes, rows[1].nodes), (Some(99), Some(30)));
+        let wanted = s.checks_wanted(10).unwrap();
+        assert!(wanted.iter().all(|r| r.resplit) && wanted.len() == 2);
+        s.record_check(
+            truth,
+            &CheckOutcome::Verified {
+                digest: [2; 32],
+                nodes: 30,
+            },
+            2,
+        )
+        .unwrap();
+        s.record_check(
+            lie,
+            &CheckOutcome::Verified {
+                digest: [1; 32],
+                nodes: 20,
+            },
+            2,
+        )
+        .unwrap();
+        assert!(s.checks_wanted(10).unwrap().is_empty());
+        for t in [t1, t2] {
+            let w = s.worker(t).unwrap().unwrap();
+            assert!(w.quarantined && w.trust == "untrusted" && w.checks_failed == 1);
+        }
+        let cost = s.check_cost().unwrap();
+        assert_eq!((cost.resplits_run, cost.resplits_overturned), (2, 1));
+        let (_, rows) = s.table(c.id).unwrap();
+        // The lie is reopened; so is the value the recount confirmed, as every value its
+        // validators (caught lying elsewhere) helped validate.
+        assert_eq!(
+            (rows[0].status.as_str(), rows[1].status.as_str()),
+            ("reverifying", "reverifying")
+        );
+        for w in [h, x] {
+            let l = s.assign(w, &caps, 3, 1000).unwrap().unwrap();
+            assert_eq!(l.workunit_id, lie);
+            s.submit(w, l.lease_id, &sub(20, 1), 4).unwrap();
+        }
+        let (_, rows) = s.table(c.id).unwrap();
+        assert_eq!(
+            (rows[0].status.as_str(), rows[0].nodes),
+            ("valid", Some(20))
+        );
+    }
+
     #[test]
     fn ban_releases_leases_and_unban_forgives() {
         let dir = tempfile::tempdir().unwrap();

@@ -289,6 +289,9 @@ pub struct CheckRequest {
     pub workunit_id: u64,
     /// What to compute.
     pub kind: WorkUnitKind,
+    /// A validated value drawn for the re-split cross-check ([`trust::picks_resplit`]): count
+    /// its children one ply deeper, each on its own ([`crate::checker::resplit`]).
+    pub resplit: bool,
 }
 
 /// The coordinator's verdict on a workunit it was asked to check.
@@ -316,6 +319,10 @@ pub struct CheckCost {
     pub checks_over_budget: u64,
     /// Checks waiting.
     pub checks_waiting: u64,
+    /// Validated values re-split one ply deeper and recounted (the cross-check).
+    pub resplits_run: u64,
+    /// Of those, values the recount overturned (reopened; their workers failed a check).
+    pub resplits_overturned: u64,
     /// Results returned for workunits that are valid now, per valid workunit (quorum plus the
     /// extra replicas that disagreement and trust cost).
     pub replicas_per_valid_workunit: f64,
@@ -796,6 +803,11 @@ CREATE TABLE enrolment_tokens (
 ALTER TABLE workers ADD COLUMN enrolment_token INTEGER;
 CREATE INDEX workers_enrolment_token ON workers(enrolment_token) WHERE enrolment_token IS NOT NULL;
 "#,
+    r#"
+-- 10: the re-split cross-check (checker.rs): workunits.check_state 4 = a validated value drawn
+-- for a recount one ply deeper, 5 = recounted.
+CREATE INDEX workunits_resplits ON workunits(id) WHERE check_state = 4;
+"#,
 ];
 
 /// A workunit as the assign query reads it: id, sp, fen, depth, kind, hash MiB.
@@ -1193,6 +1205,21 @@ pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> St
                          canonical_digest = ?4, nodes = (SELECT nodes FROM results WHERE id = ?3) WHERE id = ?1",
                         params![u64_to_db(workunit_id), now_ms, u64_to_db(winner.id), canonical.to_vec()],
                     )?;
+                    // A share of the values without a public answer is recounted one ply deeper.
+                    if anchor.required
+                        && known.is_none()
+                        && matches!(check_state, 0 | 2)
+                        && trust::picks_resplit(
+                            rand::random::<u64>() % 1_000_000,
+                            &integrity_in(tx)?,
+                        )
+                    {
+                        exec(
+                            tx,
+                            "UPDATE workunits SET check_state = 4 WHERE id = ?1",
+                            [u64_to_db(workunit_id)],
+                        )?;
+                    }
                     canonical
                 }
             }
@@ -1222,6 +1249,45 @@ pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> St
     }
     // After the grading, so the quarantine sees this workunit settled.
     quarantine_all(tx, evidence, now_ms)
+}
+
+/// Records the outcome of a re-split cross-check (a workunit in `check_state` 4; `None` for any
+/// other check): a recount that agrees with the canonical digest marks it done; one that does
+/// not overturns the value ([`crate::quarantine::overturn`]): it is reopened, the workers behind
+/// it fail a check, and those who had told the truth get their standing back.
+fn record_resplit(
+    tx: &Connection,
+    workunit_id: u64,
+    outcome: &CheckOutcome,
+    now_ms: i64,
+) -> StoreResult<Option<()>> {
+    let row: Option<(i64, i64, Option<Vec<u8>>)> = tx
+        .query_row(
+            "SELECT check_state, state, canonical_digest FROM workunits WHERE id = ?1",
+            [u64_to_db(workunit_id)],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((4, state, canonical)) = row else {
+        return Ok(None);
+    };
+    exec(
+        tx,
+        "UPDATE workunits SET check_state = 5 WHERE id = ?1",
+        [u64_to_db(workunit_id)],
+    )?;
+    let CheckOutcome::Verified { digest, nodes } = outcome else {
+        bump_setting(tx, "checks_over_budget", 1)?;
+        return Ok(Some(()));
+    };
+    bump_setting(tx, "resplits_run", 1)?;
+    bump_setting(tx, "check_nodes", *nodes)?;
+    if state == 1 && digest_from(canonical) == Some(*digest) {
+        return Ok(Some(()));
+    }
+    bump_setting(tx, "resplits_overturned", 1)?;
+    crate::quarantine::overturn(tx, workunit_id, digest, now_ms)?;
+    Ok(Some(()))
 }
 
 /// Applies the quarantine rule to each worker that just failed a check.
@@ -1648,13 +1714,15 @@ impl Store for SqliteStore {
     fn checks_wanted(&self, limit: usize) -> StoreResult<Vec<CheckRequest>> {
         let conn = self.lock()?;
         let mut st = conn.prepare_cached(
-            "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib
-             FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1",
+            "SELECT * FROM (SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, 0 FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1)
+             UNION ALL
+             SELECT * FROM (SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, 1 FROM workunits w WHERE w.check_state = 4 ORDER BY w.id LIMIT ?1)",
         )?;
         let rows = st.query_map([limit as i64], |r| {
             Ok(CheckRequest {
                 workunit_id: db_to_u64(r.get(0)?),
                 kind: kind_of(r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?),
+                resplit: r.get(6)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -1667,6 +1735,9 @@ impl Store for SqliteStore {
         now_ms: i64,
     ) -> StoreResult<()> {
         self.with_tx(|tx| {
+            if let Some(done) = record_resplit(tx, workunit_id, outcome, now_ms)? {
+                return Ok(done);
+            }
             match outcome {
                 CheckOutcome::Verified { digest, nodes } => {
                     exec(
@@ -1715,6 +1786,8 @@ impl Store for SqliteStore {
             check_nodes: get("check_nodes")?,
             checks_over_budget: get("checks_over_budget")?,
             checks_waiting: db_to_u64(waiting),
+            resplits_run: get("resplits_run")?,
+            resplits_overturned: get("resplits_overturned")?,
             replicas_per_valid_workunit: if valid > 0 {
                 returned as f64 / valid as f64
             } else {
@@ -2451,7 +2524,7 @@ mod tests {
             .execute_batch(
                 "DROP TRIGGER workunit_counts; DROP TRIGGER result_issued; DROP TRIGGER result_counts;
                  DROP TABLE campaign_counts;
-                 DROP INDEX workers_last_block; DROP INDEX workunits_checks;
+                 DROP INDEX workers_last_block; DROP INDEX workunits_checks; DROP INDEX workunits_resplits;
                  ALTER TABLE workers DROP COLUMN trusted; ALTER TABLE workers DROP COLUMN checks_passed;
                  ALTER TABLE workers DROP COLUMN checks_failed; ALTER TABLE workers DROP COLUMN reg_block;
                  ALTER TABLE workers DROP COLUMN last_block; ALTER TABLE workunits DROP COLUMN known_nodes;
@@ -2503,7 +2576,7 @@ mod tests {
                 "UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
                  ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
                  DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
-                 DROP TABLE enrolment_tokens;
+                 DROP TABLE enrolment_tokens; DROP INDEX workunits_resplits;
                  PRAGMA user_version = 6;",
             )
             .unwrap();

@@ -35,6 +35,10 @@ pub struct Integrity {
     /// Workers registered within this many milliseconds of each other from one address block
     /// count as one party for replicas even where blocks do not separate (0: off).
     pub registration_burst_ms: u64,
+    /// Chance (parts per million) that a validated perft value without a public answer is
+    /// re-split one ply deeper and recounted by the coordinator ([`picks_resplit`]). Off by
+    /// default here (tests count checks); `serve` turns it on (`--resplit-rate`).
+    pub resplit_rate_ppm: u64,
 }
 
 impl Default for Integrity {
@@ -48,13 +52,14 @@ impl Default for Integrity {
             block_lease_cap: 512,
             max_nodes_per_sec: 20_000_000_000,
             registration_burst_ms: 0,
+            resplit_rate_ppm: 0,
         }
     }
 }
 
 impl Integrity {
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 8] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 9] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -67,6 +72,7 @@ impl Integrity {
             ("block_lease_cap", self.block_lease_cap),
             ("max_nodes_per_sec", self.max_nodes_per_sec),
             ("registration_burst_ms", self.registration_burst_ms),
+            ("resplit_rate_ppm", self.resplit_rate_ppm),
         ]
     }
 
@@ -83,6 +89,7 @@ impl Integrity {
                 "block_lease_cap" => i.block_lease_cap = v,
                 "max_nodes_per_sec" => i.max_nodes_per_sec = v,
                 "registration_burst_ms" => i.registration_burst_ms = v,
+                "resplit_rate_ppm" => i.resplit_rate_ppm = v,
                 _ => {}
             }
         }
@@ -189,6 +196,13 @@ pub fn picks_check(level: TrustLevel, draw_ppm: u64, integrity: &Integrity) -> b
         integrity.check_rate_untrusted_ppm
     };
     draw_ppm < rate
+}
+
+/// Whether a value just validated is re-split for the cross-check, given a uniform random draw
+/// in `0..1_000_000`: whoever validated it (trusted workers too, which is what catches two
+/// trusted colluders), since a worker cannot know which of its values will be recounted.
+pub fn picks_resplit(draw_ppm: u64, integrity: &Integrity) -> bool {
+    draw_ppm < integrity.resplit_rate_ppm
 }
 
 /// Whether `nodes` counted in `elapsed_ms` (the coordinator's own clock, from lease issue to
@@ -328,6 +342,16 @@ mod tests {
         assert!(!picks_check(TrustLevel::Untrusted, 250_000, &i));
         assert!(!picks_check(TrustLevel::Earned, 20_000, &i));
         assert!(picks_check(TrustLevel::Earned, 19_999, &i));
+    }
+
+    #[test]
+    fn resplits_are_drawn_at_their_rate() {
+        let i = Integrity {
+            resplit_rate_ppm: 10_000,
+            ..Integrity::default()
+        };
+        assert!(picks_resplit(9_999, &i) && !picks_resplit(10_000, &i));
+        assert!(!picks_resplit(0, &Integrity::default()), "off by default");
     }
 
     #[test]
