@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use c960_common::digest::result_digest;
 use c960_common::perft::{PerftEngine, PerftOptions};
-use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
+use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use c960_common::{Position, StartPosition};
 
 use crate::http::now_ms;
@@ -31,6 +31,8 @@ pub struct CheckBudget {
     pub max_nodes: u64,
     /// Hash table of the checker's perft engine, MiB.
     pub hash_mib: usize,
+    /// The deepest built-in analysis the coordinator searches itself (0: none).
+    pub max_analysis_depth: u32,
 }
 
 impl Default for CheckBudget {
@@ -38,6 +40,7 @@ impl Default for CheckBudget {
         CheckBudget {
             max_nodes: 500_000_000,
             hash_mib: 64,
+            max_analysis_depth: 8,
         }
     }
 }
@@ -108,8 +111,35 @@ pub fn resplit(pos: &Position, depth: u32) -> PerftResult {
     }
 }
 
+/// A built-in analysis searched by the coordinator, as a worker would (a fresh table, fixed
+/// depth: the same digest); UCI analyses and deeper ones than the budget are not checked.
+fn check_analysis(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget) -> CheckOutcome {
+    let WorkUnitKind::Analysis {
+        depth,
+        engine: AnalysisEngine::Builtin,
+        ..
+    } = &req.kind
+    else {
+        return CheckOutcome::OverBudget;
+    };
+    if *depth > budget.max_analysis_depth {
+        return CheckOutcome::OverBudget;
+    }
+    let cancel = AtomicBool::new(false);
+    match c960_worker::compute::compute_any(&req.kind, &cancel, engine, None, |_, _, _| {}) {
+        Ok(r) => CheckOutcome::Verified {
+            digest: result_digest(req.workunit_id, &req.kind, &r),
+            nodes: r.nodes(),
+        },
+        Err(_) => CheckOutcome::OverBudget,
+    }
+}
+
 /// Decides one check: computes the workunit (or re-splits it) if it fits the budget.
 pub fn run_check(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget) -> CheckOutcome {
+    if matches!(req.kind, WorkUnitKind::Analysis { .. }) {
+        return check_analysis(engine, req, budget);
+    }
     let Some((pos, depth)) = position(&req.kind) else {
         return CheckOutcome::OverBudget;
     };
@@ -200,6 +230,7 @@ mod tests {
         let small = CheckBudget {
             max_nodes: 1000,
             hash_mib: 0,
+            ..CheckBudget::default()
         };
         assert_eq!(run_check(&engine, &req, &small), CheckOutcome::OverBudget);
         let CheckOutcome::Verified { nodes, digest } =

@@ -90,6 +90,9 @@ enum Command {
         /// Largest workunit (estimated perft nodes) the coordinator checks itself (0: no checks).
         #[arg(long, default_value_t = 500_000_000)]
         check_max_nodes: u64,
+        /// Deepest built-in analysis the coordinator searches itself for a check (0: none).
+        #[arg(long, default_value_t = 8)]
+        check_max_analysis_depth: u32,
         /// Secret checks a worker must pass before its results count without a trusted peer.
         #[arg(long, default_value_t = 3)]
         trust_after: u64,
@@ -452,6 +455,7 @@ fn main() -> ExitCode {
             check_rate,
             check_rate_trusted,
             check_max_nodes,
+            check_max_analysis_depth,
             trust_after,
             untrusted_lease_cap,
             block_lease_cap,
@@ -516,6 +520,7 @@ fn main() -> ExitCode {
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,
+                    max_analysis_depth: check_max_analysis_depth,
                     ..CheckBudget::default()
                 },
                 trust_enrolled: false,

@@ -1180,9 +1180,10 @@ pub(crate) fn retransition(tx: &Connection, workunit_id: u64, now_ms: i64) -> St
                         .filter(|r| r.state == ReplicaState::Returned)
                         .filter_map(|r| r.digest)
                         .collect();
-                    // Contested or agreed without an anchor: the coordinator looks itself.
-                    if anchor.required && verified.is_none() && (trusted_only || digests.len() > 1)
-                    {
+                    // Contested or agreed without an anchor: the coordinator looks itself (a
+                    // contested built-in analysis too: its search is deterministic).
+                    let checkable = anchor.required || kind == KIND_BUILTIN_ANALYSIS;
+                    if checkable && verified.is_none() && (trusted_only || digests.len() > 1) {
                         want_check(tx)?;
                     }
                     return quarantine_all(tx, evidence, now_ms);
@@ -1384,7 +1385,9 @@ fn store_result_in(
 
 /// Picks the workunit for a secret check at the rate for the submitter's trust (untrusted
 /// workers are checked far more often). Only perft workunits without a public answer are
-/// picked: a public answer is checked on receipt anyway, and must not earn trust.
+/// picked (a public answer is checked on receipt anyway, and must not earn trust), and built-in
+/// analyses (deterministic at fixed depth, so the coordinator's search has the same digest);
+/// UCI analyses are not: the coordinator does not run the volunteers' engines.
 fn pick_secret_check(tx: &Connection, worker_id: u64, workunit_id: u64) -> StoreResult<()> {
     let level: i64 = tx
         .prepare_cached("SELECT trusted FROM workers WHERE id = ?1")?
@@ -1394,7 +1397,7 @@ fn pick_secret_check(tx: &Connection, worker_id: u64, workunit_id: u64) -> Store
     if trust::picks_check(TrustLevel::from_db(level), draw, &integrity) {
         exec(
             tx,
-            "UPDATE workunits SET check_state = 1 WHERE id = ?1 AND check_state = 0 AND kind = 0 AND known_nodes IS NULL",
+            "UPDATE workunits SET check_state = 1 WHERE id = ?1 AND check_state = 0 AND kind IN (0, 1) AND known_nodes IS NULL",
             [u64_to_db(workunit_id)],
         )?;
     }

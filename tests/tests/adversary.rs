@@ -304,6 +304,7 @@ fn config(integrity: Integrity) -> Config {
         checks: CheckBudget {
             max_nodes: 50_000_000,
             hash_mib: 16,
+            ..CheckBudget::default()
         },
         ..quick_config()
     }
