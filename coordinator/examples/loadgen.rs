@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 
 use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
-use c960_coordinator::auth::Enrolment;
+use c960_coordinator::api::auth::Enrolment;
+use c960_coordinator::api::limits::Rate;
+use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::campaign::NewCampaign;
-use c960_coordinator::http::{self, AppState, Config, Limits};
-use c960_coordinator::limits::Rate;
 use c960_coordinator::scheduler::ReplicaState;
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_worker::client::{Client, ClientError, engine};
@@ -175,7 +175,7 @@ fn main() -> ExitCode {
     let spec = NewCampaign::new(args.depth, 2, None, (0..960).collect()).expect("campaign");
     for _ in 0..args.campaigns {
         store
-            .create_campaign(&spec, http::now_ms())
+            .create_campaign(&spec, c960_coordinator::clock::now_ms())
             .expect("campaign");
     }
     let config = Config {
@@ -204,7 +204,7 @@ fn main() -> ExitCode {
     let (tallies, wall) = rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let app = http::app(AppState::new(store.clone(), config))
+        let app = api::app(AppState::new(store.clone(), config))
             .into_make_service_with_connect_info::<SocketAddr>();
         tokio::spawn(async move { axum::serve(listener, app).await });
         let began = Instant::now();

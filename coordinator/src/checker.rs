@@ -20,7 +20,7 @@ use c960_common::perft::{PerftEngine, PerftOptions};
 use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use c960_common::{Position, StartPosition};
 
-use crate::http::now_ms;
+use crate::clock::now_ms;
 use crate::store::{CheckOutcome, CheckRequest, Store};
 
 /// The operator's budget for checks.

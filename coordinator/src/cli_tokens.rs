@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use c960_coordinator::auth;
-use c960_coordinator::http::now_ms;
+use c960_coordinator::api::auth;
+use c960_coordinator::clock::now_ms;
 use c960_coordinator::store::{SqliteStore, Store};
 use clap::Subcommand;
 

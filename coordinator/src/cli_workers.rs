@@ -2,8 +2,8 @@
 //! command line, from the same store queries as the web pages.
 
 use anyhow::{Result, anyhow};
-use c960_coordinator::pages::format::{ago, grouped};
-use c960_coordinator::pages::now_ms;
+use c960_coordinator::api::pages::format::{ago, grouped};
+use c960_coordinator::api::pages::now_ms;
 use c960_coordinator::reads::{StandingsQuery, WorkerStanding};
 use c960_coordinator::store::Store;
 

@@ -10,11 +10,12 @@
 //! unknown id and a wrong secret are refused alike. The functions below run inside the store's
 //! transactions, so a registration checks and spends the token's cap atomically.
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use crate::auth::same_hash;
-use crate::store::{StoreError, StoreResult, db_to_u64, u64_to_db};
+use crate::api::auth::same_hash;
+use crate::store::codes::u64_to_db;
+use crate::store::db::{Conn, Row, params};
+use crate::store::{StoreError, StoreResult};
 
 /// An enrolment token as the operator sees it (never its secret).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -44,32 +45,31 @@ pub fn refusal(token: Option<&EnrolmentToken>, secret_matches: bool) -> Option<&
     }
 }
 
-const COLS: &str = "id, name, cap, used, revoked_ms IS NOT NULL, created_ms";
+const COLS: &str = "id, name, cap, used, revoked_ms IS NOT NULL, created_ms, hash";
 
-fn row(r: &rusqlite::Row) -> rusqlite::Result<EnrolmentToken> {
+fn row(r: &Row) -> StoreResult<EnrolmentToken> {
     Ok(EnrolmentToken {
-        id: db_to_u64(r.get(0)?),
-        name: r.get(1)?,
-        cap: db_to_u64(r.get(2)?),
-        used: db_to_u64(r.get(3)?),
-        revoked: r.get(4)?,
-        created_ms: r.get(5)?,
+        id: r.u64(0)?,
+        name: r.text(1)?,
+        cap: r.u64(2)?,
+        used: r.u64(3)?,
+        revoked: r.bool(4)?,
+        created_ms: r.i64(5)?,
     })
 }
 
-fn get(conn: &Connection, id: u64) -> StoreResult<Option<EnrolmentToken>> {
-    Ok(conn
-        .query_row(
-            &format!("SELECT {COLS} FROM enrolment_tokens WHERE id = ?1"),
-            [u64_to_db(id)],
-            row,
-        )
-        .optional()?)
+fn get(tx: &dyn Conn, id: u64) -> StoreResult<Option<(EnrolmentToken, Vec<u8>)>> {
+    tx.query_opt(
+        &format!("SELECT {COLS} FROM enrolment_tokens WHERE id = ?1"),
+        params![u64_to_db(id)],
+    )?
+    .map(|r| Ok((row(&r)?, r.blob(6)?)))
+    .transpose()
 }
 
 /// Mints a token with this secret hash; returns it (its id completes the token's text).
 pub(crate) fn mint(
-    tx: &Connection,
+    tx: &dyn Conn,
     name: &str,
     cap: u64,
     secret_hash: &[u8],
@@ -78,55 +78,62 @@ pub(crate) fn mint(
     if name.len() > 100 {
         return Err(StoreError::Bad("token name longer than 100 bytes".into()));
     }
-    tx.execute(
-        "INSERT INTO enrolment_tokens (name, hash, cap, created_ms) VALUES (?1, ?2, ?3, ?4)",
-        params![name, secret_hash, u64_to_db(cap), now_ms],
-    )?;
-    let id = db_to_u64(tx.last_insert_rowid());
-    get(tx, id)?.ok_or_else(|| StoreError::Db("minted token vanished".into()))
+    let now_ms = tx.now_ms(now_ms)?;
+    let id = tx
+        .query_one(
+            "INSERT INTO enrolment_tokens (name, hash, cap, created_ms) VALUES (?1, ?2, ?3, ?4) RETURNING id",
+            params![name, secret_hash, u64_to_db(cap), now_ms],
+        )?
+        .u64(0)?;
+    Ok(get(tx, id)?
+        .ok_or_else(|| StoreError::Db("minted token vanished".into()))?
+        .0)
 }
 
 /// Revokes a token (idempotent).
-pub(crate) fn revoke(tx: &Connection, id: u64, now_ms: i64) -> StoreResult<EnrolmentToken> {
-    tx.execute(
+pub(crate) fn revoke(tx: &dyn Conn, id: u64, now_ms: i64) -> StoreResult<EnrolmentToken> {
+    let now_ms = tx.now_ms(now_ms)?;
+    tx.exec(
         "UPDATE enrolment_tokens SET revoked_ms = COALESCE(revoked_ms, ?2) WHERE id = ?1",
         params![u64_to_db(id), now_ms],
     )?;
-    get(tx, id)?.ok_or_else(|| StoreError::Bad(format!("no enrolment token {id}")))
+    Ok(get(tx, id)?
+        .ok_or_else(|| StoreError::Bad(format!("no enrolment token {id}")))?
+        .0)
 }
 
 /// Every token, oldest first.
-pub(crate) fn list(conn: &Connection) -> StoreResult<Vec<EnrolmentToken>> {
-    let mut st = conn.prepare(&format!("SELECT {COLS} FROM enrolment_tokens ORDER BY id"))?;
-    let rows = st.query_map([], row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+pub(crate) fn list(tx: &dyn Conn) -> StoreResult<Vec<EnrolmentToken>> {
+    tx.query(
+        &format!("SELECT {COLS} FROM enrolment_tokens ORDER BY id"),
+        params![],
+    )?
+    .iter()
+    .map(row)
+    .collect()
 }
 
 /// Spends one registration of token `id` if `secret_hash` is its secret and it admits
 /// ([`refusal`]); the caller inserts the worker and records the token with
 /// [`mark_enrolled`] in the same transaction.
-pub(crate) fn spend(tx: &Connection, id: u64, secret_hash: &[u8]) -> StoreResult<()> {
-    let stored: Option<Vec<u8>> = tx
-        .query_row(
-            "SELECT hash FROM enrolment_tokens WHERE id = ?1",
-            [u64_to_db(id)],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let matches = stored.is_some_and(|h| same_hash(&h, secret_hash));
-    if let Some(code) = refusal(get(tx, id)?.as_ref(), matches) {
+pub(crate) fn spend(tx: &dyn Conn, id: u64, secret_hash: &[u8]) -> StoreResult<()> {
+    let found = get(tx, id)?;
+    let matches = found
+        .as_ref()
+        .is_some_and(|(_, h)| same_hash(h, secret_hash));
+    if let Some(code) = refusal(found.as_ref().map(|(t, _)| t), matches) {
         return Err(StoreError::Enrolment(code));
     }
-    tx.execute(
+    tx.exec(
         "UPDATE enrolment_tokens SET used = used + 1 WHERE id = ?1",
-        [u64_to_db(id)],
+        params![u64_to_db(id)],
     )?;
     Ok(())
 }
 
 /// Records which token enrolled a worker.
-pub(crate) fn mark_enrolled(tx: &Connection, worker_id: u64, token_id: u64) -> StoreResult<()> {
-    tx.execute(
+pub(crate) fn mark_enrolled(tx: &dyn Conn, worker_id: u64, token_id: u64) -> StoreResult<()> {
+    tx.exec(
         "UPDATE workers SET enrolment_token = ?2 WHERE id = ?1",
         params![u64_to_db(worker_id), u64_to_db(token_id)],
     )?;
@@ -140,7 +147,7 @@ mod tests {
     use c960_common::wire::Capabilities;
 
     use super::*;
-    use crate::auth::sha256;
+    use crate::api::auth::sha256;
     use crate::campaign::NewCampaign;
     use crate::store::{SqliteStore, Store};
     use crate::trust::Integrity;

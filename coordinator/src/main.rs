@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use c960_common::wire::AnalysisEngine;
-use c960_coordinator::auth::{self, Enrolment};
+use c960_coordinator::api::auth::{self, Enrolment};
+use c960_coordinator::api::limits::Rate;
+use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::campaign::{NewCampaign, select_starts};
 use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
-use c960_coordinator::http::{self, AppState, Config, Limits};
-use c960_coordinator::limits::Rate;
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
@@ -401,7 +401,7 @@ fn serve(
             Enrolment::Closed => "closed",
         };
         tracing::info!(db = %db.display(), enrolment, "serving");
-        let app = http::app(AppState::new(store, config));
+        let app = api::app(AppState::new(store, config));
         let listener = GatedListener::new(listener, connections);
         match tls {
             Some(tls) => {
@@ -556,10 +556,10 @@ fn main() -> ExitCode {
                     return Ok(ExitCode::SUCCESS);
                 }
                 WorkerCommand::Ban { db, id } => {
-                    open_existing(&db)?.set_banned(id, true, http::now_ms())?
+                    open_existing(&db)?.set_banned(id, true, c960_coordinator::clock::now_ms())?
                 }
                 WorkerCommand::Unban { db, id } => {
-                    open_existing(&db)?.set_banned(id, false, http::now_ms())?
+                    open_existing(&db)?.set_banned(id, false, c960_coordinator::clock::now_ms())?
                 }
                 WorkerCommand::Trust { db, id } => open_existing(&db)?.set_trust(id, true)?,
                 WorkerCommand::Untrust { db, id } => open_existing(&db)?.set_trust(id, false)?,
@@ -608,7 +608,8 @@ fn main() -> ExitCode {
                 spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
             }
             let spec = spec.split_by(&split_ply).map_err(|e| anyhow!(e))?;
-            let c = open_existing(&db)?.create_campaign(&spec, http::now_ms())?;
+            let c =
+                open_existing(&db)?.create_campaign(&spec, c960_coordinator::clock::now_ms())?;
             eprintln!(
                 "campaign {}: {} depth {} over {} {}, quorum {}",
                 c.id,

@@ -1,5 +1,5 @@
-//! Prometheus metrics (the `prometheus` crate, text format at `GET /metrics`), the health
-//! endpoints, and the request middleware that counts, times and logs every request.
+//! Prometheus metrics (the `prometheus` crate, text format at `GET /metrics`, served by
+//! [`crate::api::health`]), and the request middleware that counts, times and logs every request.
 //!
 //! Counters live in one process-wide registry: requests by route and status, request latency,
 //! results accepted and refused by reason, store transaction latency. Gauges that describe the
@@ -7,22 +7,18 @@
 //! trigger-kept counters when `/metrics` is scraped, so a scrape costs O(campaigns), never a
 //! scan of a campaign.
 
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
-use axum::Router;
 use axum::extract::{MatchedPath, Request};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::response::Response;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramTimer, HistogramVec, IntCounter, IntCounterVec,
     IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
-
-use crate::store::Store;
 
 /// The registry of every c960 metric.
 pub struct Metrics {
@@ -212,76 +208,9 @@ pub async fn track(req: Request, next: Next) -> Response {
     resp
 }
 
-/// `/metrics`, `/healthz` and `/readyz` over this store, for any router state.
-pub fn routes<S: Clone + Send + Sync + 'static>(store: Arc<dyn Store>) -> Router<S> {
-    let ready = store.clone();
-    Router::new()
-        .route(
-            "/metrics",
-            get(move || {
-                let store = store.clone();
-                async move { scrape(store).await }
-            }),
-        )
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route(
-            "/readyz",
-            get(move || {
-                let store = ready.clone();
-                async move {
-                    match tokio::task::spawn_blocking(move || store.campaigns()).await {
-                        Ok(Ok(_)) => (StatusCode::OK, "ready\n").into_response(),
-                        Ok(Err(e)) => {
-                            tracing::error!("readyz: the store does not answer: {e}");
-                            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable\n").into_response()
-                        }
-                        Err(_) => {
-                            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable\n").into_response()
-                        }
-                    }
-                }
-            }),
-        )
-}
-
-/// Sets the store gauges from the trigger-kept counters, then renders the registry.
-async fn scrape(store: Arc<dyn Store>) -> Response {
-    let refreshed = tokio::task::spawn_blocking(move || -> Result<(), String> {
-        let now = crate::pages::now_ms();
-        let progress = store.progress().map_err(|e| e.to_string())?;
-        let workers = store.worker_summary(now).map_err(|e| e.to_string())?;
-        let m = metrics();
-        m.workunits.reset();
-        m.queued.reset();
-        m.nodes_valid.reset();
-        let mut in_flight = 0;
-        for p in &progress {
-            let id = p.campaign.id.to_string();
-            let open = p.total - p.valid - p.failed;
-            for (state, n) in [("valid", p.valid), ("failed", p.failed), ("open", open)] {
-                m.workunits.with_label_values(&[&id, state]).set(n as i64);
-            }
-            m.queued
-                .with_label_values(&[&id])
-                .set(p.queued_replicas as i64);
-            m.nodes_valid
-                .with_label_values(&[&id])
-                .set(p.nodes_valid as f64);
-            in_flight += p.in_flight;
-        }
-        m.leases_in_flight.set(in_flight as i64);
-        m.workers_active.set(workers.active_last_hour as i64);
-        m.workers_registered.set(workers.registered as i64);
-        Ok(())
-    })
-    .await;
-    if let Err(e) = refreshed.map_err(|e| e.to_string()).and_then(|r| r) {
-        tracing::error!("metrics: cannot read the store: {e}");
-    }
+/// The registry in Prometheus text format.
+pub fn render() -> prometheus::Result<Vec<u8>> {
     let mut buf = Vec::new();
-    if let Err(e) = TextEncoder::new().encode(&metrics().registry.gather(), &mut buf) {
-        tracing::error!("metrics: cannot encode: {e}");
-        return (StatusCode::INTERNAL_SERVER_ERROR, "cannot encode metrics\n").into_response();
-    }
-    ([(header::CONTENT_TYPE, prometheus::TEXT_FORMAT)], buf).into_response()
+    TextEncoder::new().encode(&metrics().registry.gather(), &mut buf)?;
+    Ok(buf)
 }

@@ -16,9 +16,9 @@ use tokio::sync::watch;
 
 use c960_common::wire::AnalysisEngine;
 
+use crate::api::{self, AppState, Config};
 use crate::campaign::{NewCampaign, select_starts};
 use crate::export;
-use crate::http::{self, AppState, Config};
 use crate::store::{CampaignProgress, SqliteStore, Store};
 
 /// Options of `run`.
@@ -138,7 +138,7 @@ async fn run_async(
     workers: usize,
     store: Arc<dyn Store>,
 ) -> Result<RunOutcome> {
-    let now = http::now_ms();
+    let now = crate::clock::now_ms();
     let campaign = match store.find_campaign(&spec)? {
         Some(c) => c,
         None => store.create_campaign(&spec, now)?,
@@ -335,16 +335,16 @@ async fn serve_and_work(
     // The local workers enrol with a secret made up for this run: nobody else on this machine
     // can register through the port. They are the operator's own and trusted, so rate limits,
     // address-block separation and secret checks are off.
-    let secret = crate::auth::new_secret();
+    let secret = crate::api::auth::new_secret();
     let config = Config {
         lease: opts.lease,
         retry_after_secs: 1,
-        enrolment: crate::auth::Enrolment::secret(&secret),
-        limits: http::Limits {
-            per_address: crate::limits::Rate::UNLIMITED,
-            per_worker: crate::limits::Rate::UNLIMITED,
-            registrations_per_block: crate::limits::Rate::UNLIMITED,
-            ..http::Limits::default()
+        enrolment: crate::api::auth::Enrolment::secret(&secret),
+        limits: api::Limits {
+            per_address: crate::api::limits::Rate::UNLIMITED,
+            per_worker: crate::api::limits::Rate::UNLIMITED,
+            registrations_per_block: crate::api::limits::Rate::UNLIMITED,
+            ..api::Limits::default()
         },
         // The local workers are the operator's own: trusted, on one address, not checked.
         trust_enrolled: true,
@@ -358,7 +358,7 @@ async fn serve_and_work(
         ..Config::default()
     };
     let _checker = crate::checker::spawn(store.clone(), config.checks);
-    let app = http::app(AppState::new(store.clone(), config))
+    let app = api::app(AppState::new(store.clone(), config))
         .into_make_service_with_connect_info::<std::net::SocketAddr>();
     let (stop_tx, stop_rx) = watch::channel(false);
     let server = {

@@ -20,28 +20,6 @@ pub enum ReplicaState {
 }
 
 impl ReplicaState {
-    /// The integer stored in the database.
-    pub fn to_db(self) -> i64 {
-        match self {
-            ReplicaState::InProgress => 0,
-            ReplicaState::Returned => 1,
-            ReplicaState::Expired => 2,
-            ReplicaState::Abandoned => 3,
-            ReplicaState::Error => 4,
-        }
-    }
-
-    /// The state for a stored integer (unknown values read as `Error`, which never votes).
-    pub fn from_db(v: i64) -> ReplicaState {
-        match v {
-            0 => ReplicaState::InProgress,
-            1 => ReplicaState::Returned,
-            2 => ReplicaState::Expired,
-            3 => ReplicaState::Abandoned,
-            _ => ReplicaState::Error,
-        }
-    }
-
     /// Name for JSON and logs.
     pub fn name(self) -> &'static str {
         match self {

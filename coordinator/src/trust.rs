@@ -109,15 +109,6 @@ pub enum TrustLevel {
 }
 
 impl TrustLevel {
-    /// From the stored integer.
-    pub fn from_db(v: i64) -> TrustLevel {
-        match v {
-            1 => TrustLevel::Earned,
-            2 => TrustLevel::Operator,
-            _ => TrustLevel::Untrusted,
-        }
-    }
-
     /// Whether results of this worker anchor a value.
     pub fn is_trusted(self) -> bool {
         self != TrustLevel::Untrusted
@@ -289,8 +280,6 @@ mod tests {
             after_passed_check(TrustLevel::Operator, 0, &i),
             TrustLevel::Operator
         );
-        assert!(!TrustLevel::from_db(0).is_trusted());
-        assert!(TrustLevel::from_db(1).is_trusted() && TrustLevel::from_db(2).is_trusted());
     }
 
     #[test]

@@ -6,11 +6,11 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use c960_coordinator::auth::Enrolment;
+use c960_coordinator::api::auth::Enrolment;
+use c960_coordinator::api::limits::Rate;
+use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
-use c960_coordinator::http::{self, AppState, Config, Limits};
-use c960_coordinator::limits::Rate;
 use c960_coordinator::store::{Campaign, SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 
@@ -133,7 +133,7 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let checker = c960_coordinator::checker::spawn(store.clone(), config.checks);
-        let app = http::app(AppState::new(store.clone(), config));
+        let app = api::app(AppState::new(store.clone(), config));
         let listener = GatedListener::new(listener, connections);
         tokio::spawn(conn::serve(
             listener,
@@ -159,7 +159,9 @@ impl TestServer {
     /// Adds a perft campaign.
     pub fn campaign(&self, depth: u32, positions: &str) -> Campaign {
         let spec = NewCampaign::new(depth, 2, None, parse_positions(positions).unwrap()).unwrap();
-        self.store.create_campaign(&spec, http::now_ms()).unwrap()
+        self.store
+            .create_campaign(&spec, c960_coordinator::clock::now_ms())
+            .unwrap()
     }
 
     /// Adds an analysis campaign (quorum 2) searched with `engine` to `depth`.
@@ -173,7 +175,9 @@ impl TestServer {
             .unwrap()
             .analyse(engine)
             .unwrap();
-        self.store.create_campaign(&spec, http::now_ms()).unwrap()
+        self.store
+            .create_campaign(&spec, c960_coordinator::clock::now_ms())
+            .unwrap()
     }
 
     /// Waits until every workunit of the campaign is valid or failed (at most `limit`).

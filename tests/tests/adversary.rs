@@ -25,10 +25,10 @@ use c960_common::wire::{
     WorkerAuth,
 };
 use c960_common::{Position, StartPosition};
+use c960_coordinator::api::Config;
+use c960_coordinator::api::limits::Rate;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::checker::CheckBudget;
-use c960_coordinator::http::{self, Config};
-use c960_coordinator::limits::Rate;
 use c960_coordinator::store::Store;
 use c960_coordinator::trust::Integrity;
 use c960_tests::{TestServer, quick_config};
@@ -329,7 +329,12 @@ async fn run(s: Scenario) -> Figures {
             .unwrap()
             .split_by(&ply.to_string())
             .unwrap();
-        campaigns.push(server.store.create_campaign(&spec, http::now_ms()).unwrap());
+        campaigns.push(
+            server
+                .store
+                .create_campaign(&spec, c960_coordinator::clock::now_ms())
+                .unwrap(),
+        );
     }
     let began = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
@@ -415,7 +420,10 @@ async fn run(s: Scenario) -> Figures {
             }
         }
     }
-    let workers = server.store.worker_summary(http::now_ms()).unwrap();
+    let workers = server
+        .store
+        .worker_summary(c960_coordinator::clock::now_ms())
+        .unwrap();
     let quarantined = |liar: bool| {
         workers
             .list
@@ -534,7 +542,10 @@ async fn implausibly_fast_and_delayed_liars() {
         .unwrap()
         .split_by("2")
         .unwrap();
-    let c = server.store.create_campaign(&spec, http::now_ms()).unwrap();
+    let c = server
+        .store
+        .create_campaign(&spec, c960_coordinator::clock::now_ms())
+        .unwrap();
     let client = RawClient::new(&server.url, None);
     let fast = client.register("fast").await.unwrap();
     let a = client.fetch(&fast, 1).await.unwrap().remove(0);
@@ -588,7 +599,10 @@ async fn sybils_from_one_block_never_pair_and_cannot_hoard() {
     cfg.limits.registrations_per_block = Rate::new(1.0 / 3600.0, 10.0);
     let server = TestServer::start(cfg).await;
     let spec = NewCampaign::new(3, 2, None, (0..100).collect()).unwrap();
-    server.store.create_campaign(&spec, http::now_ms()).unwrap();
+    server
+        .store
+        .create_campaign(&spec, c960_coordinator::clock::now_ms())
+        .unwrap();
     let mut sybils = Vec::new();
     let mut refused = 0;
     for i in 0..12 {

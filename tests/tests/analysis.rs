@@ -360,7 +360,7 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
 /// settled by honest workers with the true analysis.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn colluding_analysis_liars_are_caught_by_the_coordinators_own_search() {
-    let server = TestServer::start(c960_coordinator::http::Config {
+    let server = TestServer::start(c960_coordinator::api::Config {
         integrity: c960_coordinator::trust::Integrity {
             check_rate_untrusted_ppm: 1_000_000,
             ..quick_config().integrity

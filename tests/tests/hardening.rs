@@ -224,8 +224,8 @@ async fn admin_attempt(url: &str, local: [u8; 4], token: &str) -> (u16, String, 
 
 #[tokio::test]
 async fn admin_token_guessing_is_429_after_a_few_failures() {
-    let server = TestServer::start(c960_coordinator::http::Config {
-        admin_token_hash: Some(c960_coordinator::auth::sha256(ADMIN)),
+    let server = TestServer::start(c960_coordinator::api::Config {
+        admin_token_hash: Some(c960_coordinator::api::auth::sha256(ADMIN)),
         ..quick_config()
     })
     .await;
@@ -326,9 +326,9 @@ async fn an_impossible_count_is_refused_not_validated() {
 
 #[tokio::test]
 async fn table_exports_are_rate_limited_per_address() {
-    let server = TestServer::start(c960_coordinator::http::Config {
-        limits: c960_coordinator::http::Limits {
-            export_per_address: c960_coordinator::limits::Rate::new(0.1, 2.0),
+    let server = TestServer::start(c960_coordinator::api::Config {
+        limits: c960_coordinator::api::Limits {
+            export_per_address: c960_coordinator::api::limits::Rate::new(0.1, 2.0),
             ..quick_config().limits
         },
         ..quick_config()

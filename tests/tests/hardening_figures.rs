@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 use c960_common::wire::{Capabilities, FetchResponse};
+use c960_coordinator::api::limits::Rate;
+use c960_coordinator::api::{Config, Limits};
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
-use c960_coordinator::http::{self, Config, Limits};
-use c960_coordinator::limits::Rate;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config};
 use c960_worker::client::Client;
@@ -61,7 +61,10 @@ async fn fetch_latency_beside_export_loops() {
         .unwrap()
         .split_by("2")
         .unwrap();
-    let c = server.store.create_campaign(&spec, http::now_ms()).unwrap();
+    let c = server
+        .store
+        .create_campaign(&spec, c960_coordinator::clock::now_ms())
+        .unwrap();
     let units = server.store.progress().unwrap()[0].total;
     println!(
         "campaign: {units} workunits, created in {:.1?}",
@@ -126,7 +129,7 @@ async fn fetch_latency_beside_export_loops() {
 async fn admin_token_guess_rate() {
     let admin = "admin-token-for-tests-0123456789";
     let server = TestServer::start(Config {
-        admin_token_hash: Some(c960_coordinator::auth::sha256(admin)),
+        admin_token_hash: Some(c960_coordinator::api::auth::sha256(admin)),
         ..quick_config()
     })
     .await;

@@ -15,7 +15,6 @@ use c960_common::wire::{
     BatchedOutcome, Capabilities, FetchBatchResponse, FetchResponse, PerftResult, WorkResult,
 };
 use c960_coordinator::campaign::NewCampaign;
-use c960_coordinator::http;
 use c960_coordinator::store::{SqliteStore, Store, Submission};
 use c960_tests::{TestServer, honest_result, honest_submission, quick_config};
 use c960_worker::client::Client;
@@ -23,9 +22,9 @@ use c960_worker::client::Client;
 const CAMPAIGNS: usize = 5;
 
 /// Rate limits and the lease cap off: this measures the coordinator, not its limiter.
-fn bench_config() -> c960_coordinator::http::Config {
+fn bench_config() -> c960_coordinator::api::Config {
     let mut config = quick_config();
-    config.limits.per_worker = c960_coordinator::limits::Rate::UNLIMITED;
+    config.limits.per_worker = c960_coordinator::api::limits::Rate::UNLIMITED;
     config.limits.max_open_leases = 0;
     config
 }
@@ -34,7 +33,9 @@ fn trivial_campaigns(store: &dyn Store) -> u64 {
     let positions: Vec<u16> = (0..960).collect();
     for _ in 0..CAMPAIGNS {
         let spec = NewCampaign::new(1, 1, None, positions.clone()).unwrap();
-        store.create_campaign(&spec, http::now_ms()).unwrap();
+        store
+            .create_campaign(&spec, c960_coordinator::clock::now_ms())
+            .unwrap();
     }
     (CAMPAIGNS * 960) as u64
 }

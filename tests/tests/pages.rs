@@ -12,9 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use c960_common::wire::AnalysisEngine;
+use c960_coordinator::api::pages::format::grouped;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
-use c960_coordinator::http;
-use c960_coordinator::pages::format::grouped;
 use c960_coordinator::store::{Campaign, Store};
 use c960_tests::{TestServer, quick_config};
 
@@ -167,7 +166,7 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
     let spec = |depth, positions: &str| {
         NewCampaign::new(depth, 2, None, parse_positions(positions).unwrap()).unwrap()
     };
-    let now = http::now_ms();
+    let now = c960_coordinator::clock::now_ms();
     let perft = store.create_campaign(&spec(3, "0-11,518"), now).unwrap();
     let split = store
         .create_campaign(&spec(3, "0-3").split_at(1).unwrap(), now)

@@ -9,7 +9,6 @@ use std::time::Duration;
 use c960_common::{StartPosition, divide, perft};
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::export;
-use c960_coordinator::http;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, parse_table, quick_config, reference};
 use c960_worker::runner::{self, RunnerConfig};
@@ -45,7 +44,10 @@ async fn split_campaigns_equal_unsplit_at_depth_5() {
             .unwrap()
             .split_at(k)
             .unwrap();
-        let c = server.store.create_campaign(&spec, http::now_ms()).unwrap();
+        let c = server
+            .store
+            .create_campaign(&spec, c960_coordinator::clock::now_ms())
+            .unwrap();
         run_workers(&server, c.id, 2).await;
         let (_, rows) = export::split_table(&*server.store, c.id).unwrap();
         let (_, units) = server.store.split_units(c.id).unwrap();

@@ -4,7 +4,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use c960_coordinator::http::Config;
+use c960_coordinator::api::Config;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, reference};
 

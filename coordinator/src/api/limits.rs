@@ -1,5 +1,6 @@
 //! Limits on what one client can make the coordinator do: token-bucket rate limits per client
-//! address and per worker (429 + `Retry-After`), and a timeout on every request.
+//! address and per worker (429 + `Retry-After`). The middleware that applies them, and the
+//! timeout on every request, is in [`super::layers`].
 //!
 //! The bucket arithmetic is a pure function of the bucket, the rate and the time ([`take`]);
 //! the keyed limiter only stores buckets, and bounds how many it stores so that a flood of
@@ -7,16 +8,13 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, Request, State};
 use axum::http::StatusCode;
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 
-use crate::http::{ApiError, AppState};
+use super::error::ApiError;
 
 /// A token-bucket rate: `per_sec` requests per second on average, bursts of up to `burst`.
 /// `per_sec == 0` disables the limit.
@@ -209,6 +207,11 @@ impl Limiter {
         self.address.check(ip, self.now_ms()).map_err(too_many)
     }
 
+    /// Takes a token for a table export from this address.
+    pub fn check_export(&self, ip: IpAddr) -> Result<(), ApiError> {
+        self.export.check(ip, self.now_ms()).map_err(too_many)
+    }
+
     /// Takes a token for this worker.
     pub fn check_worker(&self, worker_id: u64) -> Result<(), ApiError> {
         self.worker
@@ -230,44 +233,6 @@ fn too_many(wait: Duration) -> ApiError {
         format!("too many requests; retry after {secs} s"),
     )
     .with_retry_after(secs)
-}
-
-/// Middleware: the per-address limit. The address is the TCP peer; behind a reverse proxy every
-/// request comes from the proxy, so there the limit should be raised or disabled (a forwarded
-/// header is not trusted: any client can write one).
-pub async fn per_address(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    if let Some(ConnectInfo(addr)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
-        && let Err(e) = st.limiter.check_address(addr.ip())
-    {
-        return e.into_response();
-    }
-    next.run(req).await
-}
-
-/// Middleware: the per-address limit of the table exports (429 `rate_limited` + `Retry-After`).
-pub async fn exports(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    if let Some(ConnectInfo(addr)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
-        && let Err(wait) = st.limiter.export.check(addr.ip(), st.limiter.now_ms())
-    {
-        return too_many(wait).into_response();
-    }
-    next.run(req).await
-}
-
-/// Middleware: every request finishes within the configured time or gets 503 `timeout`. A
-/// store transaction already started still commits or rolls back as a whole, so a timed-out
-/// submission is either stored or not; the worker retries and learns which (`lease_closed`).
-pub async fn timeout(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    match tokio::time::timeout(st.config.limits.request_timeout, next.run(req)).await {
-        Ok(r) => r,
-        Err(_) => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "timeout",
-            "the request took too long",
-        )
-        .with_retry_after(1)
-        .into_response(),
-    }
 }
 
 #[cfg(test)]

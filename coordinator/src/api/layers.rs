@@ -1,13 +1,19 @@
-//! HTTP hygiene shared by every route: gzip and CORS for the public read-only endpoints, and a
-//! JSON body for a 405 (axum answers it with an empty body).
+//! The layers around the routes: the rate-limit middleware ([`super::limits`]), the request
+//! timeout, gzip and CORS for the public read-only endpoints, and a JSON body for a 405 (axum
+//! answers it with an empty body). Below the routes.
 
-use axum::extract::Request;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use c960_common::wire::ErrorBody;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{Any, CorsLayer};
+
+use super::error::ApiError;
+use super::state::AppState;
 
 /// Gzip when the client accepts it.
 pub fn gzip() -> CompressionLayer {
@@ -49,6 +55,44 @@ pub async fn json_405(req: Request, next: Next) -> Response {
     out
 }
 
+/// Middleware: the per-address limit. The address is the TCP peer; behind a reverse proxy every
+/// request comes from the proxy, so there the limit should be raised or disabled (a forwarded
+/// header is not trusted: any client can write one).
+pub async fn per_address(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    if let Some(ConnectInfo(addr)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
+        && let Err(e) = st.limiter.check_address(addr.ip())
+    {
+        return e.into_response();
+    }
+    next.run(req).await
+}
+
+/// Middleware: the per-address limit of the table exports (429 `rate_limited` + `Retry-After`).
+pub async fn exports(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    if let Some(ConnectInfo(addr)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
+        && let Err(e) = st.limiter.check_export(addr.ip())
+    {
+        return e.into_response();
+    }
+    next.run(req).await
+}
+
+/// Middleware: every request finishes within the configured time or gets 503 `timeout`. A
+/// store transaction already started still commits or rolls back as a whole, so a timed-out
+/// submission is either stored or not; the worker retries and learns which (`lease_closed`).
+pub async fn timeout(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(st.config.limits.request_timeout, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            "the request took too long",
+        )
+        .with_retry_after(1)
+        .into_response(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use axum::Router;
@@ -57,7 +101,6 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
-    use crate::http::ApiError;
     use crate::store::StoreError;
 
     async fn call(app: Router, req: Request) -> (StatusCode, String) {

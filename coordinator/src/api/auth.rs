@@ -1,20 +1,17 @@
-//! Identity: enrolment policy, worker API tokens, the admin token, and the axum extractors that
-//! check them.
+//! Identity: enrolment policy, worker API tokens, the admin token. The axum extractors that
+//! check them are in [`super::extract`].
 //!
 //! A worker token is `<worker_id>.<secret>`, the secret 128 random bits in hex. The id lets the
 //! coordinator find the worker's row; only SHA-256 of the secret is stored, and hashes are
 //! compared without an early exit. Tokens travel only in `Authorization: Bearer …`, never in a
 //! body, so they do not end up in request dumps or bincode logs. The parsing and comparison are
-//! pure functions; the extractors are thin.
+//! pure functions.
 
-use std::net::SocketAddr;
-
-use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use sha2::{Digest as _, Sha256};
 
-use crate::http::{ApiError, AppState, blocking};
+use super::error::ApiError;
 use crate::store::{Store, StoreError, WorkerRecord};
 
 /// Who may register a worker.
@@ -115,7 +112,7 @@ fn missing_token() -> ApiError {
     )
 }
 
-fn bad_token() -> ApiError {
+pub(super) fn bad_token() -> ApiError {
     ApiError::new(
         StatusCode::UNAUTHORIZED,
         "bad_token",
@@ -123,7 +120,7 @@ fn bad_token() -> ApiError {
     )
 }
 
-fn bearer_of(parts: &Parts) -> Result<&str, ApiError> {
+pub(super) fn bearer_of(parts: &Parts) -> Result<&str, ApiError> {
     parts
         .headers
         .get(header::AUTHORIZATION)
@@ -164,56 +161,6 @@ pub fn standing(w: &WorkerRecord) -> Result<(), ApiError> {
         ));
     }
     Ok(())
-}
-
-/// An authenticated worker in good standing, within its rate limit.
-pub struct AuthedWorker(pub WorkerRecord);
-
-impl FromRequestParts<AppState> for AuthedWorker {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, ApiError> {
-        let token = bearer_of(parts)?.to_string();
-        let store = st.store.clone();
-        let w = blocking(move || authenticate(&*store, &token)).await?;
-        // Per worker, after authentication: a forged token cannot spend someone else's budget.
-        st.limiter.check_worker(w.id)?;
-        Ok(AuthedWorker(w))
-    }
-}
-
-/// The operator, proven by the admin token.
-pub struct Admin;
-
-impl FromRequestParts<AppState> for Admin {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, ApiError> {
-        let Some(hash) = &st.config.admin_token_hash else {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "admin_disabled",
-                "no admin token is configured on this coordinator",
-            ));
-        };
-        let token = bearer_of(parts)?;
-        // Guessing is limited per address: every attempt costs a token, a success refunds it.
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip());
-        if let Some(ip) = peer {
-            st.limiter.check_admin_attempt(ip)?;
-        }
-        if same_hash(hash, &sha256(token)) {
-            if let Some(ip) = peer {
-                st.limiter.admin_succeeded(ip);
-            }
-            Ok(Admin)
-        } else {
-            Err(bad_token())
-        }
-    }
 }
 
 #[cfg(test)]

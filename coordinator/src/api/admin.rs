@@ -9,10 +9,12 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
-use crate::auth::Admin;
+use super::error::ApiError;
+use super::extract::Admin;
+use super::state::{AppState, blocking};
 use crate::campaign::{NewCampaign, parse_positions};
+use crate::clock::now_ms;
 use crate::enrolment::EnrolmentToken;
-use crate::http::{ApiError, AppState, blocking, now_ms};
 
 /// The admin routes, under `/api/v1/admin/`.
 pub fn routes() -> Router<AppState> {
@@ -56,14 +58,14 @@ async fn mint_token(
     body: Result<Json<MintToken>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(req) = body.map_err(|e| ApiError::new(e.status(), "bad_body", e.body_text()))?;
-    let secret = crate::auth::new_secret();
-    let hash = crate::auth::sha256(&secret);
+    let secret = super::auth::new_secret();
+    let hash = super::auth::sha256(&secret);
     let store = st.store.clone();
     let record = blocking(move || {
         Ok(store.mint_enrolment_token(&req.name, req.cap.unwrap_or(1), &hash, now_ms())?)
     })
     .await?;
-    let token = crate::auth::format_token(record.id, &secret);
+    let token = super::auth::format_token(record.id, &secret);
     Ok((StatusCode::CREATED, Json(MintedToken { token, record })).into_response())
 }
 

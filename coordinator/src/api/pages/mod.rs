@@ -16,7 +16,7 @@ pub mod views;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::extract::{Extension, Path, Query};
 use axum::http::{StatusCode, header};
@@ -43,16 +43,10 @@ pub const WORKERS_PER_PAGE: u64 = 50;
 /// "Connected": seen within this long.
 pub const CONNECTED_MS: i64 = 5 * 60_000;
 
-const STYLE: &str = include_str!("../../assets/style.css");
-const SCRIPT: &str = include_str!("../../assets/live.js");
+const STYLE: &str = include_str!("../../../assets/style.css");
+const SCRIPT: &str = include_str!("../../../assets/live.js");
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub use crate::clock::now_ms;
 
 /// The checks of a campaign and the (valid, failed) counters they were computed at.
 type CachedChecks = ((u64, u64), Option<CheckView>);

@@ -1,0 +1,163 @@
+//! Extractors and the bincode response of the worker protocol: [`Wire`] (a checked bincode
+//! body), [`Peer`] (the client address), [`AuthedWorker`] and [`Admin`] (the bearer tokens,
+//! checked by the pure functions of [`super::auth`]), [`wire_response`]. Below the routes.
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use c960_common::codec;
+use c960_common::wire::{CONTENT_TYPE, MAX_BODY_BYTES, PROTOCOL_VERSION};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::auth::{authenticate, bad_token, bearer_of, same_hash, sha256};
+use super::error::ApiError;
+use super::state::{AppState, blocking};
+use crate::store::WorkerRecord;
+use crate::trust;
+
+/// A bincode request body: content type checked, size limited, protocol version checked from
+/// the prefix before the rest is decoded (so an old or new client gets `unsupported_protocol`,
+/// not `bad_body`), and the whole body consumed.
+pub struct Wire<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Wire<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let ct = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if !ct.starts_with(CONTENT_TYPE) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "wrong_content_type",
+                format!("content type must be {CONTENT_TYPE}, got {ct:?}"),
+            ));
+        }
+        let too_large = || {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("body exceeds {MAX_BODY_BYTES} bytes"),
+            )
+        };
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+            return Err(too_large());
+        }
+        let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
+            .await
+            .map_err(|_| too_large())?;
+        let version = codec::peek_protocol(&bytes).map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_body",
+                format!("no protocol version: {e}"),
+            )
+        })?;
+        if version != PROTOCOL_VERSION {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "unsupported_protocol",
+                format!(
+                    "protocol {version} is not supported; this coordinator speaks {PROTOCOL_VERSION}"
+                ),
+            ));
+        }
+        let value = codec::decode(&bytes)
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_body", e.to_string()))?;
+        Ok(Wire(value))
+    }
+}
+
+/// The client's address, where the server was started with connect info (else `None`).
+pub struct Peer(pub Option<std::net::IpAddr>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Peer(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip()),
+        ))
+    }
+}
+
+impl Peer {
+    /// The address block ([`trust::address_block`]).
+    pub fn block(&self) -> Option<String> {
+        self.0.map(trust::address_block)
+    }
+}
+
+/// A bincode response body.
+pub fn wire_response<T: Serialize>(value: &T) -> Result<Response, ApiError> {
+    let bytes = codec::encode(value)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    Ok(([(header::CONTENT_TYPE, CONTENT_TYPE)], bytes).into_response())
+}
+
+/// An authenticated worker in good standing, within its rate limit.
+pub struct AuthedWorker(pub WorkerRecord);
+
+impl FromRequestParts<AppState> for AuthedWorker {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, ApiError> {
+        let token = bearer_of(parts)?.to_string();
+        let store = st.store.clone();
+        let w = blocking(move || authenticate(&*store, &token)).await?;
+        // Per worker, after authentication: a forged token cannot spend someone else's budget.
+        st.limiter.check_worker(w.id)?;
+        Ok(AuthedWorker(w))
+    }
+}
+
+/// The operator, proven by the admin token.
+pub struct Admin;
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, ApiError> {
+        let Some(hash) = &st.config.admin_token_hash else {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "admin_disabled",
+                "no admin token is configured on this coordinator",
+            ));
+        };
+        let token = bearer_of(parts)?;
+        // Guessing is limited per address: every attempt costs a token, a success refunds it.
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        if let Some(ip) = peer {
+            st.limiter.check_admin_attempt(ip)?;
+        }
+        if same_hash(hash, &sha256(token)) {
+            if let Some(ip) = peer {
+                st.limiter.admin_succeeded(ip);
+            }
+            Ok(Admin)
+        } else {
+            Err(bad_token())
+        }
+    }
+}

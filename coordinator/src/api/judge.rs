@@ -1,0 +1,363 @@
+//! The decisions on submitted results, pure: [`judge`] checks one result against its lease
+//! and gives a [`Verdict`]; [`Plan`] turns the verdicts of a request into the settlements the
+//! store writes in one transaction, and the store's outcomes back into one answer per result.
+//! The route ([`super::workers`]) only reads the leases and writes the settlements.
+
+use axum::http::StatusCode;
+use c960_common::digest::result_digest;
+use c960_common::wire::{BatchedResult, WorkUnitKind};
+
+use super::error::ApiError;
+use crate::scheduler::ReplicaState;
+use crate::store::{LeaseInfo, Settlement, StoreError, StoreResult, Submission};
+use crate::{trust, validator};
+
+/// Longest worker name, engine name and engine version accepted, in bytes: they are stored with
+/// the worker and with every result.
+pub const MAX_LABEL_BYTES: usize = 100;
+
+/// The engine as stored (`name version`), or 400 `bad_field` if either part is too long.
+pub fn engine_label(e: &c960_common::wire::EngineInfo) -> Result<String, ApiError> {
+    if e.name.len() > MAX_LABEL_BYTES || e.version.len() > MAX_LABEL_BYTES {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!("engine name or version longer than {MAX_LABEL_BYTES} bytes"),
+        ));
+    }
+    Ok(format!("{} {}", e.name, e.version))
+}
+
+/// What becomes of one submitted result once checked against its lease.
+pub enum Verdict {
+    /// Verified: store it.
+    Store(Settlement),
+    /// Broken or lying: close the lease as an error (a strike), and tell the worker why.
+    Refuse(Settlement, ApiError),
+    /// Not this worker's open lease: nothing to write.
+    Reject(ApiError),
+}
+
+/// Checks one result against its lease: holder, state, kind, digest (recomputed from the
+/// payload) and shape; then, as checks whose failure is evidence against the worker, the public
+/// known answer and the plausibility of its speed (nodes per second from lease issue at
+/// `now_ms`, at most `max_nodes_per_sec`). Pure: the store is written afterwards, in one
+/// transaction per request.
+pub fn judge(
+    worker_id: u64,
+    lease: Option<LeaseInfo>,
+    r: BatchedResult,
+    engine: &str,
+    now_ms: i64,
+    max_nodes_per_sec: u64,
+) -> Verdict {
+    let Some(lease) = lease.filter(|l| l.workunit_id == r.workunit_id) else {
+        return Verdict::Reject(StoreError::UnknownLease(r.lease_id).into());
+    };
+    if lease.worker_id != worker_id {
+        return Verdict::Reject(StoreError::LeaseNotYours(r.lease_id).into());
+    }
+    if lease.state != ReplicaState::InProgress {
+        return Verdict::Reject(
+            match lease.state {
+                ReplicaState::Expired => StoreError::LeaseExpired(lease.id),
+                s => StoreError::LeaseClosed(lease.id, s.name()),
+            }
+            .into(),
+        );
+    }
+    // The replica is closed as an error (a strike, or for a failed check the evidence that
+    // quarantines the worker), so that it is reissued to someone else.
+    let refusal = |code: &'static str, reason: String, message: String, failed_check: bool| {
+        Verdict::Refuse(
+            Settlement::Refuse {
+                lease_id: lease.id,
+                reason,
+                failed_check,
+            },
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message),
+        )
+    };
+    let refuse =
+        |code: &'static str, reason: String, message: String| refusal(code, reason, message, false);
+    let shape = validator::check_result_shape(&lease.kind, &r.result);
+    // A result of the wrong kind cannot match any digest: say so first.
+    if let Err(e @ validator::ShapeError::WrongKind { .. }) = &shape {
+        return refuse("wrong_result_kind", e.to_string(), e.to_string());
+    }
+    // The digest is recomputed from the payload: a mismatch means a broken or lying client.
+    let digest = result_digest(r.workunit_id, &lease.kind, &r.result);
+    if digest != r.digest {
+        return refuse(
+            "digest_mismatch",
+            "digest mismatch".into(),
+            "the digest does not match the payload".into(),
+        );
+    }
+    if let Err(e) = shape {
+        return refuse("invalid_result", e.to_string(), e.to_string());
+    }
+    let nodes = r.result.nodes();
+    if let Some(known) = lease.known_nodes
+        && known != nodes
+    {
+        let m = format!("{nodes} nodes contradicts the known answer of this workunit");
+        return refusal("check_failed", m.clone(), m, true);
+    }
+    let elapsed = now_ms.saturating_sub(lease.issued_ms);
+    if matches!(lease.kind, WorkUnitKind::Perft { .. })
+        && !trust::plausible(nodes, elapsed, max_nodes_per_sec)
+    {
+        let m = format!(
+            "{nodes} nodes in {elapsed} ms since the lease was issued is faster than {max_nodes_per_sec} nodes/s"
+        );
+        return refusal("implausible_speed", m.clone(), m, true);
+    }
+    Verdict::Store(Settlement::Store {
+        lease_id: lease.id,
+        submission: Submission {
+            result: r.result,
+            digest,
+            elapsed_ms: r.elapsed_ms,
+            engine: engine.to_string(),
+        },
+    })
+}
+
+/// The settlements of one request's verdicts, and what to answer for each result.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// What the store writes, in one transaction.
+    pub settlements: Vec<Settlement>,
+    /// One answer per result, final for rejections; settled ones are completed by [`Plan::finish`].
+    outcomes: Vec<Result<(), ApiError>>,
+    /// For each settlement, the outcome slot it answers and the refusal to report once written.
+    slots: Vec<(usize, Option<ApiError>)>,
+}
+
+impl Plan {
+    /// The plan of these verdicts, in the order of the results.
+    pub fn of(verdicts: impl IntoIterator<Item = Verdict>) -> Plan {
+        let mut plan = Plan::default();
+        for v in verdicts {
+            let slot = plan.outcomes.len();
+            match v {
+                Verdict::Store(s) => {
+                    plan.slots.push((slot, None));
+                    plan.settlements.push(s);
+                    plan.outcomes.push(Ok(()));
+                }
+                Verdict::Refuse(s, e) => {
+                    plan.slots.push((slot, Some(e)));
+                    plan.settlements.push(s);
+                    plan.outcomes.push(Ok(()));
+                }
+                Verdict::Reject(e) => plan.outcomes.push(Err(e)),
+            }
+        }
+        plan
+    }
+
+    /// The answers once the store wrote the settlements with these outcomes (one per
+    /// settlement, in order): a refusal is reported once written; a settlement the store could
+    /// not write reports the store's reason.
+    pub fn finish(mut self, written: Vec<StoreResult<()>>) -> Vec<Result<(), ApiError>> {
+        for ((slot, refusal), w) in self.slots.into_iter().zip(written) {
+            self.outcomes[slot] = match (w, refusal) {
+                (Err(e), _) => Err(e.into()),
+                (Ok(()), Some(e)) => Err(e),
+                (Ok(()), None) => Ok(()),
+            };
+        }
+        self.outcomes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use c960_common::perft::divide;
+    use c960_common::startpos::StartPosition;
+    use c960_common::wire::{PerftResult, PositionSpec, WorkResult};
+
+    use super::*;
+
+    const WORKER: u64 = 7;
+    const NOW: i64 = 1_000_000;
+
+    fn kind() -> WorkUnitKind {
+        WorkUnitKind::Perft {
+            position: PositionSpec::StartPosition(518),
+            depth: 2,
+        }
+    }
+
+    fn lease(state: ReplicaState) -> LeaseInfo {
+        LeaseInfo {
+            id: 11,
+            workunit_id: 3,
+            worker_id: WORKER,
+            state,
+            deadline_ms: NOW + 60_000,
+            issued_ms: NOW - 10_000,
+            kind: kind(),
+            known_nodes: None,
+        }
+    }
+
+    /// The honest answer, its digest recomputed as a worker would.
+    fn honest() -> BatchedResult {
+        let pos = StartPosition::new(518).unwrap().position();
+        let d: Vec<(String, u64)> = divide(&pos, 2)
+            .into_iter()
+            .map(|(m, n)| (m.to_string(), n))
+            .collect();
+        let nodes = d.iter().map(|x| x.1).sum();
+        let result = WorkResult::Perft(PerftResult { nodes, divide: d });
+        BatchedResult {
+            lease_id: 11,
+            workunit_id: 3,
+            digest: result_digest(3, &kind(), &result),
+            result,
+            elapsed_ms: 5,
+        }
+    }
+
+    fn verdict(lease: Option<LeaseInfo>, r: BatchedResult) -> Verdict {
+        judge(WORKER, lease, r, "test 1", NOW, 1_000_000_000)
+    }
+
+    fn code(v: &Verdict) -> Option<&'static str> {
+        match v {
+            Verdict::Store(_) => None,
+            Verdict::Refuse(_, e) | Verdict::Reject(e) => Some(e.code),
+        }
+    }
+
+    #[test]
+    fn an_honest_result_is_stored() {
+        let v = verdict(Some(lease(ReplicaState::InProgress)), honest());
+        let Verdict::Store(Settlement::Store {
+            lease_id,
+            submission,
+        }) = v
+        else {
+            panic!("not stored");
+        };
+        assert_eq!(lease_id, 11);
+        assert_eq!(submission.result.nodes(), 400);
+        assert_eq!(submission.engine, "test 1");
+    }
+
+    #[test]
+    fn results_of_no_open_lease_of_this_worker_are_rejected_without_a_write() {
+        let open = || Some(lease(ReplicaState::InProgress));
+        let cases = [
+            (None, honest(), "unknown_lease"),
+            (
+                open(),
+                BatchedResult {
+                    workunit_id: 4,
+                    ..honest()
+                },
+                "unknown_lease",
+            ),
+            (
+                Some(LeaseInfo {
+                    worker_id: WORKER + 1,
+                    ..lease(ReplicaState::InProgress)
+                }),
+                honest(),
+                "lease_not_yours",
+            ),
+            (
+                Some(lease(ReplicaState::Expired)),
+                honest(),
+                "lease_expired",
+            ),
+            (
+                Some(lease(ReplicaState::Returned)),
+                honest(),
+                "lease_closed",
+            ),
+        ];
+        for (lease, r, want) in cases {
+            let v = verdict(lease, r);
+            assert!(matches!(v, Verdict::Reject(_)), "{want}");
+            assert_eq!(code(&v), Some(want));
+        }
+    }
+
+    #[test]
+    fn broken_or_lying_results_are_refused_and_close_the_lease() {
+        let open = || Some(lease(ReplicaState::InProgress));
+        let mut tampered = honest();
+        if let WorkResult::Perft(p) = &mut tampered.result {
+            p.nodes += 1;
+        }
+        let mut relabelled = tampered.clone();
+        relabelled.digest = result_digest(3, &kind(), &relabelled.result);
+        let known = Some(LeaseInfo {
+            known_nodes: Some(401),
+            ..lease(ReplicaState::InProgress)
+        });
+        let instant = Some(LeaseInfo {
+            issued_ms: NOW,
+            ..lease(ReplicaState::InProgress)
+        });
+        let cases = [
+            (open(), tampered, "digest_mismatch", false),
+            (open(), relabelled, "invalid_result", false),
+            (known, honest(), "check_failed", true),
+        ];
+        for (lease, r, want, check) in cases {
+            let v = verdict(lease, r);
+            assert_eq!(code(&v), Some(want));
+            let Verdict::Refuse(Settlement::Refuse { failed_check, .. }, _) = v else {
+                panic!("{want} not refused");
+            };
+            assert_eq!(failed_check, check, "{want}");
+        }
+        // 400 nodes in 0 ms is faster than 100 nodes/s.
+        let v = judge(WORKER, instant, honest(), "test 1", NOW, 100);
+        assert_eq!(code(&v), Some("implausible_speed"));
+    }
+
+    #[test]
+    fn a_plan_reports_rejections_refusals_and_the_stores_outcomes_in_order() {
+        let open = || Some(lease(ReplicaState::InProgress));
+        let mut tampered = honest();
+        tampered.digest[0] ^= 1;
+        let plan = Plan::of([
+            verdict(open(), honest()),
+            verdict(None, honest()),
+            verdict(open(), tampered),
+            verdict(open(), honest()),
+        ]);
+        assert_eq!(plan.settlements.len(), 3, "the rejection writes nothing");
+        let out = plan.finish(vec![Ok(()), Ok(()), Err(StoreError::LeaseExpired(11))]);
+        let codes: Vec<_> = out
+            .iter()
+            .map(|o| o.as_ref().err().map(|e| e.code))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                None,
+                Some("unknown_lease"),
+                Some("digest_mismatch"),
+                Some("lease_expired")
+            ]
+        );
+    }
+
+    #[test]
+    fn labels_are_bounded() {
+        let e = |name: &str| c960_common::wire::EngineInfo {
+            name: name.into(),
+            version: "1".into(),
+        };
+        assert_eq!(engine_label(&e("c960")).unwrap(), "c960 1");
+        let long = "x".repeat(MAX_LABEL_BYTES + 1);
+        assert_eq!(engine_label(&e(&long)).unwrap_err().code, "bad_field");
+    }
+}

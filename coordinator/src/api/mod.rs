@@ -1,0 +1,185 @@
+//! The HTTP API, in layers. Bottom: [`error`] (the one error type), [`limits`] and [`auth`]
+//! (rate limits, tokens: pure), [`state`] (the shared state and tunables), [`judge`] (the pure
+//! decisions on submitted results), [`extract`] (extractors) and [`layers`] (middleware, gzip,
+//! CORS). Above them, one file per route group: [`workers`] (the worker protocol), [`admin`],
+//! [`public`] (status and exports), [`pages`] (the web pages), [`health`] (`/metrics`,
+//! `/healthz`, `/readyz`). Nothing below the routes imports a route file (a test checks it).
+//!
+//! Worker endpoints take and return bincode bodies ([`c960_common::codec`]) and, after
+//! registration, a bearer token; human endpoints are public and return JSON, CSV or HTML; admin
+//! endpoints need the admin token. Every refusal is an [`ApiError`]: HTTP status +
+//! machine-readable code + message, as a JSON body on every endpoint. `docs/protocol.md` lists
+//! the codes.
+
+pub mod admin;
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod health;
+pub mod judge;
+pub mod layers;
+pub mod limits;
+pub mod pages;
+pub mod public;
+pub mod state;
+pub mod workers;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use c960_common::wire::MAX_BODY_BYTES;
+
+pub use error::ApiError;
+pub use state::{AppState, Config, Limits};
+
+/// The router of the whole API, without a socket (tests call it directly or serve it).
+///
+/// Worker handlers report a bad body or protocol version before a missing or bad token, so a
+/// protocol-1 worker (credentials in the body, no header) is told `unsupported_protocol`.
+///
+/// The per-address rate limit needs the peer address: serve it with
+/// `into_make_service_with_connect_info::<SocketAddr>()` (without it, that limit is off).
+pub fn app(state: AppState) -> Router {
+    // Public read-only endpoints and pages: gzip, any origin may read them.
+    let public = public::routes(state.clone())
+        .merge(pages::routes(state.store.clone()))
+        .layer(layers::public_cors())
+        .layer(layers::gzip());
+    Router::new()
+        .merge(workers::routes(state.clone()))
+        .merge(admin::routes())
+        .merge(public)
+        .merge(health::routes(state.store.clone()))
+        .fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
+        // Bodies other than the bincode ones (admin JSON) are bounded too.
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            layers::timeout,
+        ))
+        .layer(axum::middleware::from_fn(layers::json_405))
+        .layer(axum::middleware::from_fn(crate::metrics::track))
+        .with_state(state)
+}
+
+/// The layering of this module, checked on the source text: the files below the routes import
+/// only files below themselves, and no route file imports another route file.
+#[cfg(test)]
+mod layout {
+    /// Route files: handlers of one route group each.
+    const ROUTES: [&str; 5] = ["workers", "admin", "public", "pages", "health"];
+
+    /// Each api file and the api modules it may import (bottom first).
+    const ALLOWED: [(&str, &str, &[&str]); 12] = [
+        ("error", include_str!("error.rs"), &[]),
+        ("limits", include_str!("limits.rs"), &["error"]),
+        ("auth", include_str!("auth.rs"), &["error"]),
+        ("judge", include_str!("judge.rs"), &["error"]),
+        (
+            "state",
+            include_str!("state.rs"),
+            &["error", "limits", "auth"],
+        ),
+        (
+            "extract",
+            include_str!("extract.rs"),
+            &["error", "auth", "state"],
+        ),
+        (
+            "layers",
+            include_str!("layers.rs"),
+            &["error", "limits", "state"],
+        ),
+        (
+            "workers",
+            include_str!("workers.rs"),
+            &["error", "auth", "extract", "judge", "layers", "state"],
+        ),
+        (
+            "admin",
+            include_str!("admin.rs"),
+            &["error", "auth", "extract", "state"],
+        ),
+        (
+            "public",
+            include_str!("public.rs"),
+            &["error", "layers", "state"],
+        ),
+        ("pages", include_str!("pages/mod.rs"), &[]),
+        ("health", include_str!("health.rs"), &[]),
+    ];
+
+    /// The api modules a file's code names (`super::m`, `super::{m, …}` or `crate::api::m`),
+    /// doc comments and its own tests aside.
+    fn imports(src: &str) -> Vec<String> {
+        let code: String = src
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap_or("")
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let ident = |s: &str| -> String {
+            s.trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        };
+        let mut found = Vec::new();
+        for prefix in ["super::", "crate::api::"] {
+            for (at, _) in code.match_indices(prefix) {
+                let rest = &code[at + prefix.len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    let group = &group[..group.find('}').unwrap_or(group.len())];
+                    found.extend(group.split(',').map(ident));
+                } else {
+                    found.push(ident(rest));
+                }
+            }
+        }
+        found.retain(|m| !m.is_empty() && m != "self");
+        found.sort();
+        found.dedup();
+        found
+    }
+
+    #[test]
+    fn lower_layers_never_import_a_route_file_and_routes_not_each_other() {
+        for (name, src, allowed) in ALLOWED {
+            for m in imports(src) {
+                assert!(
+                    allowed.contains(&m.as_str()),
+                    "api/{name} imports api/{m}, which is not below it"
+                );
+                assert!(
+                    !ROUTES.contains(&m.as_str()),
+                    "api/{name} imports the route file api/{m}"
+                );
+            }
+        }
+        // The pages' own files import nothing else of the API either.
+        for src in [
+            include_str!("pages/views.rs"),
+            include_str!("pages/live.rs"),
+            include_str!("pages/format.rs"),
+        ] {
+            assert!(!src.contains("crate::api::"), "pages import the API");
+        }
+    }
+
+    #[test]
+    fn the_check_sees_an_import() {
+        assert_eq!(
+            imports("use super::state::{AppState, blocking};"),
+            ["state"]
+        );
+        assert_eq!(
+            imports("use super::{error, layers};\n//! super::admin"),
+            ["error", "layers"]
+        );
+        assert!(imports("#[cfg(test)]\nuse super::workers;").is_empty());
+    }
+}

@@ -1,0 +1,138 @@
+//! The public read-only JSON: `GET /api/v1/status` and the table exports
+//! (`/api/v1/campaigns/{id}/table`, `/balance`; rate limited per address, as each reads a whole
+//! campaign).
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use c960_common::wire::PROTOCOL_VERSION;
+use serde::Serialize;
+
+use super::error::ApiError;
+use super::layers;
+use super::state::{AppState, blocking};
+use crate::clock::now_ms;
+use crate::export;
+use crate::stall::{self, StalledCampaign};
+use crate::store::{CampaignProgress, CheckCost, WorkerSummary};
+
+/// The status route and the rate-limited exports.
+pub fn routes(state: AppState) -> Router<AppState> {
+    let exports = Router::new()
+        .route("/api/v1/campaigns/{id}/table", get(table))
+        .route("/api/v1/campaigns/{id}/balance", get(balance))
+        .route_layer(axum::middleware::from_fn_with_state(state, layers::exports));
+    Router::new()
+        .route("/api/v1/status", get(status))
+        .merge(exports)
+}
+
+/// The JSON of `GET /api/v1/status`.
+#[derive(Serialize)]
+pub struct StatusBody {
+    /// Protocol version spoken.
+    pub protocol: u32,
+    /// Replicas waiting to be leased, over all campaigns.
+    pub queue_depth: u64,
+    /// Leases in progress, over all campaigns.
+    pub in_flight: u64,
+    /// Workers, with their trust and checks.
+    pub workers: WorkerSummary,
+    /// What the integrity checks cost: coordinator check nodes, replicas per valid workunit.
+    pub integrity: CheckCost,
+    /// Per campaign.
+    pub campaigns: Vec<CampaignProgress>,
+    /// Campaigns that no connected worker may take (see [`crate::stall`]).
+    pub stalled: Vec<StalledCampaign>,
+}
+
+async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
+    let store = st.store.clone();
+    let idle = st
+        .stall
+        .every_connected_worker_idle(std::time::Instant::now());
+    let body = blocking(move || {
+        let now = now_ms();
+        store.expire_leases(now)?;
+        let campaigns = store.progress()?;
+        Ok(StatusBody {
+            protocol: PROTOCOL_VERSION,
+            queue_depth: campaigns.iter().map(|c| c.queued_replicas).sum(),
+            in_flight: campaigns.iter().map(|c| c.in_flight).sum(),
+            workers: store.worker_summary(now)?,
+            integrity: store.check_cost()?,
+            stalled: stall::stalled(&campaigns, idle)
+                .into_iter()
+                .map(|campaign| StalledCampaign {
+                    campaign,
+                    reason: stall::STALLED_REASON,
+                })
+                .collect(),
+            campaigns,
+        })
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+/// Query of the table export.
+#[derive(serde::Deserialize)]
+struct TableQuery {
+    format: Option<String>,
+}
+
+async fn table(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<TableQuery>,
+) -> Result<Response, ApiError> {
+    let id: u64 = id.parse().map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            format!("campaign id {id:?} is not a number"),
+        )
+    })?;
+    let format = export::Format::parse(q.format.as_deref().unwrap_or("json"))
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
+    let store = st.store.clone();
+    let text = blocking(move || Ok(export::render(&*store, id, format)?))
+        .await?
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
+    Ok((
+        [(header::CONTENT_TYPE, format.content_type())],
+        Body::from(text),
+    )
+        .into_response())
+}
+
+/// `GET /api/v1/campaigns/{id}/balance`: the balance report of an analysis campaign (JSON, or
+/// `?format=svg` for the chart).
+async fn balance(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<TableQuery>,
+) -> Result<Response, ApiError> {
+    let format = match q.format.as_deref().unwrap_or("json") {
+        "json" => "balance",
+        "svg" => "svg",
+        other => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_query",
+                format!("unknown format {other:?}; use json or svg"),
+            ));
+        }
+    };
+    table(
+        State(st),
+        Path(id),
+        Query(TableQuery {
+            format: Some(format.into()),
+        }),
+    )
+    .await
+}

@@ -1,0 +1,140 @@
+//! The state every handler shares ([`AppState`]), the coordinator's tunables ([`Config`],
+//! [`Limits`]) and [`blocking`], the one way handlers run store work. Bottom layer of the API:
+//! it imports no route file.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+
+use super::auth::Enrolment;
+use super::error::ApiError;
+use super::limits::{self, Keyed, Limiter, Rate};
+use crate::checker::CheckBudget;
+use crate::stall::StallWatch;
+use crate::store::Store;
+use crate::trust::Integrity;
+
+/// What one client may make the coordinator do.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Requests per client address on the worker API (TCP peer address).
+    pub per_address: Rate,
+    /// Requests per worker on the authenticated worker API.
+    pub per_worker: Rate,
+    /// Leases one worker may hold open at once (0: no cap).
+    pub max_open_leases: u64,
+    /// Longest time a request may take before it is answered with 503 `timeout`.
+    pub request_timeout: Duration,
+    /// Registrations per address block ([`crate::trust::address_block`]): a sybil farm behind
+    /// one address cannot mint identities at will.
+    pub registrations_per_block: Rate,
+    /// Failed admin authentications per client address (429 `rate_limited` beyond).
+    pub admin_failures: Rate,
+    /// Table exports (`/campaigns/{id}/table`, `/balance`) per client address.
+    pub export_per_address: Rate,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            per_address: Rate::new(50.0, 200.0),
+            per_worker: Rate::new(5.0, 20.0),
+            max_open_leases: 64,
+            request_timeout: Duration::from_secs(30),
+            registrations_per_block: Rate::new(1.0 / 60.0, 10.0),
+            admin_failures: limits::ADMIN_FAILURES,
+            export_per_address: Rate::new(0.5, 2.0),
+        }
+    }
+}
+
+/// Tunables of a running coordinator.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// How long a lease lasts before its replica is reissued.
+    pub lease: Duration,
+    /// Lost votes + refused results after which a worker gets no more work (0: never).
+    pub max_strikes: u64,
+    /// The retry-after sent with "no work right now".
+    pub retry_after_secs: u32,
+    /// Who may register.
+    pub enrolment: Enrolment,
+    /// SHA-256 of the admin token; `None` disables the admin endpoints.
+    pub admin_token_hash: Option<Vec<u8>>,
+    /// Rate limits, lease cap, timeout.
+    pub limits: Limits,
+    /// The integrity rules' settings (trust, check rates, sybil friction, plausibility).
+    pub integrity: Integrity,
+    /// What the coordinator may spend on its own checks.
+    pub checks: CheckBudget,
+    /// Workers that register with the enrolment secret are the operator's own and trusted at
+    /// once (`run`'s local workers); off for `serve`, where the secret may be shared.
+    pub trust_enrolled: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            lease: Duration::from_secs(3600),
+            max_strikes: 3,
+            retry_after_secs: 10,
+            enrolment: Enrolment::Closed,
+            admin_token_hash: None,
+            limits: Limits::default(),
+            integrity: Integrity::default(),
+            checks: CheckBudget::default(),
+            trust_enrolled: false,
+        }
+    }
+}
+
+/// Shared state of the handlers.
+#[derive(Clone)]
+pub struct AppState {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// The tunables.
+    pub config: Config,
+    /// The rate limiters (in memory: a restart forgives everyone, which is harmless).
+    pub limiter: Arc<Limiter>,
+    /// Registrations per address block.
+    pub registrations: Arc<Keyed<String>>,
+    /// Who got no work at its last fetch, to notice campaigns no connected worker may take.
+    pub stall: Arc<StallWatch>,
+}
+
+impl AppState {
+    /// State over this store with this configuration. Hands the quarantine threshold to the
+    /// store, which applies it inside the transactions that count lost votes.
+    pub fn new(store: Arc<dyn Store>, config: Config) -> AppState {
+        if let Err(e) = store.set_max_strikes(config.max_strikes) {
+            tracing::error!("cannot set the quarantine threshold: {e}");
+        }
+        if let Err(e) = store.set_integrity(&config.integrity) {
+            tracing::error!("cannot set the integrity settings: {e}");
+        }
+        let registrations = Arc::new(Keyed::new(config.limits.registrations_per_block, 100_000));
+        let limiter = Arc::new(
+            Limiter::new(config.limits.per_address, config.limits.per_worker)
+                .with_admin_failures(config.limits.admin_failures)
+                .with_exports(config.limits.export_per_address),
+        );
+        AppState {
+            store,
+            config,
+            limiter,
+            registrations,
+            stall: Arc::default(),
+        }
+    }
+}
+
+/// Runs blocking store work off the async threads.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+}

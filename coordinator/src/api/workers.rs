@@ -1,0 +1,332 @@
+//! The worker protocol (`POST /api/v1/{register,fetch,fetch-batch,submit,submit-batch,abandon,
+//! fail}`): bincode bodies ([`c960_common::codec`]), a bearer token after registration, rate
+//! limited per address and per worker. The handlers read and write the store; what to accept is
+//! decided in [`super::judge`] and [`crate::scheduler`].
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use axum::routing::post;
+use c960_common::wire::{
+    AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, FailRequest,
+    FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest, FetchResponse, MAX_BATCH,
+    RegisterRequest, RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest,
+    SubmitResponse, WorkerAuth,
+};
+use serde::Serialize;
+
+use super::auth::{self, Enrolment};
+use super::error::ApiError;
+use super::extract::{AuthedWorker, Peer, Wire, wire_response};
+use super::judge::{MAX_LABEL_BYTES, Plan, engine_label, judge};
+use super::layers;
+use super::state::{AppState, blocking};
+use crate::clock::now_ms;
+use crate::stall;
+use crate::store::{Lease, Store, StoreError};
+
+/// The worker routes, rate limited per address.
+pub fn routes(state: AppState) -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/register", post(register))
+        .route("/api/v1/fetch", post(fetch))
+        .route("/api/v1/submit", post(submit))
+        .route("/api/v1/fetch-batch", post(fetch_batch))
+        .route("/api/v1/submit-batch", post(submit_batch))
+        .route("/api/v1/abandon", post(abandon))
+        .route("/api/v1/fail", post(fail))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state,
+            layers::per_address,
+        ))
+}
+
+async fn register(
+    State(st): State<AppState>,
+    peer: Peer,
+    Wire(req): Wire<RegisterRequest>,
+) -> Result<Response, ApiError> {
+    if req.name.len() > MAX_LABEL_BYTES {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!("name longer than {MAX_LABEL_BYTES} bytes"),
+        ));
+    }
+    let engine = engine_label(&req.engine)?;
+    st.config.enrolment.admit(req.enrol_secret.as_deref())?;
+    // With per-volunteer tokens the secret is a token, checked and spent by the store.
+    let token = match (&st.config.enrolment, req.enrol_secret.as_deref()) {
+        (Enrolment::Tokens, Some(t)) => {
+            let (id, secret) = auth::parse_token(t)
+                .ok_or(crate::store::StoreError::Enrolment("bad_enrolment_token"))?;
+            Some((id, auth::sha256(secret)))
+        }
+        _ => None,
+    };
+    let block = peer.block();
+    if let Some(b) = &block
+        && let Err(wait) = st.registrations.check(b.clone(), now_ms().max(0) as u64)
+    {
+        let secs = wait.as_secs().max(1) as u32;
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!("too many registrations from {b}; retry in {secs} s"),
+        )
+        .with_retry_after(secs));
+    }
+    let secret = auth::new_secret();
+    let hash = auth::sha256(&secret);
+    let operator_own = st.config.trust_enrolled
+        && matches!(st.config.enrolment, Enrolment::Secret(_))
+        && req.enrol_secret.is_some();
+    let store = st.store.clone();
+    let (name, engine_log) = (req.name.clone(), engine.clone());
+    let id = blocking(move || {
+        let id = match token {
+            Some((token_id, token_hash)) => store.register_worker_with_token(
+                &req.name,
+                &hash,
+                &engine,
+                block.as_deref(),
+                token_id,
+                &token_hash,
+                now_ms(),
+            )?,
+            None => {
+                store.register_worker_from(&req.name, &hash, &engine, block.as_deref(), now_ms())?
+            }
+        };
+        if operator_own {
+            store.set_trust(id, true)?;
+        }
+        Ok(id)
+    })
+    .await?;
+    tracing::info!(worker = id, name = %name.escape_debug(), engine = %engine_log.escape_debug(), "worker registered");
+    wire_response(&RegisterResponse {
+        auth: WorkerAuth {
+            worker_id: id,
+            token: auth::format_token(id, &secret),
+        },
+    })
+}
+
+/// Leases up to `max_units` replicas for `w`, the open-lease cap checked in the same transaction.
+async fn lease_for(
+    st: &AppState,
+    worker_id: u64,
+    req_capabilities: c960_common::wire::Capabilities,
+    max_units: u32,
+    peer: &Peer,
+) -> Result<Vec<Lease>, ApiError> {
+    let lease_ms = st.config.lease.as_millis() as i64;
+    let cap = st.config.limits.max_open_leases;
+    let store = st.store.clone();
+    let block = peer.block();
+    blocking(move || {
+        Ok(store.assign_from(
+            worker_id,
+            &req_capabilities,
+            now_ms(),
+            lease_ms,
+            max_units,
+            cap,
+            block.as_deref(),
+        )?)
+    })
+    .await
+}
+
+fn assignment(l: Lease) -> Assignment {
+    Assignment {
+        lease_id: l.lease_id,
+        workunit_id: l.workunit_id,
+        kind: l.kind,
+        deadline_unix_ms: l.deadline_ms,
+    }
+}
+
+/// Records a fetch's outcome; when every connected worker is getting nothing, logs each
+/// campaign that no connected worker may take, once (see [`crate::stall`]).
+async fn note_fetch(st: &AppState, worker: u64, got_work: bool) {
+    let now = std::time::Instant::now();
+    st.stall.record(worker, got_work, now);
+    if got_work || !st.stall.every_connected_worker_idle(now) {
+        return;
+    }
+    let store = st.store.clone();
+    let Ok(Ok(progress)) = tokio::task::spawn_blocking(move || store.progress()).await else {
+        return;
+    };
+    for id in st.stall.newly_stalled(&stall::stalled(&progress, true)) {
+        tracing::warn!(campaign = id, "campaign stalled: {}", stall::STALLED_REASON);
+    }
+}
+
+/// "No work": the body (built by `body`) with a `Retry-After` header.
+fn no_work<T: Serialize>(st: &AppState, body: impl FnOnce(u32) -> T) -> Result<Response, ApiError> {
+    let secs = st.config.retry_after_secs;
+    let mut resp = wire_response(&body(secs))?;
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    Ok(resp)
+}
+
+async fn fetch(
+    State(st): State<AppState>,
+    peer: Peer,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<FetchRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    let leases = lease_for(&st, w.id, req.capabilities, 1, &peer).await?;
+    note_fetch(&st, w.id, !leases.is_empty()).await;
+    match leases.into_iter().next() {
+        Some(l) => wire_response(&FetchResponse::Assigned(assignment(l))),
+        None => no_work(&st, |retry_after_secs| FetchResponse::NoWork {
+            retry_after_secs,
+        }),
+    }
+}
+
+async fn fetch_batch(
+    State(st): State<AppState>,
+    peer: Peer,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<FetchBatchRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    if req.max_units == 0 || req.max_units > MAX_BATCH {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!("max_units must be 1..={MAX_BATCH}, got {}", req.max_units),
+        ));
+    }
+    let leases = lease_for(&st, w.id, req.capabilities, req.max_units, &peer).await?;
+    note_fetch(&st, w.id, !leases.is_empty()).await;
+    if leases.is_empty() {
+        return no_work(&st, |retry_after_secs| FetchBatchResponse::NoWork {
+            retry_after_secs,
+        });
+    }
+    wire_response(&FetchBatchResponse::Assigned(
+        leases.into_iter().map(assignment).collect(),
+    ))
+}
+
+/// Judges results ([`judge`]) and writes every settlement in one transaction; one outcome per
+/// result.
+fn settle_results(
+    store: &dyn Store,
+    worker_id: u64,
+    results: Vec<BatchedResult>,
+    engine: &str,
+    max_nodes_per_sec: u64,
+) -> Result<Vec<Result<(), ApiError>>, ApiError> {
+    let ids: Vec<u64> = results.iter().map(|r| r.lease_id).collect();
+    let leases = store.leases(&ids)?;
+    let now = now_ms();
+    let plan = Plan::of(
+        results
+            .into_iter()
+            .zip(leases)
+            .map(|(r, lease)| judge(worker_id, lease, r, engine, now, max_nodes_per_sec)),
+    );
+    let written = if plan.settlements.is_empty() {
+        Vec::new()
+    } else {
+        store.settle(worker_id, &plan.settlements, now)?
+    };
+    let outcomes = plan.finish(written);
+    crate::metrics::results_settled(
+        worker_id,
+        outcomes.iter().map(|o| o.as_ref().err().map(|e| e.code)),
+    );
+    Ok(outcomes)
+}
+
+async fn submit(
+    State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<SubmitRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    let engine = engine_label(&req.engine)?;
+    let store = st.store.clone();
+    let nps = st.config.integrity.max_nodes_per_sec;
+    blocking(move || {
+        if !store.workunit_exists(req.workunit_id)? {
+            return Err(StoreError::UnknownWorkunit(req.workunit_id).into());
+        }
+        let result = BatchedResult {
+            lease_id: req.lease_id,
+            workunit_id: req.workunit_id,
+            result: req.result,
+            elapsed_ms: req.elapsed_ms,
+            digest: req.digest,
+        };
+        settle_results(&*store, w.id, vec![result], &engine, nps)?
+            .pop()
+            .unwrap_or(Ok(()))
+    })
+    .await?;
+    wire_response(&SubmitResponse::Accepted)
+}
+
+async fn submit_batch(
+    State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<SubmitBatchRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    if req.results.is_empty() || req.results.len() > MAX_BATCH as usize {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!(
+                "a batch holds 1..={MAX_BATCH} results, got {}",
+                req.results.len()
+            ),
+        ));
+    }
+    let engine = engine_label(&req.engine)?;
+    let store = st.store.clone();
+    let nps = st.config.integrity.max_nodes_per_sec;
+    let outcomes =
+        blocking(move || settle_results(&*store, w.id, req.results, &engine, nps)).await?;
+    wire_response(&SubmitBatchResponse {
+        outcomes: outcomes
+            .into_iter()
+            .map(|o| match o {
+                Ok(()) => BatchedOutcome::Accepted,
+                Err(e) => BatchedOutcome::Refused(e.body()),
+            })
+            .collect(),
+    })
+}
+
+async fn fail(
+    State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<FailRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    let store = st.store.clone();
+    blocking(move || Ok(store.fail(w.id, req.lease_id, &req.reason, now_ms())?)).await?;
+    wire_response(&FailResponse::Recorded)
+}
+
+async fn abandon(
+    State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<AbandonRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    let store = st.store.clone();
+    blocking(move || Ok(store.abandon(w.id, req.lease_id, now_ms())?)).await?;
+    wire_response(&AbandonResponse::Released)
+}

@@ -1,0 +1,165 @@
+//! The integers and encodings the schema stores, shared by every backend: workunit kinds,
+//! replica states, trust levels, u64 counts bit-for-bit in signed 64-bit columns, digests as
+//! 32-byte blobs.
+
+use c960_common::wire::{AnalysisEngine, Capabilities, PositionSpec, WorkUnitKind};
+
+use crate::campaign::ANALYSIS_HASH_MIB;
+use crate::scheduler::ReplicaState;
+use crate::trust::TrustLevel;
+use crate::validator::Digest;
+
+/// `workunits.kind` of a perft workunit.
+pub const KIND_PERFT: i64 = 0;
+/// `workunits.kind` of an analysis with the built-in engine.
+pub const KIND_BUILTIN_ANALYSIS: i64 = 1;
+/// `workunits.kind` of an analysis with a UCI engine.
+pub const KIND_UCI_ANALYSIS: i64 = 2;
+
+/// The stored kind of a workunit of this campaign kind.
+pub fn kind_code(analysis: Option<AnalysisEngine>) -> i64 {
+    match analysis {
+        None => KIND_PERFT,
+        Some(AnalysisEngine::Builtin) => KIND_BUILTIN_ANALYSIS,
+        Some(AnalysisEngine::Uci) => KIND_UCI_ANALYSIS,
+    }
+}
+
+/// The stored kinds a worker with these capabilities accepts.
+pub fn accepted_kinds(c: &Capabilities) -> Vec<i64> {
+    let mut codes = Vec::new();
+    if c.perft {
+        codes.push(KIND_PERFT);
+    }
+    if c.builtin_analysis {
+        codes.push(KIND_BUILTIN_ANALYSIS);
+    }
+    if c.uci_analysis {
+        codes.push(KIND_UCI_ANALYSIS);
+    }
+    codes
+}
+
+/// What a stored workunit asks, from its columns `sp, fen, depth, kind, hash_mib`.
+pub fn kind_of(
+    sp: Option<i64>,
+    fen: String,
+    depth: i64,
+    kind: i64,
+    hash_mib: Option<i64>,
+) -> WorkUnitKind {
+    let position = match sp {
+        Some(n) => PositionSpec::StartPosition(n as u16),
+        None => PositionSpec::Fen(fen),
+    };
+    let engine = match kind {
+        KIND_BUILTIN_ANALYSIS => AnalysisEngine::Builtin,
+        KIND_UCI_ANALYSIS => AnalysisEngine::Uci,
+        _ => {
+            return WorkUnitKind::Perft {
+                position,
+                depth: depth as u32,
+            };
+        }
+    };
+    WorkUnitKind::Analysis {
+        position,
+        depth: depth as u32,
+        engine,
+        hash_mib: hash_mib.unwrap_or(i64::from(ANALYSIS_HASH_MIB)) as u32,
+    }
+}
+
+/// A u64 stored bit-for-bit in a signed 64-bit column.
+pub fn u64_to_db(v: u64) -> i64 {
+    v as i64
+}
+
+/// The u64 a signed 64-bit column holds bit-for-bit.
+pub fn db_to_u64(v: i64) -> u64 {
+    v as u64
+}
+
+/// A stored digest (`None` unless it is exactly 32 bytes).
+pub fn digest_from(blob: Option<Vec<u8>>) -> Option<Digest> {
+    blob.and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
+}
+
+/// Lower-case hex of a digest, as the exports show it.
+pub fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The integer stored in `results.state`.
+pub fn replica_code(s: ReplicaState) -> i64 {
+    match s {
+        ReplicaState::InProgress => 0,
+        ReplicaState::Returned => 1,
+        ReplicaState::Expired => 2,
+        ReplicaState::Abandoned => 3,
+        ReplicaState::Error => 4,
+    }
+}
+
+/// The replica state of a stored integer (unknown values read as `Error`, which never votes).
+pub fn replica_state(v: i64) -> ReplicaState {
+    match v {
+        0 => ReplicaState::InProgress,
+        1 => ReplicaState::Returned,
+        2 => ReplicaState::Expired,
+        3 => ReplicaState::Abandoned,
+        _ => ReplicaState::Error,
+    }
+}
+
+/// The integer stored in `workers.trusted`.
+pub fn trust_code(level: TrustLevel) -> i64 {
+    level as i64
+}
+
+/// The trust level of a stored integer (unknown values read as untrusted).
+pub fn trust_level(v: i64) -> TrustLevel {
+    match v {
+        1 => TrustLevel::Earned,
+        2 => TrustLevel::Operator,
+        _ => TrustLevel::Untrusted,
+    }
+}
+
+/// The name of a stored `results.outcome`.
+pub fn outcome_name(v: i64) -> &'static str {
+    match v {
+        1 => "valid",
+        2 => "invalid",
+        _ => "pending",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_codes_round_trip() {
+        for s in [
+            ReplicaState::InProgress,
+            ReplicaState::Returned,
+            ReplicaState::Expired,
+            ReplicaState::Abandoned,
+            ReplicaState::Error,
+        ] {
+            assert_eq!(replica_state(replica_code(s)), s);
+        }
+        assert_eq!(replica_state(99), ReplicaState::Error);
+        for l in [
+            TrustLevel::Untrusted,
+            TrustLevel::Earned,
+            TrustLevel::Operator,
+        ] {
+            assert_eq!(trust_level(trust_code(l)), l);
+        }
+        assert!(!trust_level(0).is_trusted());
+        assert!(trust_level(1).is_trusted() && trust_level(2).is_trusted());
+        assert_eq!(db_to_u64(u64_to_db(u64::MAX)), u64::MAX);
+    }
+}

@@ -1,0 +1,237 @@
+//! The small database interface the store's logic ([`super::sql`]) is written against, so that
+//! every rule exists once and both backends run it: statements with `?N` placeholders (the
+//! PostgreSQL backend rewrites them to `$N`), parameters and rows as [`Value`]s.
+//!
+//! The SQL in [`super::sql`] is the common subset of SQLite and PostgreSQL (`RETURNING`,
+//! `ON CONFLICT ... DO UPDATE`, `FILTER`, `NULLS FIRST`, `IS NOT DISTINCT FROM`, `CAST`); the
+//! few differences (row locks) come from [`Dialect`].
+
+use super::{StoreError, StoreResult};
+
+/// A parameter or column value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// SQL NULL.
+    Null,
+    /// Any integer (every integer column is 64-bit).
+    I64(i64),
+    /// A boolean (SQLite stores it as 0/1).
+    Bool(bool),
+    /// Text.
+    Text(String),
+    /// Bytes.
+    Blob(Vec<u8>),
+}
+
+/// Something that binds as a parameter.
+pub trait Param {
+    /// The value bound.
+    fn value(&self) -> Value;
+}
+
+macro_rules! int_param {
+    ($($t:ty),*) => {$(
+        impl Param for $t {
+            fn value(&self) -> Value {
+                Value::I64(i64::from(*self))
+            }
+        }
+    )*};
+}
+int_param!(i64, i32, u32, u16, u8);
+
+impl Param for bool {
+    fn value(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+impl Param for str {
+    fn value(&self) -> Value {
+        Value::Text(self.to_string())
+    }
+}
+impl Param for String {
+    fn value(&self) -> Value {
+        Value::Text(self.clone())
+    }
+}
+impl Param for [u8] {
+    fn value(&self) -> Value {
+        Value::Blob(self.to_vec())
+    }
+}
+impl Param for Vec<u8> {
+    fn value(&self) -> Value {
+        Value::Blob(self.clone())
+    }
+}
+impl<const N: usize> Param for [u8; N] {
+    fn value(&self) -> Value {
+        Value::Blob(self.to_vec())
+    }
+}
+impl<T: Param + ?Sized> Param for &T {
+    fn value(&self) -> Value {
+        (**self).value()
+    }
+}
+impl<T: Param> Param for Option<T> {
+    fn value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, Param::value)
+    }
+}
+
+/// `params![a, b, ...]`: a parameter list for [`Conn`].
+macro_rules! params {
+    () => { &[] as &[&dyn $crate::store::db::Param] };
+    ($($p:expr),+ $(,)?) => { &[$(&$p as &dyn $crate::store::db::Param),+] as &[&dyn $crate::store::db::Param] };
+}
+pub(crate) use params;
+
+/// One result row.
+#[derive(Clone, Debug, Default)]
+pub struct Row(pub Vec<Value>);
+
+fn bad(i: usize, want: &str, got: &Value) -> StoreError {
+    StoreError::Db(format!("column {i}: expected {want}, found {got:?}"))
+}
+
+impl Row {
+    fn at(&self, i: usize) -> StoreResult<&Value> {
+        self.0
+            .get(i)
+            .ok_or_else(|| StoreError::Db(format!("no column {i}")))
+    }
+
+    /// An integer column (NULL is an error).
+    pub fn i64(&self, i: usize) -> StoreResult<i64> {
+        self.opt_i64(i)?
+            .ok_or_else(|| StoreError::Db(format!("column {i} is NULL")))
+    }
+
+    /// A nullable integer column.
+    pub fn opt_i64(&self, i: usize) -> StoreResult<Option<i64>> {
+        match self.at(i)? {
+            Value::Null => Ok(None),
+            Value::I64(v) => Ok(Some(*v)),
+            Value::Bool(b) => Ok(Some(i64::from(*b))),
+            v => Err(bad(i, "an integer", v)),
+        }
+    }
+
+    /// A u64 stored bit-for-bit in an integer column.
+    pub fn u64(&self, i: usize) -> StoreResult<u64> {
+        Ok(super::codes::db_to_u64(self.i64(i)?))
+    }
+
+    /// A boolean: a PostgreSQL boolean or a SQLite integer (non-zero is true).
+    pub fn bool(&self, i: usize) -> StoreResult<bool> {
+        match self.at(i)? {
+            Value::Bool(b) => Ok(*b),
+            Value::I64(v) => Ok(*v != 0),
+            v => Err(bad(i, "a boolean", v)),
+        }
+    }
+
+    /// A text column (NULL is an error).
+    pub fn text(&self, i: usize) -> StoreResult<String> {
+        self.opt_text(i)?
+            .ok_or_else(|| StoreError::Db(format!("column {i} is NULL")))
+    }
+
+    /// A nullable text column.
+    pub fn opt_text(&self, i: usize) -> StoreResult<Option<String>> {
+        match self.at(i)? {
+            Value::Null => Ok(None),
+            Value::Text(s) => Ok(Some(s.clone())),
+            v => Err(bad(i, "text", v)),
+        }
+    }
+
+    /// A bytes column (NULL is an error).
+    pub fn blob(&self, i: usize) -> StoreResult<Vec<u8>> {
+        self.opt_blob(i)?
+            .ok_or_else(|| StoreError::Db(format!("column {i} is NULL")))
+    }
+
+    /// A nullable bytes column.
+    pub fn opt_blob(&self, i: usize) -> StoreResult<Option<Vec<u8>>> {
+        match self.at(i)? {
+            Value::Null => Ok(None),
+            Value::Blob(b) => Ok(Some(b.clone())),
+            v => Err(bad(i, "bytes", v)),
+        }
+    }
+}
+
+/// Which SQL dialect a connection speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite: one writer at a time (`BEGIN IMMEDIATE`), so no row locks.
+    Sqlite,
+    /// PostgreSQL: several coordinators at once, so rows are locked where decisions are made.
+    Postgres,
+}
+
+impl Dialect {
+    /// The row lock of a `SELECT` that decides on the rows it reads (`FOR UPDATE`).
+    pub fn for_update(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE",
+        }
+    }
+
+    /// The row lock of the assignment query: workunits another coordinator is handing out
+    /// right now are skipped, not waited for.
+    pub fn skip_locked(self, table: &str) -> String {
+        match self {
+            Dialect::Sqlite => String::new(),
+            Dialect::Postgres => format!(" FOR UPDATE OF {table} SKIP LOCKED"),
+        }
+    }
+}
+
+/// A connection (inside a transaction, where the logic writes).
+pub trait Conn {
+    /// The dialect.
+    fn dialect(&self) -> Dialect;
+    /// Runs a statement; returns the rows it changed.
+    fn exec(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<u64>;
+    /// Runs a query and collects its rows.
+    fn query(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<Vec<Row>>;
+    /// Runs a query and hands each row to `f` without collecting them.
+    fn each(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: &mut dyn FnMut(Row) -> StoreResult<()>,
+    ) -> StoreResult<()>;
+    /// The time the transaction decides by: the caller's clock on SQLite (one process), the
+    /// database's clock on PostgreSQL (several coordinators whose clocks may differ), unless
+    /// the store was opened with the caller's clock (tests).
+    fn now_ms(&self, caller_ms: i64) -> StoreResult<i64>;
+
+    /// The first row of a query, if any.
+    fn query_opt(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<Option<Row>> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    /// Exactly one row.
+    fn query_one(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<Row> {
+        self.query_opt(sql, params)?
+            .ok_or_else(|| StoreError::Db(format!("no row: {sql}")))
+    }
+}
+
+/// A backend: how to get a transaction or a read-only connection. The [`super::Store`] trait is
+/// implemented once, in [`super::sql`], for every backend.
+pub trait Backend: Send + Sync {
+    /// Runs `f` in one write transaction and commits it (PostgreSQL: again from the start when
+    /// the database aborted it for a deadlock or a serialization failure, so `f` is `FnMut`).
+    fn with_tx<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
+    /// Runs `f` on a connection for reads that need no transaction of their own.
+    fn with_conn<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
+    /// Runs `f` on a connection for long exports, which never block writers.
+    fn with_reader<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
+}

@@ -1,0 +1,86 @@
+//! The store's one error type.
+
+/// Why a store operation failed. The domain variants map to 4xx responses; `Db` and `Backend`
+/// are 500s.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No worker with this id.
+    #[error("unknown worker {0}")]
+    UnknownWorker(u64),
+    /// No workunit with this id.
+    #[error("unknown workunit {0}")]
+    UnknownWorkunit(u64),
+    /// No lease with this id (for this workunit).
+    #[error("unknown lease {0}")]
+    UnknownLease(u64),
+    /// The lease belongs to another worker.
+    #[error("lease {0} is held by another worker")]
+    LeaseNotYours(u64),
+    /// The lease was already answered, abandoned or refused.
+    #[error("lease {0} is closed ({1})")]
+    LeaseClosed(u64, &'static str),
+    /// The lease deadline passed; the replica went to another worker.
+    #[error("lease {0} expired")]
+    LeaseExpired(u64),
+    /// The worker already holds as many open leases as the coordinator allows.
+    #[error("worker {worker} already holds {open} open leases (cap {cap})")]
+    LeaseLimit {
+        /// The worker.
+        worker: u64,
+        /// Its open leases.
+        open: u64,
+        /// The cap.
+        cap: u64,
+    },
+    /// The worker is banned or quarantined (checked inside the assign transaction).
+    #[error("worker {worker} is {}", if *.banned { "banned by the operator" } else { "quarantined: a failed check or refused results; its results are being re-verified" })]
+    NotInGoodStanding {
+        /// The worker.
+        worker: u64,
+        /// Banned (else quarantined).
+        banned: bool,
+    },
+    /// No campaign with this id.
+    #[error("unknown campaign {0}")]
+    UnknownCampaign(u64),
+    /// An enrolment token that registers nobody (the code: bad, revoked, exhausted).
+    #[error("enrolment token refused ({0})")]
+    Enrolment(&'static str),
+    /// The database holds something impossible (or a stored value does not decode).
+    #[error("database: {0}")]
+    Db(String),
+    /// The database driver failed; its error is kept as the source.
+    #[error("database ({backend}): {source}")]
+    Backend {
+        /// `sqlite` or `postgres`.
+        backend: &'static str,
+        /// The driver's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// A request the store refuses on its merits (e.g. a campaign with bad parameters).
+    #[error("{0}")]
+    Bad(String),
+}
+
+impl StoreError {
+    /// A driver error of `backend`, kept as the source.
+    pub fn backend(
+        backend: &'static str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> StoreError {
+        StoreError::Backend {
+            backend,
+            source: Box::new(source),
+        }
+    }
+
+    /// Whether this is the database's failure (a 500, and it aborts a whole batch) rather than
+    /// a refusal on the request's merits.
+    pub fn is_internal(&self) -> bool {
+        matches!(self, StoreError::Db(_) | StoreError::Backend { .. })
+    }
+}
+
+/// Result alias of the store.
+pub type StoreResult<T> = Result<T, StoreError>;

@@ -1,0 +1,52 @@
+//! The numbered schema migrations. Each is one entry of [`MIGRATIONS`] with one `.sql` file per
+//! dialect, embedded in the binary; an entry cannot exist for one backend alone. A database
+//! records how many have run (SQLite: `PRAGMA user_version`).
+
+/// One schema migration.
+#[derive(Clone, Copy, Debug)]
+pub struct Migration {
+    /// Its number (1-based, the schema version after it ran).
+    pub number: u32,
+    /// The SQLite statements.
+    pub sqlite: &'static str,
+}
+
+macro_rules! migration {
+    ($number:literal, $name:literal) => {
+        Migration {
+            number: $number,
+            sqlite: include_str!(concat!("migrations/sqlite/", $name, ".sql")),
+        }
+    };
+}
+
+/// Every migration, in order.
+pub const MIGRATIONS: &[Migration] = &[
+    migration!(1, "0001_initial"),
+    migration!(2, "0002_analysis"),
+    migration!(3, "0003_split"),
+    migration!(4, "0004_quarantine"),
+    migration!(5, "0005_counters"),
+    migration!(6, "0006_integrity"),
+    migration!(7, "0007_counter_masks"),
+    migration!(8, "0008_families"),
+    migration!(9, "0009_enrolment_tokens"),
+    migration!(10, "0010_resplits"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_numbered_in_order_without_gaps() {
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.number as usize, i + 1);
+            assert!(
+                m.sqlite.contains(&format!("-- {}:", m.number)),
+                "{}",
+                m.number
+            );
+        }
+    }
+}

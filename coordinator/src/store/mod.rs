@@ -1,0 +1,267 @@
+//! Persistence: the [`Store`] trait, the records it reads and writes, and its backends.
+//!
+//! Every state change is one transaction that also runs the transitioner
+//! ([`crate::scheduler::transition`]) on the workunits it touches, so the stored state is always
+//! consistent: a coordinator killed at any moment restarts from the database alone. The trait is
+//! synchronous on purpose — SQLite is a blocking library and the HTTP layer calls the store from
+//! `spawn_blocking`.
+//!
+//! - [`error`]: [`StoreError`], which keeps the driver's error as its source.
+//! - [`records`]: the records (campaigns, workers, leases, results, progress).
+//! - [`codes`]: the integers the schema stores for kinds and states, shared by every backend.
+//! - [`migrations`]: the numbered schema migrations, one `.sql` file per dialect each.
+//! - [`db`]: the small database interface the logic is written against ([`db::Conn`],
+//!   [`db::Backend`]).
+//! - `sql/`: the logic of every [`Store`] method, written once; `Store` is implemented there
+//!   for every [`db::Backend`].
+//! - [`sqlite`]: [`SqliteStore`], the embedded default.
+
+pub mod codes;
+pub mod db;
+pub mod error;
+pub mod migrations;
+pub mod records;
+mod sql;
+pub mod sqlite;
+
+use c960_common::wire::Capabilities;
+
+pub use error::{StoreError, StoreResult};
+pub use records::*;
+pub use sqlite::SqliteStore;
+
+use crate::assembly::SplitUnit;
+use crate::campaign::NewCampaign;
+use crate::trust::Integrity;
+
+/// The persistent state of the coordinator. See the module documentation.
+pub trait Store: Send + Sync {
+    /// Creates a campaign with one workunit per start position.
+    fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign>;
+    /// A perft campaign with exactly these parameters, if one exists (for `run`'s resume).
+    fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>>;
+    /// All campaigns.
+    fn campaigns(&self) -> StoreResult<Vec<Campaign>>;
+    /// Registers a worker (untrusted, address unknown); returns its id.
+    fn register_worker(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        now_ms: i64,
+    ) -> StoreResult<u64> {
+        self.register_worker_from(name, key_hash, engine, None, now_ms)
+    }
+    /// Registers a worker that came from this address block (see [`crate::trust::address_block`]).
+    fn register_worker_from(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        now_ms: i64,
+    ) -> StoreResult<u64>;
+    /// Grants (or withdraws) the operator's trust; returns the updated record.
+    fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord>;
+    /// Stores the integrity settings the transactions apply.
+    fn set_integrity(&self, integrity: &Integrity) -> StoreResult<()>;
+    /// Up to `limit` workunits waiting for a coordinator check, oldest first.
+    fn checks_wanted(&self, limit: usize) -> StoreResult<Vec<CheckRequest>>;
+    /// Records the coordinator's own verdict on a workunit and runs the transitioner, which
+    /// grades its results as passed or failed checks.
+    fn record_check(
+        &self,
+        workunit_id: u64,
+        outcome: &CheckOutcome,
+        now_ms: i64,
+    ) -> StoreResult<()>;
+    /// What checking has cost so far.
+    fn check_cost(&self) -> StoreResult<CheckCost>;
+    /// An independent recomputation (the re-split cross-check) found `truth` for a workunit:
+    /// it overturns an earlier check or canonical result that disagrees, withdrawing the
+    /// evidence against workers that told the truth (see [`crate::quarantine`]).
+    fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()>;
+    /// Registers a worker with a per-volunteer enrolment token (its id and the SHA-256 of its
+    /// secret): the token is checked and one of its registrations spent in the same transaction.
+    #[allow(clippy::too_many_arguments)]
+    fn register_worker_with_token(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        token_id: u64,
+        token_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<u64>;
+    /// Mints an enrolment token (the SHA-256 of its secret) for up to `cap` workers.
+    fn mint_enrolment_token(
+        &self,
+        name: &str,
+        cap: u64,
+        secret_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken>;
+    /// Revokes an enrolment token: it registers nobody more.
+    fn revoke_enrolment_token(
+        &self,
+        id: u64,
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken>;
+    /// Every enrolment token.
+    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>>;
+    /// A worker by id.
+    fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
+    /// Expires overdue leases, then leases one replica of a workunit of a kind the worker
+    /// accepts, if any is wanted.
+    fn assign(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Lease>> {
+        Ok(self
+            .assign_batch(worker_id, accepts, now_ms, lease_ms, 1, 0)?
+            .pop())
+    }
+    /// Expires overdue leases, then leases up to `max_units` replicas, each of a different
+    /// workunit, in one transaction. With `lease_cap` > 0 the worker's open leases (counted in
+    /// the same transaction) never exceed it: [`StoreError::LeaseLimit`] if it holds the cap
+    /// already, otherwise fewer leases than asked for.
+    fn assign_batch(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+        max_units: u32,
+        lease_cap: u64,
+    ) -> StoreResult<Vec<Lease>> {
+        self.assign_from(
+            worker_id, accepts, now_ms, lease_ms, max_units, lease_cap, None,
+        )
+    }
+    /// [`Store::assign_batch`] for a request from address block `block`, in one transaction:
+    /// checks the worker's standing (banned, quarantined: [`StoreError::NotInGoodStanding`]),
+    /// hands back the worker's own open leases first (a worker that crashed and fetches again
+    /// gets them, instead of leaving them orphaned until their deadline), caps open leases by
+    /// trust ([`crate::trust::lease_cap`]) and per address block, never gives an untrusted worker a
+    /// replica reserved for trusted ones, and never gives two workers of one address block
+    /// replicas of one workunit (when the integrity settings say so).
+    #[allow(clippy::too_many_arguments)]
+    fn assign_from(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+        max_units: u32,
+        lease_cap: u64,
+        block: Option<&str>,
+    ) -> StoreResult<Vec<Lease>>;
+    /// A lease, for checking a submission before storing it.
+    fn lease(&self, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
+        Ok(self.leases(&[lease_id])?.pop().flatten())
+    }
+    /// Several leases at once (`None` for an unknown id), in the order asked.
+    fn leases(&self, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>>;
+    /// Stores verified results and closes refused ones, all of leases held by `worker_id`, in
+    /// one transaction. Each settlement gets its own outcome (an expired or closed lease
+    /// refuses that one only); an `Err` of the whole call means nothing was written.
+    fn settle(
+        &self,
+        worker_id: u64,
+        settlements: &[Settlement],
+        now_ms: i64,
+    ) -> StoreResult<Vec<StoreResult<()>>>;
+    /// Whether a workunit exists.
+    fn workunit_exists(&self, workunit_id: u64) -> StoreResult<bool>;
+    /// Stores a verified result of a lease held by `worker_id` and runs the transitioner.
+    fn submit(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+        s: &Submission,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        let settlement = [Settlement::Store {
+            lease_id,
+            submission: s.clone(),
+        }];
+        self.settle(worker_id, &settlement, now_ms)?
+            .pop()
+            .unwrap_or(Ok(()))
+    }
+    /// Closes a lease whose result was refused, and records the refusal against the worker.
+    fn refuse(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
+        let settlement = [Settlement::Refuse {
+            lease_id,
+            reason: reason.to_string(),
+            failed_check: false,
+        }];
+        self.settle(worker_id, &settlement, now_ms)?
+            .pop()
+            .unwrap_or(Ok(()))
+    }
+    /// Closes a lease whose worker could not compute it (its engine failed). Unlike
+    /// [`Store::refuse`] this is no strike against the worker, but the worker is not offered the
+    /// workunit again.
+    fn fail(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()>;
+    /// Closes a lease its worker gave back.
+    fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()>;
+    /// Expires leases past their deadline; returns how many.
+    fn expire_leases(&self, now_ms: i64) -> StoreResult<u64>;
+    /// Abandons every open lease (used by `run` at start: its previous workers are gone).
+    fn release_all_leases(&self, now_ms: i64) -> StoreResult<u64>;
+    /// Progress of every campaign.
+    fn progress(&self) -> StoreResult<Vec<CampaignProgress>>;
+    /// Worker counts.
+    fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary>;
+    /// The table of a campaign, by start position.
+    fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)>;
+    /// All results of a workunit.
+    fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
+    /// Sets the quarantine threshold: lost votes + refused results (0: never).
+    fn set_max_strikes(&self, max_strikes: u64) -> StoreResult<()>;
+    /// Leases this worker holds open (issued, not answered, deadline not passed).
+    fn open_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<u64>;
+    /// Bans a worker (and quarantines it: see [`crate::quarantine`]) or lifts the ban (which
+    /// also lifts the quarantine and forgives its strikes). Returns the updated record.
+    fn set_banned(&self, worker_id: u64, banned: bool, now_ms: i64) -> StoreResult<WorkerRecord>;
+    /// The table of an analysis campaign with the canonical result of each valid workunit.
+    fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)>;
+    /// The workunits of a split campaign, for [`crate::assembly::assemble`].
+    fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)> {
+        let mut units = Vec::new();
+        let c = self.visit_split_units(campaign_id, &mut |u| units.push(u))?;
+        Ok((c, units))
+    }
+    /// Streams the workunits of a split campaign to `visit` without collecting them (a depth-8
+    /// campaign has millions); returns the campaign.
+    fn visit_split_units(
+        &self,
+        campaign_id: u64,
+        visit: &mut dyn FnMut(SplitUnit),
+    ) -> StoreResult<Campaign>;
+    /// The leaderboard (or the connected workers) with credit; see [`crate::reads`].
+    fn standings(
+        &self,
+        q: &crate::reads::StandingsQuery,
+    ) -> StoreResult<Vec<crate::reads::WorkerStanding>>;
+    /// One worker's standing and its `limit` latest results; `None` for an unknown worker.
+    fn worker_history(
+        &self,
+        worker_id: u64,
+        recent_since_ms: i64,
+        limit: u64,
+    ) -> StoreResult<Option<crate::reads::WorkerHistory>>;
+    /// Streams the split workunits of start positions `first_sp..=last_sp` only.
+    fn visit_split_units_of(
+        &self,
+        campaign_id: u64,
+        first_sp: u16,
+        last_sp: u16,
+        visit: &mut dyn FnMut(SplitUnit),
+    ) -> StoreResult<()>;
+}

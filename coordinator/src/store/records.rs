@@ -1,0 +1,274 @@
+//! The records the store reads and writes, shared by every backend.
+
+use c960_common::wire::{AnalysisResult, WorkResult, WorkUnitKind};
+use serde::Serialize;
+
+use crate::scheduler::ReplicaState;
+use crate::validator::Digest;
+
+/// A campaign as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Campaign {
+    /// Id.
+    pub id: u64,
+    /// `perft` or `analysis`.
+    pub kind: String,
+    /// Analysis campaigns: `builtin` or `uci`.
+    pub engine: Option<String>,
+    /// Perft campaigns split at this ply (0: one workunit per start position).
+    pub split_ply: u32,
+    /// Depth.
+    pub depth: u32,
+    /// Quorum.
+    pub quorum: u32,
+    /// Result cap per workunit.
+    pub max_results: u32,
+    /// Position list, canonical text.
+    pub positions: String,
+    /// The family the positions are numbered in (`chess960` for every older campaign).
+    pub family: String,
+}
+
+/// A registered worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerRecord {
+    /// Id.
+    pub id: u64,
+    /// Self-chosen name.
+    pub name: String,
+    /// SHA-256 of the worker key.
+    #[serde(skip)]
+    pub key_hash: Vec<u8>,
+    /// Results that lost a vote.
+    pub lost_votes: u64,
+    /// Results refused on receipt (digest mismatch, impossible divide).
+    pub refused: u64,
+    /// Results that agreed with the canonical result.
+    pub valid: u64,
+    /// Banned by the operator.
+    pub banned: bool,
+    /// Quarantined (automatically, on evidence: a failed check or too many refused results;
+    /// or by a ban).
+    pub quarantined: bool,
+    /// `untrusted`, `earned` (passed enough secret checks) or `operator` (granted).
+    pub trust: String,
+    /// Secret checks passed (results the coordinator recomputed and found right).
+    pub checks_passed: u64,
+    /// Checks failed: a wrong answer to a known or secret check, or an implausibly fast one.
+    pub checks_failed: u64,
+}
+
+/// A lease as the HTTP layer needs it to check a submission.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseInfo {
+    /// Lease/result id.
+    pub id: u64,
+    /// Its workunit.
+    pub workunit_id: u64,
+    /// Holder.
+    pub worker_id: u64,
+    /// State.
+    pub state: ReplicaState,
+    /// Deadline.
+    pub deadline_ms: i64,
+    /// When it was issued (the coordinator's clock: the plausibility check measures from here).
+    pub issued_ms: i64,
+    /// What the workunit asks.
+    pub kind: WorkUnitKind,
+    /// The public known answer of the workunit, if there is one.
+    pub known_nodes: Option<u64>,
+}
+
+/// A newly issued lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// Lease/result id.
+    pub lease_id: u64,
+    /// Workunit.
+    pub workunit_id: u64,
+    /// What to compute.
+    pub kind: WorkUnitKind,
+    /// Deadline.
+    pub deadline_ms: i64,
+}
+
+/// An accepted result to store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    /// The result (its kind already checked against the workunit).
+    pub result: WorkResult,
+    /// Digest (already verified against the payload).
+    pub digest: Digest,
+    /// Wall time.
+    pub elapsed_ms: u64,
+    /// `name version` of the engine.
+    pub engine: String,
+}
+
+/// One row of a campaign table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableRow {
+    /// Workunit id.
+    pub workunit_id: u64,
+    /// Start position number.
+    pub sp: Option<u16>,
+    /// The start's number in the campaign's family, for families other than Chess960.
+    pub family_number: Option<u32>,
+    /// Shredder-FEN.
+    pub fen: String,
+    /// Depth.
+    pub depth: u32,
+    /// Canonical node count once valid.
+    pub nodes: Option<u64>,
+    /// `open`, `valid`, `failed`, or `reverifying` (validated once, reopened because a worker
+    /// that helped validate it was caught lying; no value until it is validated again).
+    pub status: String,
+    /// Results that agree with the canonical one.
+    pub agreeing_results: u32,
+    /// Canonical digest (hex) once valid.
+    pub digest: Option<String>,
+}
+
+/// One stored result (replica), for audits and tests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ResultRecord {
+    /// Id.
+    pub id: u64,
+    /// Workunit.
+    pub workunit_id: u64,
+    /// Worker.
+    pub worker_id: u64,
+    /// Replica state name.
+    pub state: String,
+    /// `pending`, `valid` or `invalid`.
+    pub outcome: String,
+    /// Node count when returned.
+    pub nodes: Option<u64>,
+    /// Digest (hex) when returned.
+    pub digest: Option<String>,
+}
+
+/// Progress of one campaign.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CampaignProgress {
+    /// The campaign.
+    pub campaign: Campaign,
+    /// Workunits in total.
+    pub total: u64,
+    /// Valid workunits.
+    pub valid: u64,
+    /// Failed workunits.
+    pub failed: u64,
+    /// Replicas waiting to be leased.
+    pub queued_replicas: u64,
+    /// Leases in progress.
+    pub in_flight: u64,
+    /// Sum of canonical node counts so far.
+    pub nodes_valid: u128,
+    /// Sum of node counts of all returned results (work done, including replicas).
+    pub nodes_computed: u128,
+}
+
+/// Worker counts for the status page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerSummary {
+    /// Registered workers.
+    pub registered: u64,
+    /// Seen in the last hour.
+    pub active_last_hour: u64,
+    /// Workers with lost votes, refused results or failed checks, worst first (at most 20).
+    pub marked: Vec<WorkerRecord>,
+    /// Trusted workers (earned or granted).
+    pub trusted: u64,
+    /// Every worker with its trust and checks, by id (the first 200).
+    pub list: Vec<WorkerRecord>,
+}
+
+/// A workunit waiting for the coordinator's own check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckRequest {
+    /// The workunit.
+    pub workunit_id: u64,
+    /// What to compute.
+    pub kind: WorkUnitKind,
+    /// A validated value drawn for the re-split cross-check ([`crate::trust::picks_resplit`]):
+    /// count its children one ply deeper, each on its own ([`crate::checker::resplit`]).
+    pub resplit: bool,
+}
+
+/// The coordinator's verdict on a workunit it was asked to check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckOutcome {
+    /// Computed: the digest (and node count) of the true result.
+    Verified {
+        /// The true result's digest.
+        digest: Digest,
+        /// Its node count (the cost of the check).
+        nodes: u64,
+    },
+    /// Too large for the check budget: left to trusted workers.
+    OverBudget,
+}
+
+/// What checking has cost, for the status page.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CheckCost {
+    /// Workunits the coordinator computed itself.
+    pub checks_run: u64,
+    /// Nodes it counted for them.
+    pub check_nodes: u64,
+    /// Checks skipped as over the node budget.
+    pub checks_over_budget: u64,
+    /// Checks waiting.
+    pub checks_waiting: u64,
+    /// Validated values re-split one ply deeper and recounted (the cross-check).
+    pub resplits_run: u64,
+    /// Of those, values the recount overturned (reopened; their workers failed a check).
+    pub resplits_overturned: u64,
+    /// Results returned for workunits that are valid now, per valid workunit (quorum plus the
+    /// extra replicas that disagreement and trust cost).
+    pub replicas_per_valid_workunit: f64,
+}
+
+/// What to do with one result of a batch, decided by the handler after checking it.
+#[derive(Clone, Debug)]
+pub enum Settlement {
+    /// A verified result: store it and run the transitioner.
+    Store {
+        /// The lease answered.
+        lease_id: u64,
+        /// The result.
+        submission: Submission,
+    },
+    /// A refused result: close the lease as an error and count it against the worker.
+    Refuse {
+        /// The lease answered.
+        lease_id: u64,
+        /// Why (kept with the replica).
+        reason: String,
+        /// A failed check (a wrong known answer, an implausibly fast result): evidence that
+        /// quarantines the worker at once, not a mere strike.
+        failed_check: bool,
+    },
+}
+
+/// One row of an analysis campaign table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AnalysisRow {
+    /// Workunit id.
+    pub workunit_id: u64,
+    /// Start position number.
+    pub sp: Option<u16>,
+    /// The start's number in the campaign's family, for families other than Chess960.
+    pub family_number: Option<u32>,
+    /// Shredder-FEN.
+    pub fen: String,
+    /// Search depth.
+    pub depth: u32,
+    /// `open`, `valid` or `failed`.
+    pub status: String,
+    /// Results that agree with the canonical one.
+    pub agreeing_results: u32,
+    /// The canonical result once valid.
+    pub result: Option<AnalysisResult>,
+}

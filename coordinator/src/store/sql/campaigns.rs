@@ -1,0 +1,293 @@
+//! Campaigns, their workunits, progress and tables.
+
+use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
+use crate::assembly::SplitUnit;
+use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
+use crate::scheduler::{self, QuorumPolicy, Transition};
+use crate::store::codes::{hex, kind_code, outcome_name, replica_state, u64_to_db};
+use crate::store::db::{Backend, params};
+use crate::store::{
+    AnalysisRow, Campaign, CampaignProgress, ResultRecord, StoreError, StoreResult, TableRow,
+};
+
+pub(super) fn create_campaign(
+    s: &impl Backend,
+    c: &NewCampaign,
+    now_ms: i64,
+) -> StoreResult<Campaign> {
+    let positions = c.positions_text();
+    let family_units = c.family_units().map_err(StoreError::Db)?;
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
+        let engine = c.analysis.map(|e| e.name().to_string());
+        let id = tx.query_one(
+            "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+            params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name()],
+        )?.i64(0)?;
+        let kind = kind_code(c.analysis);
+        let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
+        let needed = match scheduler::transition(QuorumPolicy { quorum: c.quorum, max_results: c.max_results }, &[]) {
+            Transition::Pending { needed } => needed,
+            _ => c.quorum,
+        };
+        // All workunits go in this one transaction through prepared statements: a campaign
+        // appears whole or not at all, and there is no per-unit commit.
+        for &sp in &c.positions {
+            let start = c960_common::StartPosition::new(u32::from(sp)).map_err(|e| StoreError::Db(e.to_string()))?;
+            if c.split_ply > 0 {
+                let sub_depth = c.depth - c.split_ply;
+                for node in c960_common::split::split(&start.position(), c.split_ply) {
+                    let moves: Vec<(&String, &u64)> = node.by_first_move.iter().collect();
+                    let moves = serde_json::to_string(&moves).map_err(|e| StoreError::Db(e.to_string()))?;
+                    tx.exec(
+                        "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, origin_sp, multiplicity, first_moves)
+                         VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9)",
+                        params![id, node.fen, sub_depth, c.quorum, c.max_results, needed, sp, u64_to_db(node.multiplicity), moves],
+                    )?;
+                }
+                continue;
+            }
+            let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
+            let known = if c.analysis.is_none() { crate::known::perft(sp, c.depth).map(u64_to_db) } else { None };
+            tx.exec(
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, known_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, known],
+            )?;
+        }
+        // Other families: the FEN is all a worker needs; the number is kept for exports.
+        for (number, fen) in &family_units {
+            tx.exec(
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, family_number) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![id, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, number],
+            )?;
+        }
+        // The counters the triggers keep from now on start from the units just inserted.
+        tx.exec(
+            "INSERT INTO campaign_counts (campaign_id, total, queued) SELECT ?1, COUNT(*), COALESCE(SUM(needed), 0) FROM workunits WHERE campaign_id = ?1",
+            params![id],
+        )?;
+        Ok(Campaign {
+            id: id as u64,
+            kind: c.kind_name().into(),
+            engine: engine.clone(),
+            split_ply: c.split_ply,
+            depth: c.depth,
+            quorum: c.quorum,
+            max_results: c.max_results,
+            positions: positions.clone(),
+            family: c.family.name().to_string(),
+        })
+    })
+}
+
+pub(super) fn find_campaign(s: &impl Backend, c: &NewCampaign) -> StoreResult<Option<Campaign>> {
+    s.with_conn(&mut |tx| {
+        tx.query_opt(
+            &format!(
+                "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
+                 AND max_results = ?3 AND positions = ?4 AND engine IS NOT DISTINCT FROM CAST(?6 AS TEXT) AND split_ply = ?7
+                 AND family = ?8 ORDER BY id LIMIT 1"
+            ),
+            params![
+                c.depth,
+                c.quorum,
+                c.max_results,
+                c.positions_text(),
+                c.kind_name(),
+                c.analysis.map(|e| e.name()),
+                c.split_ply,
+                c.family.name()
+            ],
+        )?
+        .as_ref()
+        .map(campaign_row)
+        .transpose()
+    })
+}
+
+fn campaigns_in(tx: Tx) -> StoreResult<Vec<Campaign>> {
+    tx.query(
+        &format!("SELECT {CAMPAIGN_COLS} FROM campaigns ORDER BY id"),
+        params![],
+    )?
+    .iter()
+    .map(campaign_row)
+    .collect()
+}
+
+pub(super) fn campaigns(s: &impl Backend) -> StoreResult<Vec<Campaign>> {
+    s.with_reader(&mut campaigns_in)
+}
+
+pub(super) fn workunit_exists(s: &impl Backend, workunit_id: u64) -> StoreResult<bool> {
+    s.with_conn(&mut |tx| {
+        Ok(tx
+            .query_opt(
+                "SELECT 1 FROM workunits WHERE id = ?1",
+                params![u64_to_db(workunit_id)],
+            )?
+            .is_some())
+    })
+}
+
+pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
+    let campaigns = campaigns(s)?;
+    let split = |hi: i64, lo: i64| (i128::from(hi) * (1 << 32) + i128::from(lo)).max(0) as u128;
+    s.with_conn(&mut |tx| {
+        let mut out = Vec::with_capacity(campaigns.len());
+        for c in &campaigns {
+            let r = tx
+                .query_opt(
+                    "SELECT total, valid, failed, queued, in_flight, nodes_valid_hi, nodes_valid_lo, nodes_computed_hi, nodes_computed_lo
+                     FROM campaign_counts WHERE campaign_id = ?1",
+                    params![u64_to_db(c.id)],
+                )?
+                .ok_or_else(|| StoreError::Db(format!("campaign {} has no counters", c.id)))?;
+            out.push(CampaignProgress {
+                campaign: c.clone(),
+                total: r.u64(0)?,
+                valid: r.u64(1)?,
+                failed: r.u64(2)?,
+                queued_replicas: r.u64(3)?,
+                in_flight: r.u64(4)?,
+                nodes_valid: split(r.i64(5)?, r.i64(6)?),
+                nodes_computed: split(r.i64(7)?, r.i64(8)?),
+            });
+        }
+        Ok(out)
+    })
+}
+
+pub(super) fn table(s: &impl Backend, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
+    s.with_reader(&mut |tx| {
+        let campaign = campaign_by_id(tx, campaign_id)?;
+        let rows = tx
+            .query(
+                "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
+                        CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
+                        (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                        w.family_number
+                 FROM workunits w WHERE w.campaign_id = ?1
+                 ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
+                params![u64_to_db(campaign_id)],
+            )?
+            .iter()
+            .map(|r| {
+                let state = r.i64(5)?;
+                Ok(TableRow {
+                    workunit_id: r.u64(0)?,
+                    sp: r.opt_i64(1)?.map(|n| n as u16),
+                    family_number: r.opt_i64(8)?.map(|n| n as u32),
+                    fen: r.text(2)?,
+                    depth: r.i64(3)? as u32,
+                    nodes: if state == 1 {
+                        r.opt_i64(4)?.map(|n| n as u64)
+                    } else {
+                        None
+                    },
+                    status: match state {
+                        0 => "open",
+                        1 => "valid",
+                        // Reopened because a worker that helped validate it was caught lying.
+                        3 => "reverifying",
+                        _ => "failed",
+                    }
+                    .into(),
+                    agreeing_results: r.i64(7)? as u32,
+                    digest: r.opt_blob(6)?.map(|d| hex(&d)),
+                })
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok((campaign, rows))
+    })
+}
+
+pub(super) fn visit_split_units(
+    s: &impl Backend,
+    campaign_id: u64,
+    visit: &mut dyn FnMut(SplitUnit),
+) -> StoreResult<Campaign> {
+    s.with_reader(&mut |tx| {
+        let campaign = campaign_by_id(tx, campaign_id)?;
+        super::reads::visit_split_units_of(tx, campaign_id, 0, u16::MAX, visit)?;
+        Ok(campaign)
+    })
+}
+
+pub(super) fn analysis_table(
+    s: &impl Backend,
+    campaign_id: u64,
+) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
+    s.with_reader(&mut |tx| {
+        let campaign = campaign_by_id(tx, campaign_id)?;
+        let rows = tx
+            .query(
+                "SELECT w.id, w.sp, w.fen, w.depth, w.state,
+                        (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                        (SELECT payload FROM results r WHERE r.id = w.canonical_result_id),
+                        w.family_number
+                 FROM workunits w WHERE w.campaign_id = ?1
+                 ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
+                params![u64_to_db(campaign_id)],
+            )?
+            .iter()
+            .map(|r| {
+                let state = r.i64(4)?;
+                let payload = r.opt_text(6)?.filter(|_| state == 1);
+                Ok(AnalysisRow {
+                    workunit_id: r.u64(0)?,
+                    sp: r.opt_i64(1)?.map(|n| n as u16),
+                    family_number: r.opt_i64(7)?.map(|n| n as u32),
+                    fen: r.text(2)?,
+                    depth: r.i64(3)? as u32,
+                    status: match state {
+                        0 => "open",
+                        1 => "valid",
+                        _ => "failed",
+                    }
+                    .into(),
+                    agreeing_results: r.i64(5)? as u32,
+                    result: payload
+                        .map(|p| serde_json::from_str(&p))
+                        .transpose()
+                        .map_err(|e| StoreError::Db(e.to_string()))?,
+                })
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok((campaign, rows))
+    })
+}
+
+pub(super) fn results(s: &impl Backend, workunit_id: u64) -> StoreResult<Vec<ResultRecord>> {
+    s.with_conn(&mut |tx| {
+        tx.query(
+            "SELECT id, workunit_id, worker_id, state, outcome, nodes, digest FROM results WHERE workunit_id = ?1 ORDER BY id",
+            params![u64_to_db(workunit_id)],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(ResultRecord {
+                id: r.u64(0)?,
+                workunit_id: r.u64(1)?,
+                worker_id: r.u64(2)?,
+                state: replica_state(r.i64(3)?).name().into(),
+                outcome: outcome_name(r.i64(4)?).into(),
+                nodes: r.opt_i64(5)?.map(|n| n as u64),
+                digest: r.opt_blob(6)?.map(|d| hex(&d)),
+            })
+        })
+        .collect()
+    })
+}
+
+pub(super) fn visit_split_units_of(
+    s: &impl Backend,
+    campaign_id: u64,
+    first_sp: u16,
+    last_sp: u16,
+    visit: &mut dyn FnMut(SplitUnit),
+) -> StoreResult<()> {
+    s.with_conn(&mut |tx| {
+        super::reads::visit_split_units_of(tx, campaign_id, first_sp, last_sp, visit)
+    })
+}

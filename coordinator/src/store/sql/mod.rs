@@ -1,0 +1,314 @@
+//! The store's logic, written once against [`crate::store::db`] and run by every backend: the
+//! [`Store`] trait is implemented here for every [`Backend`].
+//!
+//! - [`campaigns`]: campaigns, their workunits, progress and tables.
+//! - [`workers`]: registration, trust, integrity settings, checks, bans.
+//! - [`leases`]: assignment, results, refusals, expiry.
+//! - [`transition`]: the transitioner and check grading inside a transaction.
+//! - [`quarantine`]: voiding a caught worker's results (see [`crate::quarantine`]).
+//! - [`reads`]: the public pages' read-only queries (see [`crate::reads`]).
+//!
+//! Where several coordinators share one PostgreSQL database the decisions lock the rows they
+//! decide on ([`crate::store::db::Dialect`]): the worker's row when it is assigned work, the
+//! workunits picked (`FOR UPDATE SKIP LOCKED`), a workunit's row before the transitioner
+//! runs, a lease's row before it is answered.
+
+mod campaigns;
+mod leases;
+mod quarantine;
+mod reads;
+mod transition;
+mod workers;
+
+use c960_common::wire::Capabilities;
+
+use super::codes::{trust_level, u64_to_db};
+use super::db::{Backend, Conn, Row, params};
+use super::{
+    AnalysisRow, Campaign, CampaignProgress, CheckCost, CheckOutcome, CheckRequest, Lease,
+    LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow, WorkerRecord,
+    WorkerSummary,
+};
+use crate::assembly::SplitUnit;
+use crate::campaign::NewCampaign;
+use crate::trust::Integrity;
+
+/// The connection a piece of logic runs on (inside its transaction where it writes).
+pub(crate) type Tx<'a> = &'a dyn Conn;
+
+/// The columns [`worker_row`] reads.
+const WORKER_COLS: &str = "id, name, key_hash, lost_votes, refused, valid, banned, quarantined_ms IS NOT NULL, trusted, checks_passed, checks_failed";
+
+/// A [`WorkerRecord`] from a row of [`WORKER_COLS`].
+fn worker_row(r: &Row) -> StoreResult<WorkerRecord> {
+    Ok(WorkerRecord {
+        id: r.u64(0)?,
+        name: r.text(1)?,
+        key_hash: r.blob(2)?,
+        lost_votes: r.u64(3)?,
+        refused: r.u64(4)?,
+        valid: r.u64(5)?,
+        banned: r.bool(6)?,
+        quarantined: r.bool(7)?,
+        trust: trust_level(r.i64(8)?).name().into(),
+        checks_passed: r.u64(9)?,
+        checks_failed: r.u64(10)?,
+    })
+}
+
+/// A worker by id.
+fn worker_in(tx: Tx, id: u64) -> StoreResult<Option<WorkerRecord>> {
+    tx.query_opt(
+        &format!("SELECT {WORKER_COLS} FROM workers WHERE id = ?1"),
+        params![u64_to_db(id)],
+    )?
+    .as_ref()
+    .map(worker_row)
+    .transpose()
+}
+
+/// The columns [`campaign_row`] reads.
+const CAMPAIGN_COLS: &str =
+    "id, kind, depth, quorum, max_results, positions, engine, split_ply, family";
+
+/// A [`Campaign`] from a row of [`CAMPAIGN_COLS`].
+fn campaign_row(r: &Row) -> StoreResult<Campaign> {
+    Ok(Campaign {
+        id: r.u64(0)?,
+        kind: r.text(1)?,
+        depth: r.i64(2)? as u32,
+        quorum: r.i64(3)? as u32,
+        max_results: r.i64(4)? as u32,
+        positions: r.text(5)?,
+        engine: r.opt_text(6)?,
+        split_ply: r.i64(7)? as u32,
+        family: r.text(8)?,
+    })
+}
+
+/// The campaign `campaign_id`, or [`StoreError::UnknownCampaign`].
+fn campaign_by_id(tx: Tx, campaign_id: u64) -> StoreResult<Campaign> {
+    tx.query_opt(
+        &format!("SELECT {CAMPAIGN_COLS} FROM campaigns WHERE id = ?1"),
+        params![u64_to_db(campaign_id)],
+    )?
+    .as_ref()
+    .map(campaign_row)
+    .transpose()?
+    .ok_or(StoreError::UnknownCampaign(campaign_id))
+}
+
+impl<B: Backend> Store for B {
+    fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign> {
+        campaigns::create_campaign(self, c, now_ms)
+    }
+
+    fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>> {
+        campaigns::find_campaign(self, c)
+    }
+
+    fn campaigns(&self) -> StoreResult<Vec<Campaign>> {
+        campaigns::campaigns(self)
+    }
+
+    fn register_worker_from(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        now_ms: i64,
+    ) -> StoreResult<u64> {
+        workers::register_worker_from(self, name, key_hash, engine, block, now_ms)
+    }
+
+    fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord> {
+        workers::set_trust(self, worker_id, trusted)
+    }
+
+    fn set_integrity(&self, integrity: &Integrity) -> StoreResult<()> {
+        workers::set_integrity(self, integrity)
+    }
+
+    fn checks_wanted(&self, limit: usize) -> StoreResult<Vec<CheckRequest>> {
+        workers::checks_wanted(self, limit)
+    }
+
+    fn record_check(
+        &self,
+        workunit_id: u64,
+        outcome: &CheckOutcome,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        workers::record_check(self, workunit_id, outcome, now_ms)
+    }
+
+    fn check_cost(&self) -> StoreResult<CheckCost> {
+        workers::check_cost(self)
+    }
+
+    fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
+        self.with_tx(&mut |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            quarantine::overturn(tx, workunit_id, truth, now_ms)
+        })
+    }
+
+    fn register_worker_with_token(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        token_id: u64,
+        token_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<u64> {
+        self.with_tx(&mut |tx| {
+            crate::enrolment::spend(tx, token_id, token_hash)?;
+            let id = workers::insert_worker(tx, name, key_hash, engine, block, now_ms)?;
+            crate::enrolment::mark_enrolled(tx, id, token_id)?;
+            Ok(id)
+        })
+    }
+
+    fn mint_enrolment_token(
+        &self,
+        name: &str,
+        cap: u64,
+        secret_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken> {
+        self.with_tx(&mut |tx| crate::enrolment::mint(tx, name, cap, secret_hash, now_ms))
+    }
+
+    fn revoke_enrolment_token(
+        &self,
+        id: u64,
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken> {
+        self.with_tx(&mut |tx| crate::enrolment::revoke(tx, id, now_ms))
+    }
+
+    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>> {
+        self.with_reader(&mut |tx| crate::enrolment::list(tx))
+    }
+
+    fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>> {
+        workers::worker(self, id)
+    }
+
+    fn assign_from(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        now_ms: i64,
+        lease_ms: i64,
+        max_units: u32,
+        lease_cap: u64,
+        block: Option<&str>,
+    ) -> StoreResult<Vec<Lease>> {
+        leases::assign_from(
+            self, worker_id, accepts, now_ms, lease_ms, max_units, lease_cap, block,
+        )
+    }
+
+    fn leases(&self, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
+        leases::leases(self, lease_ids)
+    }
+
+    fn workunit_exists(&self, workunit_id: u64) -> StoreResult<bool> {
+        campaigns::workunit_exists(self, workunit_id)
+    }
+
+    fn settle(
+        &self,
+        worker_id: u64,
+        settlements: &[Settlement],
+        now_ms: i64,
+    ) -> StoreResult<Vec<StoreResult<()>>> {
+        leases::settle(self, worker_id, settlements, now_ms)
+    }
+
+    fn fail(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()> {
+        leases::fail(self, worker_id, lease_id, reason, now_ms)
+    }
+
+    fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()> {
+        leases::abandon(self, worker_id, lease_id, now_ms)
+    }
+
+    fn expire_leases(&self, now_ms: i64) -> StoreResult<u64> {
+        leases::expire_leases(self, now_ms)
+    }
+
+    fn release_all_leases(&self, now_ms: i64) -> StoreResult<u64> {
+        leases::release_all_leases(self, now_ms)
+    }
+
+    fn progress(&self) -> StoreResult<Vec<CampaignProgress>> {
+        campaigns::progress(self)
+    }
+
+    fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary> {
+        workers::worker_summary(self, now_ms)
+    }
+
+    fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
+        campaigns::table(self, campaign_id)
+    }
+
+    fn visit_split_units(
+        &self,
+        campaign_id: u64,
+        visit: &mut dyn FnMut(SplitUnit),
+    ) -> StoreResult<Campaign> {
+        campaigns::visit_split_units(self, campaign_id, visit)
+    }
+
+    fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
+        campaigns::analysis_table(self, campaign_id)
+    }
+
+    fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>> {
+        campaigns::results(self, workunit_id)
+    }
+
+    fn set_max_strikes(&self, max_strikes: u64) -> StoreResult<()> {
+        workers::set_max_strikes(self, max_strikes)
+    }
+
+    fn open_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
+        leases::open_leases(self, worker_id, now_ms)
+    }
+
+    fn set_banned(&self, worker_id: u64, banned: bool, now_ms: i64) -> StoreResult<WorkerRecord> {
+        workers::set_banned(self, worker_id, banned, now_ms)
+    }
+
+    fn standings(
+        &self,
+        q: &crate::reads::StandingsQuery,
+    ) -> StoreResult<Vec<crate::reads::WorkerStanding>> {
+        workers::standings(self, q)
+    }
+
+    fn worker_history(
+        &self,
+        worker_id: u64,
+        recent_since_ms: i64,
+        limit: u64,
+    ) -> StoreResult<Option<crate::reads::WorkerHistory>> {
+        workers::worker_history(self, worker_id, recent_since_ms, limit)
+    }
+
+    fn visit_split_units_of(
+        &self,
+        campaign_id: u64,
+        first_sp: u16,
+        last_sp: u16,
+        visit: &mut dyn FnMut(SplitUnit),
+    ) -> StoreResult<()> {
+        campaigns::visit_split_units_of(self, campaign_id, first_sp, last_sp, visit)
+    }
+}

@@ -1,0 +1,296 @@
+//! Workers: registration, trust, integrity settings, the coordinator's checks, bans.
+
+use super::transition::{bump_setting, retransition};
+use super::{WORKER_COLS, worker_in, worker_row};
+use crate::store::codes::{trust_code, u64_to_db};
+use crate::store::db::{Backend, params};
+use crate::store::{
+    CheckCost, CheckOutcome, CheckRequest, StoreError, StoreResult, WorkerRecord, WorkerSummary,
+};
+use crate::trust::{Integrity, TrustLevel};
+
+/// Sets a value in the settings table.
+const SET_SETTING: &str = "INSERT INTO settings (key, value) VALUES (?1, ?2)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+pub(super) fn register_worker_from(
+    s: &impl Backend,
+    name: &str,
+    key_hash: &[u8],
+    engine: &str,
+    block: Option<&str>,
+    now_ms: i64,
+) -> StoreResult<u64> {
+    s.with_tx(&mut |tx| insert_worker(tx, name, key_hash, engine, block, now_ms))
+}
+
+/// Inserts a worker row; returns its id.
+pub(crate) fn insert_worker(
+    tx: super::Tx,
+    name: &str,
+    key_hash: &[u8],
+    engine: &str,
+    block: Option<&str>,
+    now_ms: i64,
+) -> StoreResult<u64> {
+    let now_ms = tx.now_ms(now_ms)?;
+    tx.query_one(
+        "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms, reg_block, last_block) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5) RETURNING id",
+        params![name, key_hash, engine, now_ms, block],
+    )?
+    .u64(0)
+}
+
+pub(super) fn set_trust(
+    s: &impl Backend,
+    worker_id: u64,
+    trusted: bool,
+) -> StoreResult<WorkerRecord> {
+    s.with_tx(&mut |tx| {
+        let level = if trusted {
+            TrustLevel::Operator
+        } else {
+            TrustLevel::Untrusted
+        };
+        let changed = tx.exec(
+            "UPDATE workers SET trusted = ?2 WHERE id = ?1",
+            params![u64_to_db(worker_id), trust_code(level)],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::UnknownWorker(worker_id));
+        }
+        worker_in(tx, worker_id)?.ok_or(StoreError::UnknownWorker(worker_id))
+    })
+}
+
+pub(super) fn set_integrity(s: &impl Backend, integrity: &Integrity) -> StoreResult<()> {
+    s.with_tx(&mut |tx| {
+        for (k, v) in integrity.to_settings() {
+            tx.exec(SET_SETTING, params![k, u64_to_db(v)])?;
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn checks_wanted(s: &impl Backend, limit: usize) -> StoreResult<Vec<CheckRequest>> {
+    s.with_conn(&mut |tx| {
+        tx.query(
+            "SELECT * FROM (SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, 0 AS resplit FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1) AS checks
+             UNION ALL
+             SELECT * FROM (SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, 1 AS resplit FROM workunits w WHERE w.check_state = 4 ORDER BY w.id LIMIT ?1) AS resplits",
+            params![limit as i64],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(CheckRequest {
+                workunit_id: r.u64(0)?,
+                kind: super::leases::workunit_kind(r, 1)?,
+                resplit: r.bool(6)?,
+            })
+        })
+        .collect()
+    })
+}
+
+pub(super) fn record_check(
+    s: &impl Backend,
+    workunit_id: u64,
+    outcome: &CheckOutcome,
+    now_ms: i64,
+) -> StoreResult<()> {
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
+        if record_resplit(tx, workunit_id, outcome, now_ms)? {
+            return Ok(());
+        }
+        match outcome {
+            CheckOutcome::Verified { digest, nodes } => {
+                tx.exec(
+                    "UPDATE workunits SET check_state = 2, verified_digest = ?2 WHERE id = ?1",
+                    params![u64_to_db(workunit_id), digest],
+                )?;
+                bump_setting(tx, "checks_run", 1)?;
+                bump_setting(tx, "check_nodes", *nodes)?;
+            }
+            CheckOutcome::OverBudget => {
+                tx.exec(
+                    "UPDATE workunits SET check_state = 3 WHERE id = ?1",
+                    params![u64_to_db(workunit_id)],
+                )?;
+                bump_setting(tx, "checks_over_budget", 1)?;
+            }
+        }
+        retransition(tx, workunit_id, now_ms)
+    })
+}
+
+/// Records the outcome of a re-split cross-check (a workunit in `check_state` 4; `false` for
+/// any other check): a recount that agrees with the canonical digest marks it done; one that
+/// does not overturns the value ([`super::quarantine::overturn`]): it is reopened, the workers
+/// behind it fail a check, and those who had told the truth get their standing back.
+fn record_resplit(
+    tx: super::Tx,
+    workunit_id: u64,
+    outcome: &CheckOutcome,
+    now_ms: i64,
+) -> StoreResult<bool> {
+    let Some(row) = tx.query_opt(
+        "SELECT check_state, state, canonical_digest FROM workunits WHERE id = ?1",
+        params![u64_to_db(workunit_id)],
+    )?
+    else {
+        return Ok(false);
+    };
+    if row.i64(0)? != 4 {
+        return Ok(false);
+    }
+    let (state, canonical) = (row.i64(1)?, row.opt_blob(2)?);
+    tx.exec(
+        "UPDATE workunits SET check_state = 5 WHERE id = ?1",
+        params![u64_to_db(workunit_id)],
+    )?;
+    let CheckOutcome::Verified { digest, nodes } = outcome else {
+        bump_setting(tx, "checks_over_budget", 1)?;
+        return Ok(true);
+    };
+    bump_setting(tx, "resplits_run", 1)?;
+    bump_setting(tx, "check_nodes", *nodes)?;
+    if state == 1 && canonical.as_deref() == Some(&digest[..]) {
+        return Ok(true);
+    }
+    bump_setting(tx, "resplits_overturned", 1)?;
+    super::quarantine::overturn(tx, workunit_id, digest, now_ms)?;
+    Ok(true)
+}
+
+pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
+    s.with_conn(&mut |tx| {
+        let get = |key: &str| -> StoreResult<u64> {
+            tx.query_opt("SELECT value FROM settings WHERE key = ?1", params![key])?
+                .map_or(Ok(0), |r| r.u64(0))
+        };
+        let waiting = tx
+            .query_one(
+                "SELECT COUNT(*) FROM workunits WHERE check_state = 1",
+                params![],
+            )?
+            .u64(0)?;
+        let valid = tx
+            .query_one(
+                "SELECT CAST(COALESCE(SUM(valid), 0) AS BIGINT) FROM campaign_counts",
+                params![],
+            )?
+            .i64(0)?;
+        let returned = get("results_returned")?;
+        Ok(CheckCost {
+            checks_run: get("checks_run")?,
+            check_nodes: get("check_nodes")?,
+            checks_over_budget: get("checks_over_budget")?,
+            checks_waiting: waiting,
+            resplits_run: get("resplits_run")?,
+            resplits_overturned: get("resplits_overturned")?,
+            replicas_per_valid_workunit: if valid > 0 {
+                returned as f64 / valid as f64
+            } else {
+                0.0
+            },
+        })
+    })
+}
+
+pub(super) fn worker(s: &impl Backend, id: u64) -> StoreResult<Option<WorkerRecord>> {
+    s.with_conn(&mut |tx| worker_in(tx, id))
+}
+
+pub(super) fn worker_summary(s: &impl Backend, now_ms: i64) -> StoreResult<WorkerSummary> {
+    s.with_conn(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
+        let r = tx.query_one(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN last_seen_ms >= ?1 THEN 1 ELSE 0 END), 0) AS BIGINT) FROM workers",
+            params![now_ms - 3_600_000],
+        )?;
+        let (registered, active) = (r.u64(0)?, r.u64(1)?);
+        let marked = tx
+            .query(
+                &format!(
+                    "SELECT {WORKER_COLS} FROM workers
+                     WHERE lost_votes + refused + checks_failed > 0 OR banned != 0 OR quarantined_ms IS NOT NULL
+                     ORDER BY banned DESC, quarantined_ms IS NOT NULL DESC, checks_failed + refused DESC, lost_votes DESC, id LIMIT 20"
+                ),
+                params![],
+            )?
+            .iter()
+            .map(worker_row)
+            .collect::<StoreResult<_>>()?;
+        let trusted = tx
+            .query_one("SELECT COUNT(*) FROM workers WHERE trusted != 0", params![])?
+            .u64(0)?;
+        let list = tx
+            .query(
+                &format!("SELECT {WORKER_COLS} FROM workers ORDER BY id LIMIT 200"),
+                params![],
+            )?
+            .iter()
+            .map(worker_row)
+            .collect::<StoreResult<_>>()?;
+        Ok(WorkerSummary {
+            registered,
+            active_last_hour: active,
+            marked,
+            trusted,
+            list,
+        })
+    })
+}
+
+pub(super) fn set_max_strikes(s: &impl Backend, max_strikes: u64) -> StoreResult<()> {
+    s.with_tx(&mut |tx| {
+        tx.exec(SET_SETTING, params!["max_strikes", u64_to_db(max_strikes)])?;
+        Ok(())
+    })
+}
+
+pub(super) fn set_banned(
+    s: &impl Backend,
+    worker_id: u64,
+    banned: bool,
+    now_ms: i64,
+) -> StoreResult<WorkerRecord> {
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
+        let changed = if banned {
+            tx.exec(
+                "UPDATE workers SET banned = 1 WHERE id = ?1",
+                params![u64_to_db(worker_id)],
+            )?
+        } else {
+            tx.exec(
+                "UPDATE workers SET banned = 0, quarantined_ms = NULL, lost_votes = 0, refused = 0 WHERE id = ?1",
+                params![u64_to_db(worker_id)],
+            )?
+        };
+        if changed == 0 {
+            return Err(StoreError::UnknownWorker(worker_id));
+        }
+        if banned {
+            super::quarantine::quarantine(tx, worker_id, now_ms)?;
+        }
+        worker_in(tx, worker_id)?.ok_or(StoreError::UnknownWorker(worker_id))
+    })
+}
+
+pub(super) fn standings(
+    s: &impl Backend,
+    q: &crate::reads::StandingsQuery,
+) -> StoreResult<Vec<crate::reads::WorkerStanding>> {
+    s.with_conn(&mut |tx| super::reads::standings(tx, q))
+}
+
+pub(super) fn worker_history(
+    s: &impl Backend,
+    worker_id: u64,
+    recent_since_ms: i64,
+    limit: u64,
+) -> StoreResult<Option<crate::reads::WorkerHistory>> {
+    s.with_conn(&mut |tx| super::reads::worker_history(tx, worker_id, recent_since_ms, limit))
+}

@@ -1,0 +1,560 @@
+//! The SQLite store's own tests (its files, its connections, its migrations).
+
+use super::*;
+use crate::campaign::NewCampaign;
+use crate::store::codes::db_to_u64;
+use crate::store::{Campaign, CheckOutcome, Store, StoreError, Submission};
+use crate::trust::Integrity;
+use c960_common::wire::Capabilities;
+use c960_common::wire::{PerftResult, WorkResult};
+use std::collections::BTreeSet;
+
+const ALL: Capabilities = Capabilities {
+    perft: true,
+    builtin_analysis: true,
+    uci_analysis: true,
+};
+
+fn store() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+    (dir, s)
+}
+
+fn sub(nodes: u64, tag: u8) -> Submission {
+    Submission {
+        result: WorkResult::Perft(PerftResult {
+            nodes,
+            divide: vec![],
+        }),
+        digest: [tag; 32],
+        elapsed_ms: 1,
+        engine: "test 0".into(),
+    }
+}
+
+#[test]
+fn disagreement_up_to_the_cap_fails_the_workunit() {
+    let (_d, s) = store();
+    let c = s
+        .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
+        .unwrap();
+    let w: Vec<u64> = (0..4)
+        .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+        .collect();
+    let l0 = s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap();
+    assert_eq!(
+        s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap(),
+        l0,
+        "fetching again hands back the open lease, never a second replica"
+    );
+    let l1 = s.assign(w[1], &ALL, 1, 1000).unwrap().unwrap();
+    assert!(
+        s.assign(w[2], &ALL, 1, 1000).unwrap().is_none(),
+        "more replicas than the quorum"
+    );
+    s.submit(w[0], l0.lease_id, &sub(400, 1), 2).unwrap();
+    s.submit(w[1], l1.lease_id, &sub(401, 2), 2).unwrap();
+    let l2 = s
+        .assign(w[2], &ALL, 3, 1000)
+        .unwrap()
+        .expect("disagreement sends one more");
+    s.submit(w[2], l2.lease_id, &sub(402, 3), 4).unwrap();
+    assert!(
+        s.assign(w[3], &ALL, 5, 1000).unwrap().is_none(),
+        "cap reached"
+    );
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("failed", None));
+    assert!(matches!(
+        s.submit(w[0], l0.lease_id, &sub(400, 1), 6),
+        Err(StoreError::LeaseClosed(..))
+    ));
+}
+
+#[test]
+fn expired_lease_is_reissued_and_late_result_refused() {
+    let (_d, s) = store();
+    let c = s
+        .create_campaign(&NewCampaign::new(2, 2, None, vec![0]).unwrap(), 0)
+        .unwrap();
+    let w: Vec<u64> = (0..3)
+        .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+        .collect();
+    let l0 = s.assign(w[0], &ALL, 0, 100).unwrap().unwrap();
+    let l1 = s.assign(w[1], &ALL, 0, 100).unwrap().unwrap();
+    assert!(s.assign(w[2], &ALL, 50, 100).unwrap().is_none());
+    let l2 = s
+        .assign(w[2], &ALL, 101, 100)
+        .unwrap()
+        .expect("expired replicas are reissued");
+    assert!(matches!(
+        s.submit(w[0], l0.lease_id, &sub(400, 1), 102),
+        Err(StoreError::LeaseExpired(_))
+    ));
+    // The expired holder may take it up again (it never returned a result).
+    let again = s.assign(w[0], &ALL, 103, 100).unwrap().unwrap();
+    assert_eq!(again.workunit_id, l0.workunit_id);
+    s.submit(w[2], l2.lease_id, &sub(400, 1), 104).unwrap();
+    s.submit(w[0], again.lease_id, &sub(400, 1), 105).unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(
+        (
+            rows[0].status.as_str(),
+            rows[0].nodes,
+            rows[0].agreeing_results
+        ),
+        ("valid", Some(400), 2)
+    );
+    assert!(
+        s.results(l1.workunit_id)
+            .unwrap()
+            .iter()
+            .any(|r| r.id == l1.lease_id && r.state == "expired")
+    );
+    assert_eq!(s.worker(w[0]).unwrap().unwrap().valid, 1);
+}
+
+#[test]
+fn reopening_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let s = SqliteStore::open(&path).unwrap();
+    let spec = NewCampaign::new(1, 1, None, vec![1, 2]).unwrap();
+    let c = s.create_campaign(&spec, 0).unwrap();
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    let l = s.assign(w, &ALL, 0, 100).unwrap().unwrap();
+    s.submit(w, l.lease_id, &sub(20, 9), 1).unwrap();
+    drop(s);
+    let s = SqliteStore::open(&path).unwrap();
+    assert_eq!(s.find_campaign(&spec).unwrap(), Some(c.clone()));
+    let p = &s.progress().unwrap()[0];
+    assert_eq!((p.total, p.valid, p.nodes_valid), (2, 1, 20));
+}
+
+/// The progress of every campaign by scanning the tables: what the counters must equal.
+fn recount(s: &SqliteStore) -> Vec<(u64, u64, u64, u64, u64, u128, u128)> {
+    let conn = s.lock().unwrap();
+    let ids: Vec<i64> = conn
+        .prepare("SELECT id FROM campaigns ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    ids.into_iter()
+        .map(|id| {
+            let q = |sql: &str| -> i64 { conn.query_row(sql, [id], |r| r.get(0)).unwrap() };
+            let nodes = |sql: &str| -> u128 {
+                conn.prepare(sql)
+                    .unwrap()
+                    .query_map([id], |r| r.get::<_, i64>(0))
+                    .unwrap()
+                    .map(|n| u128::from(db_to_u64(n.unwrap())))
+                    .sum()
+            };
+            (
+                q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1") as u64,
+                q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1 AND state = 1") as u64,
+                q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1 AND state = 2") as u64,
+                q("SELECT COALESCE(SUM(needed), 0) FROM workunits WHERE campaign_id = ?1 AND state = 0") as u64,
+                q("SELECT COUNT(*) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = ?1 AND r.state = 0") as u64,
+                nodes("SELECT nodes FROM workunits WHERE campaign_id = ?1 AND state = 1"),
+                nodes("SELECT r.nodes FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = ?1 AND r.state = 1"),
+            )
+        })
+        .collect()
+}
+
+fn counters(s: &SqliteStore) -> Vec<(u64, u64, u64, u64, u64, u128, u128)> {
+    s.progress()
+        .unwrap()
+        .into_iter()
+        .map(|p| {
+            (
+                p.total,
+                p.valid,
+                p.failed,
+                p.queued_replicas,
+                p.in_flight,
+                p.nodes_valid,
+                p.nodes_computed,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn progress_counters_equal_a_full_recount_through_every_transition() {
+    let (_d, s) = store();
+    s.create_campaign(
+        &NewCampaign::new(2, 2, Some(3), vec![0, 1, 2, 518]).unwrap(),
+        0,
+    )
+    .unwrap();
+    s.create_campaign(&NewCampaign::new(3, 1, None, vec![5]).unwrap(), 0)
+        .unwrap();
+    assert_eq!(counters(&s), recount(&s));
+    let w: Vec<u64> = (0..4)
+        .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+        .collect();
+    // Node counts above 2^32 and 2^40 exercise the split of the sums.
+    let big = (1u64 << 40) + 12_345;
+    let a = s.assign_batch(w[0], &ALL, 1, 1000, 8, 0).unwrap();
+    let b = s.assign_batch(w[1], &ALL, 1, 1000, 8, 0).unwrap();
+    assert_eq!(counters(&s), recount(&s));
+    for (i, l) in a.iter().enumerate() {
+        s.submit(w[0], l.lease_id, &sub(big + i as u64, i as u8), 2)
+            .unwrap();
+    }
+    assert_eq!(counters(&s), recount(&s));
+    // Worker 1 agrees on some, disagrees on one, refuses one and abandons one.
+    for (i, l) in b.iter().enumerate() {
+        match i {
+            0 => s.submit(w[1], l.lease_id, &sub(big, 0), 3).unwrap(),
+            1 => s.submit(w[1], l.lease_id, &sub(7, 99), 3).unwrap(),
+            2 => s.refuse(w[1], l.lease_id, "digest mismatch", 3).unwrap(),
+            _ => s.abandon(w[1], l.lease_id, 3).unwrap(),
+        }
+    }
+    assert_eq!(counters(&s), recount(&s));
+    // A lease that expires, and a ban that reopens what the banned worker validated.
+    let c = s.assign_batch(w[2], &ALL, 4, 10, 8, 0).unwrap();
+    assert!(!c.is_empty());
+    s.expire_leases(100).unwrap();
+    assert_eq!(counters(&s), recount(&s));
+    s.set_banned(w[1], true, 101).unwrap();
+    assert_eq!(counters(&s), recount(&s));
+    let p = s.progress().unwrap();
+    assert!(
+        p.iter()
+            .any(|p| p.valid > 0 || p.nodes_computed > u128::from(big))
+    );
+    // Reopening keeps the counters too.
+    drop(p);
+    let path = _d.path().join("t.db");
+    drop(s);
+    let s = SqliteStore::open(&path).unwrap();
+    assert_eq!(counters(&s), recount(&s));
+    // A database from before the counters (schema 4) gets them filled in by the migration.
+    s.lock()
+        .unwrap()
+        .execute_batch(
+            "DROP TRIGGER workunit_counts; DROP TRIGGER result_issued; DROP TRIGGER result_counts;
+             DROP TABLE campaign_counts;
+             DROP INDEX workers_last_block; DROP INDEX workunits_checks; DROP INDEX workunits_resplits;
+             ALTER TABLE workers DROP COLUMN trusted; ALTER TABLE workers DROP COLUMN checks_passed;
+             ALTER TABLE workers DROP COLUMN checks_failed; ALTER TABLE workers DROP COLUMN reg_block;
+             ALTER TABLE workers DROP COLUMN last_block; ALTER TABLE workunits DROP COLUMN known_nodes;
+             ALTER TABLE workunits DROP COLUMN check_state; ALTER TABLE workunits DROP COLUMN verified_digest;
+             ALTER TABLE workunits DROP COLUMN trusted_only; ALTER TABLE workunits DROP COLUMN reverify;
+             ALTER TABLE results DROP COLUMN checked;
+             ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
+             DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
+             DROP TABLE enrolment_tokens;
+             PRAGMA user_version = 4;",
+        )
+        .unwrap();
+    let before = recount(&s);
+    drop(s);
+    let s = SqliteStore::open(&path).unwrap();
+    assert_eq!(counters(&s), before);
+}
+
+#[test]
+fn progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more() {
+    let (d, s) = store();
+    let c = s
+        .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1, 2]).unwrap(), 0)
+        .unwrap();
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    let leases = s.assign_batch(w, &ALL, 1, 1000, 8, 0).unwrap();
+    let counts = [u64::MAX, 1 << 63, (1 << 63) - 1];
+    for (l, n) in leases.iter().zip(counts) {
+        s.submit(w, l.lease_id, &sub(n, 1), 2).unwrap();
+    }
+    let want: u128 = counts.iter().map(|&n| u128::from(n)).sum();
+    let p = s
+        .progress()
+        .unwrap()
+        .into_iter()
+        .find(|p| p.campaign.id == c.id);
+    let p = p.unwrap();
+    assert_eq!((p.valid, p.nodes_valid, p.nodes_computed), (3, want, want));
+    assert_eq!(counters(&s), recount(&s));
+    // Voiding them (a ban reopens what the worker validated) subtracts them exactly.
+    s.set_banned(w, true, 3).unwrap();
+    assert_eq!(counters(&s), recount(&s));
+    assert_eq!(s.progress().unwrap()[0].nodes_valid, 0);
+    // A database counted by the old triggers (schema 6, before migration 7 masked them) is
+    // recounted by the migration (the family columns go too, so migration 8 runs again).
+    s.lock()
+        .unwrap()
+        .execute_batch(
+            "UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
+             ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
+             DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
+             DROP TABLE enrolment_tokens; DROP INDEX workunits_resplits;
+             PRAGMA user_version = 6;",
+        )
+        .unwrap();
+    drop(s);
+    let s = SqliteStore::open(&d.path().join("t.db")).unwrap();
+    assert_eq!(counters(&s), recount(&s));
+}
+
+#[test]
+fn exports_read_beside_a_writer_holding_its_lock() {
+    let (_d, s) = store();
+    let c = s
+        .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1]).unwrap(), 0)
+        .unwrap();
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    let l = s.assign_batch(w, &ALL, 1, 1000, 1, 0).unwrap();
+    s.submit(w, l[0].lease_id, &sub(400, 1), 2).unwrap();
+    // The writer is busy (its lock held, a write transaction open): an export still reads,
+    // from the last committed snapshot.
+    let writer = s.lock().unwrap();
+    writer
+        .execute_batch(&format!(
+            "BEGIN IMMEDIATE; UPDATE workunits SET nodes = 7 WHERE campaign_id = {}",
+            c.id
+        ))
+        .unwrap();
+    let (done, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let table = s.table(c.id).map(|(_, rows)| rows);
+            let _ = s.campaigns().unwrap();
+            let units = s.split_units(c.id).map(|(_, u)| u.len());
+            done.send((table, units)).unwrap();
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+        // Let go of the writer before judging, so a failure cannot hang the scope.
+        writer.execute_batch("ROLLBACK").unwrap();
+        drop(writer);
+        let (rows, units) = got.expect("the export waited for the writer's lock");
+        let rows = rows.unwrap();
+        assert_eq!(units.unwrap(), 0);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.iter().filter(|r| r.nodes == Some(400)).count(), 1);
+    });
+}
+
+#[test]
+fn an_export_beside_another_opens_its_own_read_connection() {
+    let (_d, s) = store();
+    let c = s
+        .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1]).unwrap(), 0)
+        .unwrap();
+    let busy = s.reader.lock().unwrap();
+    assert_eq!(s.table(c.id).unwrap().1.len(), 2);
+    drop(busy);
+    assert_eq!(s.table(c.id).unwrap().1.len(), 2);
+}
+
+#[test]
+fn a_batch_assign_respects_the_lease_cap_in_its_transaction() {
+    let (_d, s) = store();
+    s.create_campaign(&NewCampaign::new(2, 1, None, (0..10).collect()).unwrap(), 0)
+        .unwrap();
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    s.set_trust(w, true).unwrap();
+    let first = s.assign_batch(w, &ALL, 1, 1000, 8, 5).unwrap();
+    assert_eq!(first.len(), 5, "capped at 5 open leases");
+    let ids: std::collections::BTreeSet<u64> = first.iter().map(|l| l.workunit_id).collect();
+    assert_eq!(ids.len(), 5, "distinct workunits");
+    // Fetching again at the cap hands back the open leases (a crashed worker recovers
+    // them), never more.
+    assert_eq!(s.assign_batch(w, &ALL, 2, 1000, 8, 5).unwrap(), first);
+    s.submit(w, first[0].lease_id, &sub(400, 1), 3).unwrap();
+    let again = s.assign_batch(w, &ALL, 4, 1000, 8, 5).unwrap();
+    assert_eq!(again.len(), 5);
+    assert_eq!(again[..4], first[1..]);
+    assert!(!ids.contains(&again[4].workunit_id));
+    // Only kinds the worker accepts come back; with none open of those, the cap refuses.
+    let analysis_only = Capabilities {
+        perft: false,
+        builtin_analysis: true,
+        uci_analysis: false,
+    };
+    assert!(matches!(
+        s.assign_batch(w, &analysis_only, 5, 1000, 8, 5),
+        Err(StoreError::LeaseLimit {
+            open: 5,
+            cap: 5,
+            ..
+        })
+    ));
+}
+
+/// Depth 9 has no public answer, so only trust or a check can anchor a value.
+fn unknown_campaign(s: &SqliteStore, positions: Vec<u16>) -> Campaign {
+    s.create_campaign(&NewCampaign::new(9, 2, None, positions).unwrap(), 0)
+        .unwrap()
+}
+
+#[test]
+fn unanchored_agreement_waits_for_a_trusted_worker_or_a_check() {
+    let (_d, s) = store();
+    s.set_integrity(&Integrity {
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        ..Integrity::default()
+    })
+    .unwrap();
+    let c = unknown_campaign(&s, vec![0, 1]);
+    let [a, b, u, t] = ["a", "b", "u", "t"].map(|n| s.register_worker(n, b"h", "e", 0).unwrap());
+    s.set_trust(t, true).unwrap();
+    // Two untrusted workers agree on workunit 1: not valid, reserved for trusted workers,
+    // and queued for the coordinator's check.
+    let la = s.assign(a, &ALL, 1, 1000).unwrap().unwrap();
+    let lb = s.assign(b, &ALL, 1, 1000).unwrap().unwrap();
+    assert_eq!(la.workunit_id, lb.workunit_id);
+    s.submit(a, la.lease_id, &sub(7, 7), 2).unwrap();
+    s.submit(b, lb.lease_id, &sub(7, 7), 2).unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(rows[0].status, "open");
+    assert_eq!(s.checks_wanted(10).unwrap()[0].workunit_id, la.workunit_id);
+    let lu = s.assign(u, &ALL, 3, 1000).unwrap().unwrap();
+    assert_ne!(lu.workunit_id, la.workunit_id, "untrusted U skips it");
+    // A trusted worker that agrees anchors it.
+    let lt = s.assign(t, &ALL, 3, 1000).unwrap().unwrap();
+    assert_eq!(lt.workunit_id, la.workunit_id);
+    s.submit(t, lt.lease_id, &sub(7, 7), 4).unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("valid", Some(7)));
+    // Workunit 2: the coordinator's check anchors an untrusted agreement, and the check is
+    // graded: both pass.
+    let lb2 = s.assign(b, &ALL, 5, 1000).unwrap().unwrap();
+    s.submit(u, lu.lease_id, &sub(9, 9), 5).unwrap();
+    s.submit(b, lb2.lease_id, &sub(9, 9), 5).unwrap();
+    s.record_check(
+        lu.workunit_id,
+        &CheckOutcome::Verified {
+            digest: [9; 32],
+            nodes: 9,
+        },
+        6,
+    )
+    .unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(rows[1].status, "valid");
+    assert_eq!(s.worker(u).unwrap().unwrap().checks_passed, 1);
+    let cost = s.check_cost().unwrap();
+    // Workunit 1's check still waits: valid through T, it is still evidence about A and B.
+    assert_eq!(
+        (cost.checks_run, cost.check_nodes, cost.checks_waiting),
+        (1, 9, 1)
+    );
+    assert!((cost.replicas_per_valid_workunit - 2.5).abs() < 1e-9);
+}
+
+#[test]
+fn trust_is_earned_by_checks_and_lost_with_the_standing_on_a_failed_one() {
+    let (_d, s) = store();
+    s.set_max_strikes(3).unwrap();
+    s.set_integrity(&Integrity {
+        trust_after_checks: 2,
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        ..Integrity::default()
+    })
+    .unwrap();
+    let c = unknown_campaign(&s, vec![0, 1, 2]);
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    let v = s.register_worker("v", b"h", "e", 0).unwrap();
+    let ls = s.assign_batch(w, &ALL, 1, 1000, 3, 0).unwrap();
+    assert_eq!(ls.len(), 3);
+    for (i, l) in ls.iter().enumerate() {
+        s.submit(w, l.lease_id, &sub(i as u64, i as u8), 2).unwrap();
+    }
+    let check = |wu: u64, d: u8| {
+        s.record_check(
+            wu,
+            &CheckOutcome::Verified {
+                digest: [d; 32],
+                nodes: 1,
+            },
+            3,
+        )
+        .unwrap()
+    };
+    check(ls[0].workunit_id, 0);
+    assert_eq!(s.worker(w).unwrap().unwrap().trust, "untrusted");
+    check(ls[1].workunit_id, 1);
+    let rec = s.worker(w).unwrap().unwrap();
+    assert_eq!((rec.trust.as_str(), rec.checks_passed), ("earned", 2));
+    // Trusted now, until it fails a check: trust and standing go at once.
+    check(ls[2].workunit_id, 99);
+    let rec = s.worker(w).unwrap().unwrap();
+    assert_eq!(
+        (rec.trust.as_str(), rec.checks_failed, rec.quarantined),
+        ("untrusted", 1, true)
+    );
+    assert!(matches!(
+        s.assign(w, &ALL, 4, 1000),
+        Err(StoreError::NotInGoodStanding { banned: false, .. })
+    ));
+    // With quorum 2 nothing was valid on W's results alone; V still works.
+    assert!(s.assign(v, &ALL, 5, 1000).unwrap().is_some());
+    let (_, rows) = s.table(c.id).unwrap();
+    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+}
+
+#[test]
+fn untrusted_lease_cap_block_separation_and_block_cap() {
+    let (_d, s) = store();
+    s.set_integrity(&Integrity {
+        block_lease_cap: 6,
+        ..Integrity::default()
+    })
+    .unwrap();
+    unknown_campaign(&s, (0..20).collect());
+    let reg = |n: &str, b: &str| s.register_worker_from(n, b"h", "e", Some(b), 0).unwrap();
+    let [a1, a2, a3] = ["a1", "a2", "a3"].map(|n| reg(n, "10.0.0.0/24"));
+    let b1 = reg("b1", "10.0.1.0/24");
+    let fetch = |w: u64, block: &str| {
+        s.assign_from(w, &ALL, 1, 1000, 16, 64, Some(block))
+            .unwrap()
+    };
+    let la1 = fetch(a1, "10.0.0.0/24");
+    assert_eq!(la1.len(), 4, "an untrusted worker holds 4 leases");
+    let la2 = fetch(a2, "10.0.0.0/24");
+    assert_eq!(la2.len(), 2, "the block holds 6 at most");
+    let ids1: BTreeSet<u64> = la1.iter().map(|l| l.workunit_id).collect();
+    assert!(
+        la2.iter().all(|l| !ids1.contains(&l.workunit_id)),
+        "no two workers of one block on one workunit"
+    );
+    assert!(fetch(a3, "10.0.0.0/24").is_empty());
+    // Another block gets the replicas the first block holds.
+    let lb = fetch(b1, "10.0.1.0/24");
+    assert_eq!(lb.len(), 4);
+    assert!(lb.iter().all(|l| ids1.contains(&l.workunit_id)));
+    // Moving to another address does not escape the block it registered from.
+    let la3 = fetch(a3, "10.0.9.0/24");
+    assert!(la3.iter().all(|l| !ids1.contains(&l.workunit_id)));
+}
+
+/// Behind a proxy (blocks do not separate) workers registered in one burst from one block are
+/// one party; one that registered later pairs with them.
+#[test]
+fn one_registration_burst_is_one_party() {
+    let (_d, s) = store();
+    s.set_integrity(&Integrity {
+        separate_address_blocks: false,
+        registration_burst_ms: 5_000,
+        ..Integrity::default()
+    })
+    .unwrap();
+    s.create_campaign(&NewCampaign::new(9, 2, None, (0..3).collect()).unwrap(), 0)
+        .unwrap();
+    let b = Some("10.0.0.0/24");
+    let reg = |n: &str, at| s.register_worker_from(n, b"h", "e", b, at).unwrap();
+    let (w1, w2, w3) = (reg("w1", 0), reg("w2", 1_000), reg("w3", 100_000));
+    let fetch = |w| s.assign_from(w, &ALL, 200_000, 1000, 16, 64, b).unwrap();
+    assert_eq!(fetch(w1).len(), 3);
+    assert!(fetch(w2).is_empty(), "registered in w1's burst");
+    assert_eq!(fetch(w3).len(), 3, "registered later: pairs with w1");
+}
