@@ -21,6 +21,7 @@ use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
 mod cli_campaigns;
+mod cli_tokens;
 mod cli_workers;
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
@@ -57,6 +58,11 @@ enum Command {
         /// Anyone may register a worker. Without this or --enrol-secret, nobody can.
         #[arg(long, conflicts_with = "enrol_secret")]
         open_enrolment: bool,
+        /// `tokens`: workers register only with a per-volunteer enrolment token the operator
+        /// minted (`token mint`, capped per token); replicas of one workunit never go to two
+        /// workers of one token.
+        #[arg(long, value_parser = ["tokens"], conflicts_with_all = ["enrol_secret", "open_enrolment"])]
+        enrolment: Option<String>,
         /// Token for the admin endpoints (campaigns, bans, raw results); none: they are off.
         #[arg(long, env = "C960_ADMIN_TOKEN", hide_env_values = true)]
         admin_token: Option<String>,
@@ -85,6 +91,9 @@ enum Command {
         /// Largest workunit (estimated perft nodes) the coordinator checks itself (0: no checks).
         #[arg(long, default_value_t = 500_000_000)]
         check_max_nodes: u64,
+        /// Deepest built-in analysis the coordinator searches itself for a check (0: none).
+        #[arg(long, default_value_t = 8)]
+        check_max_analysis_depth: u32,
         /// Secret checks a worker must pass before its results count without a trusted peer.
         #[arg(long, default_value_t = 3)]
         trust_after: u64,
@@ -98,6 +107,15 @@ enum Command {
         /// a proxy that hides the volunteers' addresses).
         #[arg(long)]
         shared_address_blocks: bool,
+        /// Workers registered within this many seconds of each other from one address block never
+        /// hold replicas of one workunit, even with --shared-address-blocks (0: off; behind a
+        /// proxy, e.g. 600).
+        #[arg(long, default_value_t = 0)]
+        registration_burst_secs: u64,
+        /// Share of validated perft values (without a public answer) the coordinator re-splits
+        /// one ply deeper and recounts, trusted workers' too (0..1, within --check-max-nodes).
+        #[arg(long, default_value_t = 0.01)]
+        resplit_rate: f64,
         /// Fastest plausible result, perft nodes per second from lease to receipt (0: off).
         #[arg(long, default_value_t = 20_000_000_000)]
         max_nodes_per_sec: u64,
@@ -131,6 +149,11 @@ enum Command {
     Worker {
         #[command(subcommand)]
         command: WorkerCommand,
+    },
+    /// Per-volunteer enrolment tokens (`serve --enrolment tokens`): mint, list, revoke.
+    Token {
+        #[command(subcommand)]
+        command: cli_tokens::TokenCommand,
     },
     /// Manage campaigns.
     Campaign {
@@ -340,6 +363,7 @@ fn serve(
         let enrolment = match &config.enrolment {
             Enrolment::Open => "open",
             Enrolment::Secret(_) => "by secret",
+            Enrolment::Tokens => "by token",
             Enrolment::Closed => "closed",
         };
         tracing::info!(db = %db.display(), enrolment, "serving");
@@ -383,6 +407,7 @@ fn main() -> ExitCode {
             retry_after_secs,
             enrol_secret,
             open_enrolment,
+            enrolment,
             admin_token,
             rate_per_address,
             rate_per_worker,
@@ -398,10 +423,13 @@ fn main() -> ExitCode {
             check_rate,
             check_rate_trusted,
             check_max_nodes,
+            check_max_analysis_depth,
             trust_after,
             untrusted_lease_cap,
             block_lease_cap,
             shared_address_blocks,
+            registration_burst_secs,
+            resplit_rate,
             max_nodes_per_sec,
             registrations_per_hour,
             log_format,
@@ -413,6 +441,7 @@ fn main() -> ExitCode {
                 Ok((r * 1e6).round() as u64)
             };
             let enrolment = match (enrol_secret, open_enrolment) {
+                _ if enrolment.is_some() => Enrolment::Tokens,
                 (Some(s), _) if s.len() < 16 => {
                     return Err(anyhow!("--enrol-secret must be at least 16 characters"));
                 }
@@ -454,9 +483,12 @@ fn main() -> ExitCode {
                     separate_address_blocks: !shared_address_blocks,
                     block_lease_cap,
                     max_nodes_per_sec,
+                    registration_burst_ms: registration_burst_secs.saturating_mul(1000),
+                    resplit_rate_ppm: ppm("resplit-rate", resplit_rate)?,
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,
+                    max_analysis_depth: check_max_analysis_depth,
                     ..CheckBudget::default()
                 },
                 trust_enrolled: false,
@@ -476,6 +508,10 @@ fn main() -> ExitCode {
                 log_format == "json",
             )
             .map(|_| ExitCode::SUCCESS)
+        }
+        Command::Token { command } => {
+            cli_tokens::run(command, open_existing)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Worker { command } => {
             let w = match command {

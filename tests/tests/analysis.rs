@@ -443,3 +443,82 @@ async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
     );
     assert_eq!(outcomes(&server, workunit), ["valid", "invalid", "valid"]);
 }
+
+/// Two colluding liars agree on a wrong built-in analysis and form a quorum (an analysis needs
+/// no anchor). Their results are drawn for secret checks; the coordinator runs the same
+/// deterministic search, so both fail, are quarantined, and what they validated is reopened and
+/// settled by honest workers with the true analysis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colluding_analysis_liars_are_caught_by_the_coordinators_own_search() {
+    let server = TestServer::start(c960_coordinator::api::Config {
+        integrity: c960_coordinator::trust::Integrity {
+            check_rate_untrusted_ppm: 1_000_000,
+            ..quick_config().integrity
+        },
+        ..quick_config()
+    })
+    .await;
+    let c = server.analysis_campaign(3, "0-1", AnalysisEngine::Builtin);
+    let client = Client::new(&server.url).unwrap();
+    let caps = Capabilities::builtin();
+    let lie = |a: &Assignment| {
+        let sp = match a.kind.position() {
+            c960_common::wire::PositionSpec::StartPosition(n) => *n,
+            other => panic!("{other:?}"),
+        };
+        AnalysisResult {
+            score_cp: Some(777),
+            mate: None,
+            ..builtin(sp, 3)
+        }
+    };
+    let mut liars = Vec::new();
+    for name in ["l1", "l2"] {
+        let auth = client.register(name, 1, 0).await.unwrap();
+        // The coordinator may catch a liar before it has answered everything it took.
+        while let Ok(FetchResponse::Assigned(a)) = client.fetch(&auth, &caps).await {
+            let result = WorkResult::Analysis(lie(&a));
+            let req = SubmitRequest {
+                protocol: PROTOCOL_VERSION,
+                lease_id: a.lease_id,
+                workunit_id: a.workunit_id,
+                digest: result_digest(a.workunit_id, &a.kind, &result),
+                result,
+                elapsed_ms: 1,
+                engine: engine(),
+            };
+            if client.submit(&auth, &req).await.is_err() {
+                break;
+            }
+        }
+        liars.push(auth.worker_id);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while liars
+        .iter()
+        .any(|&l| !server.store.worker(l).unwrap().unwrap().quarantined)
+    {
+        assert!(std::time::Instant::now() < deadline, "liars not caught");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+    for name in ["h1", "h2"] {
+        let auth = client.register(name, 1, 0).await.unwrap();
+        while let Some(a) = lease(&client, &auth, &caps).await {
+            let sp = match a.kind.position() {
+                c960_common::wire::PositionSpec::StartPosition(n) => *n,
+                other => panic!("{other:?}"),
+            };
+            submit(&client, &auth, &a, builtin(sp, 3)).await;
+        }
+        let w = server.store.worker(auth.worker_id).unwrap().unwrap();
+        assert!(!w.quarantined);
+    }
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    for row in &rows {
+        assert_eq!(row.status, "valid", "{row:?}");
+        assert_eq!(row.result.as_ref(), Some(&builtin(row.sp.unwrap(), 3)));
+    }
+    assert!(server.store.check_cost().unwrap().checks_run >= 2);
+}

@@ -1,6 +1,6 @@
 //! Admin endpoints (JSON, `Authorization: Bearer <admin token>`): campaign management (add any
 //! kind, list, show, name, priority, pause, resume, cancel), ban or unban a worker, read the raw
-//! results of a workunit. Disabled (403 `admin_disabled`) unless the coordinator was given an
+//! results of a workunit, mint, list and revoke enrolment tokens. Disabled (403 `admin_disabled`) unless the coordinator was given an
 //! admin token. An unknown campaign or worker is 404 `unknown_campaign` / `unknown_worker`.
 
 use axum::extract::rejection::JsonRejection;
@@ -16,6 +16,7 @@ use super::extract::Admin;
 use super::state::{AppState, blocking};
 use crate::campaign::{CampaignRequest, CampaignWarning};
 use crate::clock::now_ms;
+use crate::enrolment::EnrolmentToken;
 use crate::scheduler::CampaignAction;
 use crate::store::{Campaign, CampaignChange, CampaignProgress, StoreError};
 
@@ -38,6 +39,67 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/admin/workers/{id}/ban", post(ban))
         .route("/api/v1/admin/workers/{id}/unban", post(unban))
         .route("/api/v1/admin/workunits/{id}/results", get(results))
+        .route(
+            "/api/v1/admin/enrolment-tokens",
+            post(mint_token).get(list_tokens),
+        )
+        .route(
+            "/api/v1/admin/enrolment-tokens/{id}/revoke",
+            post(revoke_token),
+        )
+}
+
+/// Body of `POST /api/v1/admin/enrolment-tokens`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MintToken {
+    /// Whom it is for (the operator's note, at most 100 bytes).
+    pub name: String,
+    /// Workers it may register (default 1; 0: no cap).
+    pub cap: Option<u64>,
+}
+
+/// Answer to `POST /api/v1/admin/enrolment-tokens`: the token (shown this once) and its record.
+#[derive(Serialize)]
+pub struct MintedToken {
+    /// `<id>.<secret>`, what the volunteer passes as `--enrol-secret`.
+    pub token: String,
+    /// The stored record.
+    pub record: EnrolmentToken,
+}
+
+async fn mint_token(
+    State(st): State<AppState>,
+    _admin: Admin,
+    body: Result<Json<MintToken>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(req) = body.map_err(|e| ApiError::new(e.status(), "bad_body", e.body_text()))?;
+    let secret = super::auth::new_secret();
+    let hash = super::auth::sha256(&secret);
+    let store = st.store.clone();
+    let record = blocking(move || {
+        Ok(store.mint_enrolment_token(&req.name, req.cap.unwrap_or(1), &hash, now_ms())?)
+    })
+    .await?;
+    let token = super::auth::format_token(record.id, &secret);
+    Ok((StatusCode::CREATED, Json(MintedToken { token, record })).into_response())
+}
+
+async fn list_tokens(State(st): State<AppState>, _admin: Admin) -> Result<Response, ApiError> {
+    let store = st.store.clone();
+    let tokens = blocking(move || Ok(store.enrolment_tokens()?)).await?;
+    Ok(Json(tokens).into_response())
+}
+
+async fn revoke_token(
+    State(st): State<AppState>,
+    _admin: Admin,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = id_of(&id)?;
+    let store = st.store.clone();
+    let t = blocking(move || Ok(store.revoke_enrolment_token(id, now_ms())?)).await?;
+    Ok(Json(t).into_response())
 }
 
 /// The answer to `POST /api/v1/admin/campaigns`: the campaign, and warnings (an identical

@@ -109,6 +109,7 @@ impl From<StoreError> for ApiError {
             StoreError::CampaignCancelled(..) => {
                 ApiError::new(StatusCode::CONFLICT, "campaign_cancelled", msg)
             }
+            StoreError::Enrolment(code) => ApiError::new(StatusCode::UNAUTHORIZED, code, msg),
             StoreError::Db(_) | StoreError::Backend { .. } => {
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", msg)
             }

@@ -46,6 +46,9 @@ pub enum StoreError {
     /// The operator's action does not apply to a cancelled campaign.
     #[error("campaign {0}: {1}")]
     CampaignCancelled(u64, &'static str),
+    /// An enrolment token that registers nobody (the code: bad, revoked, exhausted).
+    #[error("enrolment token refused ({0})")]
+    Enrolment(&'static str),
     /// The database holds something impossible (or a stored value does not decode).
     #[error("database: {0}")]
     Db(String),

@@ -84,6 +84,39 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<()>;
     /// What checking has cost so far.
     fn check_cost(&self) -> StoreResult<CheckCost>;
+    /// An independent recomputation (the re-split cross-check) found `truth` for a workunit:
+    /// it overturns an earlier check or canonical result that disagrees, withdrawing the
+    /// evidence against workers that told the truth (see [`crate::quarantine`]).
+    fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()>;
+    /// Registers a worker with a per-volunteer enrolment token (its id and the SHA-256 of its
+    /// secret): the token is checked and one of its registrations spent in the same transaction.
+    #[allow(clippy::too_many_arguments)]
+    fn register_worker_with_token(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        token_id: u64,
+        token_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<u64>;
+    /// Mints an enrolment token (the SHA-256 of its secret) for up to `cap` workers.
+    fn mint_enrolment_token(
+        &self,
+        name: &str,
+        cap: u64,
+        secret_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken>;
+    /// Revokes an enrolment token: it registers nobody more.
+    fn revoke_enrolment_token(
+        &self,
+        id: u64,
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken>;
+    /// Every enrolment token.
+    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>>;
     /// A worker by id.
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
     /// Expires overdue leases, then leases one replica of a workunit of a kind the worker

@@ -208,6 +208,9 @@ pub struct CheckRequest {
     pub workunit_id: u64,
     /// What to compute.
     pub kind: WorkUnitKind,
+    /// A validated value drawn for the re-split cross-check ([`crate::trust::picks_resplit`]):
+    /// count its children one ply deeper, each on its own ([`crate::checker::resplit`]).
+    pub resplit: bool,
 }
 
 /// The coordinator's verdict on a workunit it was asked to check.
@@ -235,6 +238,10 @@ pub struct CheckCost {
     pub checks_over_budget: u64,
     /// Checks waiting.
     pub checks_waiting: u64,
+    /// Validated values re-split one ply deeper and recounted (the cross-check).
+    pub resplits_run: u64,
+    /// Of those, values the recount overturned (reopened; their workers failed a check).
+    pub resplits_overturned: u64,
     /// Results returned for workunits that are valid now, per valid workunit (quorum plus the
     /// extra replicas that disagreement and trust cost).
     pub replicas_per_valid_workunit: f64,

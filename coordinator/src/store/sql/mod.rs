@@ -34,7 +34,7 @@ use crate::campaign::NewCampaign;
 use crate::trust::Integrity;
 
 /// The connection a piece of logic runs on (inside its transaction where it writes).
-type Tx<'a> = &'a dyn Conn;
+pub(crate) type Tx<'a> = &'a dyn Conn;
 
 /// The columns [`worker_row`] reads.
 const WORKER_COLS: &str = "id, name, key_hash, lost_votes, refused, valid, banned, quarantined_ms IS NOT NULL, trusted, checks_passed, checks_failed";
@@ -155,6 +155,53 @@ impl<B: Backend> Store for B {
 
     fn check_cost(&self) -> StoreResult<CheckCost> {
         workers::check_cost(self)
+    }
+
+    fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
+        self.with_tx(&mut |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            quarantine::overturn(tx, workunit_id, truth, now_ms)
+        })
+    }
+
+    fn register_worker_with_token(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        token_id: u64,
+        token_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<u64> {
+        self.with_tx(&mut |tx| {
+            crate::enrolment::spend(tx, token_id, token_hash)?;
+            let id = workers::insert_worker(tx, name, key_hash, engine, block, now_ms)?;
+            crate::enrolment::mark_enrolled(tx, id, token_id)?;
+            Ok(id)
+        })
+    }
+
+    fn mint_enrolment_token(
+        &self,
+        name: &str,
+        cap: u64,
+        secret_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken> {
+        self.with_tx(&mut |tx| crate::enrolment::mint(tx, name, cap, secret_hash, now_ms))
+    }
+
+    fn revoke_enrolment_token(
+        &self,
+        id: u64,
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken> {
+        self.with_tx(&mut |tx| crate::enrolment::revoke(tx, id, now_ms))
+    }
+
+    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>> {
+        self.with_reader(&mut |tx| crate::enrolment::list(tx))
     }
 
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>> {
