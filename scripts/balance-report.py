@@ -153,13 +153,15 @@ section("COST")
 dbs = [db for db in sorted(glob.glob(os.path.join(RUNS, "chunk-*.db")))
        if os.path.exists(db[:-3] + ".csv")]
 if dbs:
-    n = el = nodes = 0
+    n = el = nodes = lost = 0
     for db in dbs:
         c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         a, b, d = c.execute("SELECT count(*), sum(elapsed_ms), sum(nodes) FROM results WHERE state = 1").fetchone()
         n, el, nodes = n + a, el + (b or 0), nodes + (d or 0)
+        lost += c.execute("SELECT count(*) FROM results WHERE outcome = 2").fetchone()[0]
     print(f"Cost: {n} replicas returned for {n // 2} starts; mean {el / n / 1000:.2f} s wall and "
-          f"{nodes / n:,.0f} nodes per replica (quorum 2: twice that per start).\n")
+          f"{nodes / n:,.0f} nodes per replica (quorum 2: twice that per start); {lost} replicas "
+          "disagreed with their quorum.\n")
 
 section("RANKING")
 # Ranking.
