@@ -49,6 +49,23 @@ impl Format {
     }
 }
 
+/// The strong ETag of an export's bytes: a quoted SHA-256 prefix (128 bits).
+pub fn etag(body: &str) -> String {
+    use sha2::{Digest as _, Sha256};
+    let digest = Sha256::digest(body.as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"{hex}\"")
+}
+
+/// Whether an `If-None-Match` header value names `etag` (a list, weak forms compared weakly as
+/// RFC 9110 asks for this header, or `*`).
+pub fn if_none_match_hits(header: &str, etag: &str) -> bool {
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
+}
+
 /// What an export produced, or why it cannot (a report asked of a perft campaign, or of an
 /// analysis campaign with no score yet).
 pub fn render(
@@ -414,7 +431,7 @@ pub fn split_table(
 struct JsonSplitTable<'a> {
     campaign: &'a Campaign,
     complete: bool,
-    total_nodes: String,
+    total_nodes: u128,
     check: crate::assembly::CheckReport,
     rows: &'a [crate::assembly::SplitRow],
 }
@@ -431,7 +448,7 @@ pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> St
     let t = JsonSplitTable {
         campaign,
         complete: rows.iter().all(|r| r.status == "valid"),
-        total_nodes: totals.values().sum::<u128>().to_string(),
+        total_nodes: totals.values().sum::<u128>(),
         check: crate::assembly::check(campaign.depth, &totals),
         rows,
     };
@@ -442,16 +459,17 @@ pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> St
 struct JsonTable<'a> {
     campaign: &'a Campaign,
     complete: bool,
-    total_nodes: String,
+    total_nodes: u128,
     rows: &'a [TableRow],
 }
 
-/// The table as JSON; `total_nodes` is a string because JSON numbers lose precision past 2^53.
+/// The table as JSON. Node counts are JSON integers with all their digits, as in every JSON
+/// the coordinator sends (docs/protocol.md, "Node counts in JSON").
 pub fn json(campaign: &Campaign, rows: &[TableRow]) -> String {
     let t = JsonTable {
         campaign,
         complete: rows.iter().all(|r| r.status == "valid"),
-        total_nodes: total_nodes(rows).to_string(),
+        total_nodes: total_nodes(rows),
         rows,
     };
     serde_json::to_string_pretty(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
@@ -460,6 +478,20 @@ pub fn json(campaign: &Campaign, rows: &[TableRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn etags_name_the_bytes_and_match_lists_weak_forms_and_stars() {
+        let a = etag("sp,nodes\n0,20\n");
+        assert_eq!(a.len(), 34);
+        assert!(a.starts_with('"') && a.ends_with('"'));
+        assert_eq!(a, etag("sp,nodes\n0,20\n"));
+        assert_ne!(a, etag("sp,nodes\n0,21\n"));
+        assert!(if_none_match_hits(&a, &a));
+        assert!(if_none_match_hits(&format!("\"x\", W/{a}"), &a));
+        assert!(if_none_match_hits("*", &a));
+        assert!(!if_none_match_hits("\"x\"", &a));
+        assert!(!if_none_match_hits("", &a));
+    }
 
     #[test]
     fn csv_layout() {
@@ -484,5 +516,40 @@ mod tests {
         assert_eq!(total_nodes(&rows), 400);
         assert_eq!(Format::parse("csv"), Ok(Format::Csv));
         assert!(Format::parse("xml").is_err());
+    }
+
+    #[test]
+    fn node_counts_past_2_to_the_64_are_json_integers_with_every_digit() {
+        let row = |id, nodes| TableRow {
+            workunit_id: id,
+            sp: Some(id as u16),
+            family_number: None,
+            fen: "8/8/8/8/8/8/8/8 w - - 0 1".into(),
+            depth: 9,
+            nodes: Some(nodes),
+            status: "valid".into(),
+            agreeing_results: 2,
+            digest: None,
+        };
+        let rows = vec![row(1, u64::MAX), row(2, u64::MAX), row(3, (1 << 53) + 1)];
+        let campaign = Campaign {
+            id: 1,
+            kind: "perft".into(),
+            engine: None,
+            split_ply: 0,
+            depth: 9,
+            quorum: 2,
+            max_results: 4,
+            positions: "1-3".into(),
+            family: "chess960".into(),
+            name: None,
+            priority: 0,
+            status: Default::default(),
+        };
+        let text = json(&campaign, &rows);
+        let sum = 2 * u128::from(u64::MAX) + (1 << 53) + 1;
+        assert!(text.contains(&format!("\"total_nodes\": {sum}")), "{text}");
+        assert!(text.contains("\"nodes\": 18446744073709551615"), "{text}");
+        assert!(text.contains("\"nodes\": 9007199254740993"), "{text}");
     }
 }

@@ -55,8 +55,12 @@ enum Command {
         /// command lines are visible to other users).
         #[arg(long, env = "C960_ENROL_SECRET", hide_env_values = true)]
         enrol_secret: Option<String>,
-        /// Anyone may register a worker. Without this or --enrol-secret, nobody can.
+        /// Read the enrolment secret from this file (its first line; a systemd or container
+        /// secret), instead of --enrol-secret.
         #[arg(long, conflicts_with = "enrol_secret")]
+        enrol_secret_file: Option<PathBuf>,
+        /// Anyone may register a worker. Without this or --enrol-secret, nobody can.
+        #[arg(long, conflicts_with_all = ["enrol_secret", "enrol_secret_file"])]
         open_enrolment: bool,
         /// `tokens`: workers register only with a per-volunteer enrolment token the operator
         /// minted (`token mint`, capped per token); replicas of one workunit never go to two
@@ -66,6 +70,9 @@ enum Command {
         /// Token for the admin endpoints (campaigns, bans, raw results); none: they are off.
         #[arg(long, env = "C960_ADMIN_TOKEN", hide_env_values = true)]
         admin_token: Option<String>,
+        /// Read the admin token from this file (its first line), instead of --admin-token.
+        #[arg(long, conflicts_with = "admin_token")]
+        admin_token_file: Option<PathBuf>,
         /// Worker API requests per second per client address (0: no limit; raise it behind a
         /// reverse proxy, where all requests come from one address).
         #[arg(long, default_value_t = 50.0)]
@@ -293,6 +300,21 @@ fn open(db: &Path) -> Result<SqliteStore> {
 }
 
 /// Opens a database that must exist: a mistyped `--db` must not create an empty one.
+/// A secret kept in a file: its first line, without the line ending; an unreadable or empty
+/// file is an error naming the flag.
+fn secret_from_file(path: &Path, flag: &str) -> Result<String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow!("{flag} {}: {e}", path.display()))?;
+    let secret = text.lines().next().unwrap_or("").trim_end();
+    if secret.is_empty() {
+        return Err(anyhow!(
+            "{flag} {}: the file holds no secret",
+            path.display()
+        ));
+    }
+    Ok(secret.to_string())
+}
+
 fn open_existing(db: &Path) -> Result<SqliteStore> {
     if !db.is_file() {
         return Err(anyhow!(
@@ -406,9 +428,11 @@ fn main() -> ExitCode {
             max_strikes,
             retry_after_secs,
             enrol_secret,
+            enrol_secret_file,
             open_enrolment,
             enrolment,
             admin_token,
+            admin_token_file,
             rate_per_address,
             rate_per_worker,
             export_rate_per_address,
@@ -439,6 +463,14 @@ fn main() -> ExitCode {
                     return Err(anyhow!("--{name} must be between 0 and 1, got {r}"));
                 }
                 Ok((r * 1e6).round() as u64)
+            };
+            let enrol_secret = match enrol_secret_file {
+                Some(path) => Some(secret_from_file(&path, "--enrol-secret-file")?),
+                None => enrol_secret,
+            };
+            let admin_token = match admin_token_file {
+                Some(path) => Some(secret_from_file(&path, "--admin-token-file")?),
+                None => admin_token,
             };
             let enrolment = match (enrol_secret, open_enrolment) {
                 _ if enrolment.is_some() => Enrolment::Tokens,
