@@ -3,7 +3,7 @@
 //! campaign).
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -99,6 +99,28 @@ async fn table(
     let format = export::Format::parse(q.format.as_deref().unwrap_or("json"))
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
     let store = st.store.clone();
+    let campaign =
+        blocking(move || Ok(store.campaigns()?.into_iter().find(|c| c.id == id))).await?;
+    if let Some(c) = campaign.filter(|c| export::streams(c, format)) {
+        // Streamed from one read snapshot by a blocking thread, chunk by chunk: the table is
+        // never built in memory, and a client that goes away stops the export.
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let store = st.store.clone();
+        tokio::task::spawn_blocking(move || {
+            let sent = export::stream_csv(&*store, &c, &mut |chunk| {
+                tx.blocking_send(Bytes::from(chunk)).is_ok()
+            });
+            if let Err(e) = sent {
+                tracing::error!(campaign = c.id, "export stopped: {e}");
+            }
+        });
+        return Ok((
+            [(header::CONTENT_TYPE, format.content_type())],
+            Body::new(ChannelBody(rx)),
+        )
+            .into_response());
+    }
+    let store = st.store.clone();
     let text = blocking(move || Ok(export::render(&*store, id, format)?))
         .await?
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
@@ -107,6 +129,24 @@ async fn table(
         Body::from(text),
     )
         .into_response())
+}
+
+/// A response body fed by a channel: the export's blocking thread sends the chunks as it reads
+/// them; the body ends when the sender is dropped.
+struct ChannelBody(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
 }
 
 /// `GET /api/v1/campaigns/{id}/balance`: the balance report of an analysis campaign (JSON, or
