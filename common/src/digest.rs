@@ -28,7 +28,12 @@
 //! pv move count                    u32 big-endian; per move u32 length, UTF-8 bytes (in order)
 //! nodes                            u64 big-endian
 //! wdl                              u8 0 (absent) or 1 followed by win, draw, loss as u16 BE
+//! (result tag 0xA2 only) depth count u32 big-endian; per completed depth, shallowest first:
+//!   depth u32, score_cp and mate as above, nodes u64, wdl as above
 //! ```
+//!
+//! The result tag is 0xA1 when the result has no per-depth records (the built-in searcher), so
+//! those digests are unchanged from protocol 2, and 0xA2 when it has them.
 //!
 //! The perft encoding is unchanged from protocol 1, so stored perft digests stay comparable.
 //! Elapsed time and the worker's build name are not digested: honest replicas differ in them.
@@ -110,7 +115,7 @@ fn push_opt_i32(out: &mut Vec<u8>, v: Option<i32>) {
 }
 
 fn push_analysis(out: &mut Vec<u8>, r: &AnalysisResult) {
-    out.push(0xA1);
+    out.push(if r.depths.is_empty() { 0xA1 } else { 0xA2 });
     push_bytes(out, r.engine_id.as_bytes());
     push_opt_i32(out, r.score_cp);
     push_opt_i32(out, r.mate);
@@ -120,7 +125,21 @@ fn push_analysis(out: &mut Vec<u8>, r: &AnalysisResult) {
         push_bytes(out, m.as_bytes());
     }
     out.extend_from_slice(&r.nodes.to_be_bytes());
-    match r.wdl {
+    push_wdl(out, r.wdl);
+    if !r.depths.is_empty() {
+        out.extend_from_slice(&(r.depths.len() as u32).to_be_bytes());
+        for d in &r.depths {
+            out.extend_from_slice(&d.depth.to_be_bytes());
+            push_opt_i32(out, d.score_cp);
+            push_opt_i32(out, d.mate);
+            out.extend_from_slice(&d.nodes.to_be_bytes());
+            push_wdl(out, d.wdl);
+        }
+    }
+}
+
+fn push_wdl(out: &mut Vec<u8>, wdl: Option<[u16; 3]>) {
+    match wdl {
         None => out.push(0),
         Some(w) => {
             out.push(1);
@@ -149,6 +168,7 @@ pub fn to_hex(digest: &[u8; 32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::DepthRecord;
 
     fn kind() -> WorkUnitKind {
         WorkUnitKind::Perft {
@@ -225,6 +245,17 @@ mod tests {
             nodes: 12345,
             wdl: None,
             engine_id: "c960-builtin 0.1.0-s2".into(),
+            depths: Vec::new(),
+        }
+    }
+
+    fn depth(depth: u32, cp: i32) -> DepthRecord {
+        DepthRecord {
+            depth,
+            score_cp: Some(cp),
+            mate: None,
+            wdl: Some([40, 950, 10]),
+            nodes: u64::from(depth) * 1000,
         }
     }
 
@@ -249,12 +280,39 @@ mod tests {
             |a| a.nodes += 1,
             |a| a.wdl = Some([1, 998, 1]),
             |a| a.engine_id = "Stockfish 15.1".into(),
+            |a| a.depths.push(depth(1, 25)),
         ];
         for change in variants {
             let mut a = analysis();
             change(&mut a);
             assert_ne!(d, result_digest(7, &k, &WorkResult::Analysis(a)));
         }
+    }
+
+    #[test]
+    fn every_depth_record_is_digested() {
+        let k = analysis_kind(AnalysisEngine::Uci);
+        let mut base = analysis();
+        base.depths = vec![depth(1, 20), depth(2, 25)];
+        let d = result_digest(7, &k, &WorkResult::Analysis(base.clone()));
+        let variants: Vec<fn(&mut DepthRecord)> = vec![
+            |r| r.depth += 1,
+            |r| r.score_cp = Some(21),
+            |r| {
+                r.score_cp = None;
+                r.mate = Some(3)
+            },
+            |r| r.nodes += 1,
+            |r| r.wdl = None,
+        ];
+        for change in variants {
+            let mut a = base.clone();
+            change(&mut a.depths[0]);
+            assert_ne!(d, result_digest(7, &k, &WorkResult::Analysis(a)));
+        }
+        let mut fewer = base.clone();
+        fewer.depths.pop();
+        assert_ne!(d, result_digest(7, &k, &WorkResult::Analysis(fewer)));
     }
 
     #[test]

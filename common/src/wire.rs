@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this build. Bumped on any incompatible change of these types.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The largest request body the coordinator accepts, and the decode limit of [`crate::codec`].
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -236,9 +236,29 @@ pub struct AnalysisResult {
     pub nodes: u64,
     /// White's win/draw/loss per mille, when the engine reports it.
     pub wdl: Option<[u16; 3]>,
-    /// The engine id (`c960-builtin x.y.z-sN`, or the UCI `id name`). Digested: replicas of
-    /// different engines never agree.
+    /// The engine id (`c960-builtin x.y.z-sN`, or the UCI `id name [sha256:… net:…]`).
+    /// Digested: replicas of different engines or builds never agree.
     pub engine_id: String,
+    /// The main line at every completed depth, shallowest first (UCI engines; empty for the
+    /// built-in searcher). Digested when present.
+    #[serde(default)]
+    pub depths: Vec<DepthRecord>,
+}
+
+/// One completed depth of an analysis: what the engine said when it finished that iteration.
+/// Scores are from White's point of view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepthRecord {
+    /// The completed depth.
+    pub depth: u32,
+    /// Centipawns, when not a mate.
+    pub score_cp: Option<i32>,
+    /// Mate distance in moves, positive when White mates.
+    pub mate: Option<i32>,
+    /// White's win/draw/loss per mille, when reported.
+    pub wdl: Option<[u16; 3]>,
+    /// Nodes searched up to the end of this depth.
+    pub nodes: u64,
 }
 
 /// The payload of a submitted result, by workunit kind.

@@ -1,5 +1,6 @@
 //! Table export: perft tables as CSV (`sp,fen,depth,nodes,status,agreeing_results,digest`) and
-//! JSON; analysis tables as CSV (`sp,fen,depth,score_cp,mate,best_move,engine`) and JSON; and the
+//! JSON; analysis tables as CSV (`sp,fen,depth,score_cp,mate,best_move,engine,…`, per-depth CSV)
+//! and JSON; and the
 //! balance report of an analysis campaign (ranking and summary, [`c960_common::balance`]) as JSON
 //! or an SVG chart.
 
@@ -19,6 +20,8 @@ pub enum Format {
     Balance,
     /// Analysis campaigns: the chart of sorted scores as SVG.
     Svg,
+    /// Analysis campaigns: every completed depth of every canonical result, one CSV row each.
+    Depths,
 }
 
 impl Format {
@@ -29,8 +32,9 @@ impl Format {
             "json" => Ok(Format::Json),
             "balance" => Ok(Format::Balance),
             "svg" => Ok(Format::Svg),
+            "depths" => Ok(Format::Depths),
             other => Err(format!(
-                "unknown format {other:?}; use csv, json, balance or svg"
+                "unknown format {other:?}; use csv, json, balance, svg or depths"
             )),
         }
     }
@@ -38,7 +42,7 @@ impl Format {
     /// The HTTP content type.
     pub fn content_type(self) -> &'static str {
         match self {
-            Format::Csv => "text/csv; charset=utf-8",
+            Format::Csv | Format::Depths => "text/csv; charset=utf-8",
             Format::Json | Format::Balance => "application/json",
             Format::Svg => "image/svg+xml",
         }
@@ -65,6 +69,7 @@ pub fn render(
             Format::Json => Ok(analysis_json(&c, &rows)),
             Format::Balance => balance_json(&c, &rows),
             Format::Svg => balance_svg(&c, &rows),
+            Format::Depths => Ok(depths_csv(&rows)),
         });
     }
     if campaigns
@@ -75,7 +80,7 @@ pub fn render(
         return Ok(match format {
             Format::Csv => Ok(crate::assembly::split_csv(&rows)),
             Format::Json => Ok(split_json(&c, &rows)),
-            Format::Balance | Format::Svg => Err(format!(
+            Format::Balance | Format::Svg | Format::Depths => Err(format!(
                 "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
             )),
         });
@@ -84,7 +89,7 @@ pub fn render(
     Ok(match format {
         Format::Csv => Ok(csv_for(&c, &rows)),
         Format::Json => Ok(json(&c, &rows)),
-        Format::Balance | Format::Svg => Err(format!(
+        Format::Balance | Format::Svg | Format::Depths => Err(format!(
             "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
         )),
     })
@@ -190,8 +195,46 @@ pub fn total_nodes(rows: &[TableRow]) -> u128 {
     rows.iter().filter_map(|r| r.nodes).map(u128::from).sum()
 }
 
-/// The CSV header of analysis tables, the same as `c960-worker analyse --all` writes.
-pub const ANALYSIS_CSV_HEADER: &str = "sp,fen,depth,score_cp,mate,best_move,engine";
+/// The CSV header of analysis tables: the first seven columns are those `c960-worker analyse
+/// --all` writes; then White's WDL per mille, the nodes of the search, and the estimator
+/// ([`balance::depth_mean_cp`] over the [`balance::ESTIMATOR_DEPTHS`] deepest depths; empty
+/// without depth records).
+pub const ANALYSIS_CSV_HEADER: &str =
+    "sp,fen,depth,score_cp,mate,best_move,engine,wdl_win,wdl_draw,wdl_loss,nodes,estimate_cp";
+
+/// The CSV header of [`depths_csv`].
+pub const DEPTHS_CSV_HEADER: &str = "sp,depth,score_cp,mate,wdl_win,wdl_draw,wdl_loss,nodes";
+
+/// The raw data behind the estimator: one row per completed depth of every canonical result
+/// (start positions only), shallowest first.
+pub fn depths_csv(rows: &[AnalysisRow]) -> String {
+    let mut out = format!("{DEPTHS_CSV_HEADER}\n");
+    for r in rows {
+        let (Some(sp), Some(res)) = (r.sp, r.result.as_ref()) else {
+            continue;
+        };
+        for d in &res.depths {
+            out.push_str(&format!(
+                "{sp},{},{},{},{},{}\n",
+                d.depth,
+                opt_text(d.score_cp),
+                opt_text(d.mate),
+                wdl_text(d.wdl),
+                d.nodes
+            ));
+        }
+    }
+    out
+}
+
+fn opt_text(v: Option<i32>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// `win,draw,loss`, or three empty fields.
+fn wdl_text(wdl: Option<[u16; 3]>) -> String {
+    wdl.map_or_else(|| ",,".to_string(), |[w, d, l]| format!("{w},{d},{l}"))
+}
 
 /// An analysis table as CSV: one row per workunit; score, move and engine are empty until a
 /// quorum agrees.
@@ -223,16 +266,21 @@ fn analysis_csv_keyed(
     out.push('\n');
     for r in rows {
         let res = r.result.as_ref();
-        let opt = |v: Option<i32>| v.map(|v| v.to_string()).unwrap_or_default();
+        let estimate = res
+            .and_then(|a| balance::depth_mean_cp(&a.depths, balance::ESTIMATOR_DEPTHS))
+            .map(|e| format!("{e:.2}"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{estimate}\n",
             key(r),
             r.fen,
             r.depth,
-            opt(res.and_then(|a| a.score_cp)),
-            opt(res.and_then(|a| a.mate)),
+            opt_text(res.and_then(|a| a.score_cp)),
+            opt_text(res.and_then(|a| a.mate)),
             res.and_then(|a| a.best_move.clone()).unwrap_or_default(),
-            balance::csv_field(res.map(|a| a.engine_id.as_str()).unwrap_or(""))
+            balance::csv_field(res.map(|a| a.engine_id.as_str()).unwrap_or("")),
+            wdl_text(res.and_then(|a| a.wdl)),
+            res.map(|a| a.nodes.to_string()).unwrap_or_default(),
         ));
     }
     out
@@ -502,7 +550,10 @@ mod stream_tests {
         let dir = tempfile::tempdir().unwrap();
         let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
         let c = s
-            .create_campaign(&NewCampaign::new(1, 2, None, (0..960).collect()).unwrap(), 0)
+            .create_campaign(
+                &NewCampaign::new(1, 2, None, (0..960).collect()).unwrap(),
+                0,
+            )
             .unwrap();
         assert!(streams(&c, Format::Csv) && !streams(&c, Format::Json));
         let mut chunks = Vec::new();

@@ -11,15 +11,16 @@ use c960_common::wire::AnalysisEngine;
 use c960_coordinator::api::auth::{self, Enrolment};
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
-use c960_coordinator::campaign::{NewCampaign, select_starts};
 use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
+use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
+mod cli_campaigns;
 mod cli_tokens;
 mod cli_workers;
 
@@ -157,7 +158,7 @@ enum Command {
     /// Manage campaigns.
     Campaign {
         #[command(subcommand)]
-        command: CampaignCommand,
+        command: cli_campaigns::CampaignCommand,
     },
     /// Export a campaign's table.
     Export {
@@ -167,7 +168,8 @@ enum Command {
         /// Campaign id.
         #[arg(long)]
         campaign: u64,
-        /// csv or json; for analysis campaigns also balance (JSON report) or svg (chart).
+        /// csv or json; for analysis campaigns also balance (JSON report), svg (chart) or depths
+        /// (every completed depth of every result, CSV).
         #[arg(long, default_value = "csv")]
         format: String,
         /// Output file (default stdout).
@@ -183,7 +185,8 @@ enum Command {
         /// An analysis campaign (fixed-depth search per start position) instead of perft.
         #[arg(long)]
         analyse: bool,
-        /// With --analyse: `builtin`, or `uci:PATH` for a UCI engine such as /usr/games/stockfish.
+        /// With --analyse: `builtin`, or `uci:COMMAND` for a UCI engine such as
+        /// /usr/games/stockfish or "node /opt/sf/stockfish-19-single.js".
         #[arg(long, requires = "analyse")]
         engine: Option<String>,
         /// Perft: split each start position at this ply, merging transpositions (0: no split;
@@ -232,43 +235,6 @@ struct StartsArgs {
     /// The seed of --sample.
     #[arg(long, default_value_t = 0, requires = "sample")]
     seed: u64,
-}
-
-#[derive(Subcommand)]
-enum CampaignCommand {
-    /// Add a perft (or analysis) campaign; prints its id.
-    Add {
-        /// SQLite database file (`serve --db` creates it).
-        #[arg(long)]
-        db: PathBuf,
-        /// Perft depth, or search depth with --analyse.
-        #[arg(long)]
-        depth: u32,
-        /// An analysis campaign (fixed-depth search per start position) instead of perft.
-        #[arg(long)]
-        analyse: bool,
-        /// With --analyse: `builtin` (default) or `uci` (volunteers' UCI engines).
-        #[arg(long, requires = "analyse")]
-        engine: Option<String>,
-        /// Perft: split each start position at this ply, merging transpositions (0: no split;
-        /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
-        #[arg(long, default_value = "auto")]
-        split_ply: String,
-        /// Agreeing results from distinct workers needed per workunit.
-        #[arg(long, default_value_t = 2)]
-        quorum: u32,
-        /// Results per workunit after which it fails without quorum (default quorum + 2).
-        #[arg(long)]
-        max_results: Option<u32>,
-        #[command(flatten)]
-        starts: StartsArgs,
-    },
-    /// List campaigns with their progress.
-    List {
-        /// SQLite database file.
-        #[arg(long)]
-        db: PathBuf,
-    },
 }
 
 #[derive(Subcommand)]
@@ -414,14 +380,16 @@ fn serve(
     })
 }
 
-/// `builtin` or `uci:PATH` (the `--engine` of `run --analyse`).
-fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<PathBuf>)> {
+/// `builtin` or `uci:COMMAND` (the `--engine` of `run --analyse`; the command is split
+/// shell-style, e.g. `uci:node /opt/sf/stockfish-19-single.js`).
+fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCommand>)> {
     match text.split_once(':') {
         None if text == "builtin" => Ok((Some(AnalysisEngine::Builtin), None)),
-        Some(("uci", path)) if !path.is_empty() => {
-            Ok((Some(AnalysisEngine::Uci), Some(PathBuf::from(path))))
-        }
-        _ => Err(anyhow!("--engine {text:?}: use builtin or uci:PATH")),
+        Some(("uci", command)) if !command.trim().is_empty() => Ok((
+            Some(AnalysisEngine::Uci),
+            Some(UciCommand::parse(command).map_err(|e| anyhow!("--engine: {e:#}"))?),
+        )),
+        _ => Err(anyhow!("--engine {text:?}: use builtin or uci:COMMAND")),
     }
 }
 
@@ -579,72 +547,8 @@ fn main() -> ExitCode {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Campaign {
-            command:
-                CampaignCommand::Add {
-                    db,
-                    depth,
-                    analyse,
-                    engine,
-                    split_ply,
-                    quorum,
-                    max_results,
-                    starts,
-                },
-        } => {
-            let (family, numbers) = select_starts(
-                &starts.family,
-                starts.positions.as_deref(),
-                starts.sample,
-                starts.seed,
-            )
-            .map_err(|e| anyhow!(e))?;
-            let mut spec = NewCampaign::in_family(family, depth, quorum, max_results, numbers)
-                .map_err(|e| anyhow!(e))?;
-            if analyse {
-                let name = engine.as_deref().unwrap_or("builtin");
-                let engine = AnalysisEngine::parse(name)
-                    .ok_or_else(|| anyhow!("--engine {name:?}: use builtin or uci"))?;
-                spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
-            }
-            let spec = spec.split_by(&split_ply).map_err(|e| anyhow!(e))?;
-            let c =
-                open_existing(&db)?.create_campaign(&spec, c960_coordinator::clock::now_ms())?;
-            eprintln!(
-                "campaign {}: {} depth {} over {} {}, quorum {}",
-                c.id,
-                match &c.engine {
-                    Some(e) => format!("analysis ({e})"),
-                    None => "perft".into(),
-                },
-                c.depth,
-                c.family,
-                c.positions,
-                c.quorum
-            );
-            println!("{}", c.id);
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Campaign {
-            command: CampaignCommand::List { db },
-        } => {
-            for p in open_existing(&db)?.progress()? {
-                println!(
-                    "{}\t{} depth {}\t{} positions {}\tquorum {}\t{}/{} valid\t{} failed",
-                    p.campaign.id,
-                    match &p.campaign.engine {
-                        Some(e) => format!("analysis/{e}"),
-                        None => p.campaign.kind.clone(),
-                    },
-                    p.campaign.depth,
-                    p.campaign.family,
-                    p.campaign.positions,
-                    p.campaign.quorum,
-                    p.valid,
-                    p.total,
-                    p.failed
-                );
-            }
+        Command::Campaign { command } => {
+            cli_campaigns::run(command, |db| Ok(Box::new(open_existing(db)?)))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Export {

@@ -29,7 +29,7 @@ pub struct RunOptions {
     /// `None`: a perft campaign. `Some`: an analysis campaign with this engine kind.
     pub analysis: Option<AnalysisEngine>,
     /// The UCI engine the local workers drive (required for UCI analysis).
-    pub uci: Option<PathBuf>,
+    pub uci: Option<c960_worker::uci_engine::UciCommand>,
     /// Perft: split each start position at this ply (`0`: no split, `auto`: see
     /// [`crate::campaign::auto_split_ply`]).
     pub split_ply: String,
@@ -88,16 +88,11 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome> {
             .map_err(|e| anyhow!(e))?;
     if let Some(engine) = opts.analysis {
         if engine == AnalysisEngine::Uci && opts.uci.is_none() {
-            bail!("a UCI analysis needs the engine's path: --engine uci:PATH");
+            bail!("a UCI analysis needs the engine's command: --engine uci:COMMAND");
         }
         spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
     }
     spec = spec.split_by(&opts.split_ply).map_err(|e| anyhow!(e))?;
-    if let Some(path) = &opts.uci
-        && !path.is_file()
-    {
-        bail!("UCI engine {}: no such file", path.display());
-    }
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -274,7 +269,7 @@ async fn finish_split(
     Ok(RunOutcome::Complete(total))
 }
 
-/// Writes the analysis CSV (header `sp,fen,depth,score_cp,mate,best_move,engine`, or
+/// Writes the analysis CSV (header `sp,fen,depth,score_cp,mate,best_move,engine,…`, or
 /// `family,number,fen,…` for another family) and prints the
 /// balance summary on standard error.
 async fn finish_analysis(

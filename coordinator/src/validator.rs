@@ -181,6 +181,7 @@ pub fn check_analysis_shape(kind: &WorkUnitKind, r: &AnalysisResult) -> Result<(
     if r.wdl.is_some_and(|w| w.iter().any(|&v| v > 1000)) {
         return bad("win/draw/loss beyond 1000 per mille".into());
     }
+    check_depth_records(kind, r).map_err(ShapeError::Analysis)?;
     if r.pv.len() > MAX_PV {
         return bad(format!("principal variation of {} plies", r.pv.len()));
     }
@@ -206,6 +207,43 @@ pub fn check_analysis_shape(kind: &WorkUnitKind, r: &AnalysisResult) -> Result<(
             return bad(format!("pv ply {}: {m} is not written as {mv}", i + 1));
         }
         pos = pos.play(mv);
+    }
+    Ok(())
+}
+
+/// The per-depth records of an analysis: at most one per depth up to the workunit's depth,
+/// strictly ascending, each with one score in range, WDL in per mille and node counts that
+/// never go down.
+fn check_depth_records(kind: &WorkUnitKind, r: &AnalysisResult) -> Result<(), String> {
+    let max_depth = kind.depth().max(1) as usize;
+    if r.depths.len() > max_depth.min(MAX_PV) {
+        return Err(format!(
+            "{} depth records for a depth-{max_depth} search",
+            r.depths.len()
+        ));
+    }
+    let mut last: Option<&c960_common::wire::DepthRecord> = None;
+    for d in &r.depths {
+        let valid_score = match (d.score_cp, d.mate) {
+            (Some(cp), None) => cp.abs() <= MAX_SCORE_CP,
+            (None, Some(m)) => m.abs() <= MAX_MATE,
+            _ => false,
+        };
+        if !valid_score {
+            return Err(format!("depth {}: not one score in range", d.depth));
+        }
+        if d.wdl.is_some_and(|w| w.iter().any(|&v| v > 1000)) {
+            return Err(format!("depth {}: win/draw/loss beyond 1000", d.depth));
+        }
+        if let Some(prev) = last
+            && (d.depth <= prev.depth || d.nodes < prev.nodes)
+        {
+            return Err(format!(
+                "depth {} after depth {}: records out of order",
+                d.depth, prev.depth
+            ));
+        }
+        last = Some(d);
     }
     Ok(())
 }
@@ -476,6 +514,17 @@ mod tests {
             nodes: a.nodes,
             wdl: None,
             engine_id: ENGINE_ID.into(),
+            depths: Vec::new(),
+        }
+    }
+
+    fn depth_record(depth: u32, cp: i32, nodes: u64) -> c960_common::wire::DepthRecord {
+        c960_common::wire::DepthRecord {
+            depth,
+            score_cp: Some(cp),
+            mate: None,
+            wdl: Some([30, 960, 10]),
+            nodes,
         }
     }
 
@@ -506,6 +555,9 @@ mod tests {
             check_analysis_shape(&analysis_kind(AnalysisEngine::Uci), &sf),
             Ok(())
         );
+        let mut with_depths = good.clone();
+        with_depths.depths = (1..=3).map(|d| depth_record(d, 10, u64::from(d))).collect();
+        assert_eq!(check_analysis_shape(&k, &with_depths), Ok(()));
         let changes: Vec<fn(&mut AnalysisResult)> = vec![
             |a| a.mate = Some(3),
             |a| {
@@ -519,6 +571,10 @@ mod tests {
             |a| a.pv.push("a1a8".into()),
             |a| a.wdl = Some([1001, 0, 0]),
             |a| a.engine_id = String::new(),
+            |a| a.depths = vec![depth_record(2, 10, 50), depth_record(2, 12, 60)],
+            |a| a.depths = vec![depth_record(2, 10, 50), depth_record(3, 12, 40)],
+            |a| a.depths = vec![depth_record(1, MAX_SCORE_CP + 1, 5)],
+            |a| a.depths = (1..=4).map(|d| depth_record(d, 0, u64::from(d))).collect(),
         ];
         for (i, change) in changes.iter().enumerate() {
             let mut a = good.clone();

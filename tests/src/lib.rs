@@ -356,3 +356,19 @@ impl Drop for ServeProcess {
         let _ = self.child.wait();
     }
 }
+
+/// The npm `stockfish` 19.0.0 single-threaded full-network WASM build as a UCI command run by
+/// node, when installed (`.ci/run` puts it into `.ci/engines/`; `C960_STOCKFISH_JS` names another
+/// copy); `None` when node or the package is missing.
+pub fn wasm_stockfish() -> Option<c960_worker::uci_engine::UciCommand> {
+    let js = std::env::var_os("C960_STOCKFISH_JS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js")
+        });
+    if !js.is_file() {
+        return None;
+    }
+    c960_worker::uci_engine::UciCommand::parse(&format!("node \"{}\"", js.display())).ok()
+}

@@ -74,7 +74,7 @@ async fn builtin_replicas_agree_through_the_coordinator() {
         .text()
         .await
         .unwrap();
-    assert!(csv.starts_with("sp,fen,depth,score_cp,mate,best_move,engine\n"));
+    assert!(csv.starts_with("sp,fen,depth,score_cp,mate,best_move,engine,"));
     assert_eq!(csv.lines().count(), 5);
     let report: serde_json::Value = serde_json::from_str(
         &http
@@ -157,14 +157,7 @@ async fn different_engine_ids_never_form_a_quorum() {
     }
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     assert_eq!(rows[0].result.as_ref().unwrap().engine_id, "Stockfish 15.1");
-    let outcomes: Vec<String> = server
-        .store
-        .results(workunit)
-        .unwrap()
-        .into_iter()
-        .map(|r| r.outcome)
-        .collect();
-    assert_eq!(outcomes, ["valid", "invalid", "valid"]);
+    assert_eq!(outcomes(&server, workunit), ["valid", "invalid", "valid"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -245,7 +238,7 @@ fn run_analyse_writes_the_balance_csv() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "sp,fen,depth,score_cp,mate,best_move,engine"
+        "sp,fen,depth,score_cp,mate,best_move,engine,wdl_win,wdl_draw,wdl_loss,nodes,estimate_cp"
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let sps: Vec<u16> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
@@ -254,7 +247,7 @@ fn run_analyse_writes_the_balance_csv() {
         let sp: u16 = r[0].parse().unwrap();
         let expect = builtin(sp, 3);
         let pos = StartPosition::new(u32::from(sp)).unwrap().position();
-        assert_eq!(r.len(), 7);
+        assert_eq!(r.len(), 12);
         assert_eq!(r[1], pos.to_fen(CastlingNotation::Shredder));
         assert_eq!(r[2], "3");
         assert_eq!(
@@ -309,7 +302,9 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
         let mut cfg = RunnerConfig::new(&server.url);
         cfg.name = name.into();
         cfg.progress = false;
-        cfg.uci = Some(engine);
+        cfg.uci = Some(
+            c960_worker::uci_engine::UciCommand::parse(&engine.display().to_string()).unwrap(),
+        );
         cfg.uci_timeout = Duration::from_secs(1);
         let task = tokio::spawn(runner::run(cfg, rx));
         let (_, rows) = server.store.analysis_table(c.id).unwrap();
@@ -352,6 +347,101 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
         let w = server.store.worker(r.worker_id).unwrap().unwrap();
         assert_eq!((w.refused, w.lost_votes), (0, 0));
     }
+}
+
+/// The vote outcome of every result of `workunit`, in submission order.
+fn outcomes(server: &TestServer, workunit: u64) -> Vec<String> {
+    let results = server.store.results(workunit).unwrap();
+    results.into_iter().map(|r| r.outcome).collect()
+}
+
+/// Runs one in-process worker with `engine` until it has submitted a result for `workunit`.
+async fn one_uci_result(
+    server: &TestServer,
+    name: &str,
+    engine: c960_worker::uci_engine::UciCommand,
+    workunit: u64,
+    returned_before: usize,
+) {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut cfg = RunnerConfig::new(&server.url);
+    cfg.name = name.into();
+    cfg.progress = false;
+    cfg.backoff_base = Duration::from_millis(20);
+    cfg.backoff_cap = Duration::from_millis(200);
+    cfg.uci = Some(engine);
+    let task = tokio::spawn(runner::run(cfg, rx));
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let returned = server
+            .store
+            .results(workunit)
+            .unwrap()
+            .iter()
+            .filter(|r| r.digest.is_some())
+            .count();
+        if returned > returned_before {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} returned nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tx.send(true).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
+    let Some(wasm) = c960_tests::wasm_stockfish() else {
+        println!(
+            "note: node or the npm stockfish package is absent (.ci/run installs them); skipping"
+        );
+        return;
+    };
+    let debian = std::path::Path::new("/usr/games/stockfish");
+    if !debian.is_file() {
+        println!("note: /usr/games/stockfish is absent (apt-get install stockfish); skipping");
+        return;
+    }
+    let debian = c960_worker::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
+    let server = TestServer::start(quick_config()).await;
+    let c = server.analysis_campaign(8, "518", AnalysisEngine::Uci);
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    let workunit = rows[0].workunit_id;
+    // The WASM build and Debian's build: two results, no quorum.
+    one_uci_result(&server, "wasm-a", wasm.clone(), workunit, 0).await;
+    one_uci_result(&server, "debian", debian, workunit, 1).await;
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    assert_eq!(rows[0].status, "open");
+    let results = server.store.results(workunit).unwrap();
+    assert_ne!(results[0].digest, results[1].digest);
+    // A second worker with the same WASM build agrees with the first: valid.
+    one_uci_result(&server, "wasm-b", wasm, workunit, 2).await;
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    assert_eq!(rows[0].status, "valid");
+    let r = rows[0].result.as_ref().unwrap();
+    assert!(
+        r.engine_id.starts_with("Stockfish") && r.engine_id.contains(" net:"),
+        "{r:?}"
+    );
+    assert_eq!(r.depths.len(), 8, "{r:?}");
+    assert_eq!(r.depths.last().unwrap().score_cp, r.score_cp);
+    // The exports: the table with WDL, nodes and the estimator, and the raw per-depth rows.
+    let table = c960_coordinator::export::analysis_csv(&rows);
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split(',').collect();
+    let mean = c960_common::balance::depth_mean_cp(&r.depths, 4).unwrap();
+    assert_eq!(row[11], format!("{mean:.2}"), "{table}");
+    assert_eq!(row[10], r.nodes.to_string(), "{table}");
+    let depths = c960_coordinator::export::depths_csv(&rows);
+    assert_eq!(depths.lines().count(), 1 + 8, "{depths}");
+    assert!(
+        depths.lines().nth(8).unwrap().starts_with("518,8,"),
+        "{depths}"
+    );
+    assert_eq!(outcomes(&server, workunit), ["valid", "invalid", "valid"]);
 }
 
 /// Two colluding liars agree on a wrong built-in analysis and form a quorum (an analysis needs

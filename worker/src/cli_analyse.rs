@@ -11,6 +11,7 @@ use c960_common::search::{self, Analysis};
 use c960_common::{CastlingNotation, Position, StartPosition};
 
 use c960_worker::engine::Engine;
+use c960_worker::uci_engine::UciCommand;
 
 /// The CSV header of `--all`, shared with the coordinator's analysis campaign output.
 pub const CSV_HEADER: &str = "sp,fen,depth,score_cp,mate,best_move,engine";
@@ -39,9 +40,10 @@ pub struct AnalyseArgs {
     /// Search depth in plies.
     #[arg(long)]
     depth: u32,
-    /// Use this UCI engine (e.g. /usr/games/stockfish) instead of the built-in searcher.
+    /// Use this UCI engine command instead of the built-in searcher, split shell-style (e.g.
+    /// /usr/games/stockfish, or "node /opt/sf/stockfish-19-single.js").
     #[arg(long)]
-    uci: Option<PathBuf>,
+    uci: Option<String>,
     /// Hash table size in MiB (built-in table or the engine's `Hash` option).
     #[arg(long, default_value_t = search::DEFAULT_HASH_MIB)]
     hash: usize,
@@ -57,7 +59,12 @@ pub fn run(args: AnalyseArgs) -> Result<()> {
     if args.depth == 0 {
         bail!("--depth must be at least 1");
     }
-    if args.uci.is_none() && args.depth > search::MAX_DEPTH {
+    let uci = args
+        .uci
+        .as_deref()
+        .map(crate::cli_work::parse_uci)
+        .transpose()?;
+    if uci.is_none() && args.depth > search::MAX_DEPTH {
         bail!(
             "--depth for the built-in engine must be at most {}",
             search::MAX_DEPTH
@@ -70,7 +77,7 @@ pub fn run(args: AnalyseArgs) -> Result<()> {
         bail!("--timeout must be at least 1 second");
     }
     if args.all {
-        return run_all(&args);
+        return run_all(&args, uci.as_ref());
     }
     let pos = match (args.sp, &args.fen) {
         (Some(n), None) => StartPosition::new(n)?.position(),
@@ -82,11 +89,7 @@ pub fn run(args: AnalyseArgs) -> Result<()> {
             .ok()
             .map(|s| s.number() as u32)
     });
-    let mut engine = Engine::start(
-        args.uci.as_ref(),
-        args.hash,
-        Duration::from_secs(args.timeout),
-    )?;
+    let mut engine = Engine::start(uci.as_ref(), args.hash, Duration::from_secs(args.timeout))?;
     let analysis = engine.analyse(&pos, args.depth)?;
     let fen = pos.to_fen(CastlingNotation::Shredder);
     let engine_id = engine.id();
@@ -122,16 +125,12 @@ pub fn run(args: AnalyseArgs) -> Result<()> {
 
 /// `--all`: one CSV row per start position, flushed as it is written so that an interrupted run
 /// keeps what it finished. Progress goes to standard error.
-fn run_all(args: &AnalyseArgs) -> Result<()> {
+fn run_all(args: &AnalyseArgs, uci: Option<&UciCommand>) -> Result<()> {
     let positions = match &args.positions {
         Some(spec) => parse_positions(spec)?,
         None => (0..StartPosition::all().count() as u32).collect(),
     };
-    let mut engine = Engine::start(
-        args.uci.as_ref(),
-        args.hash,
-        Duration::from_secs(args.timeout),
-    )?;
+    let mut engine = Engine::start(uci, args.hash, Duration::from_secs(args.timeout))?;
     let engine_id = engine.id();
     let mut out: Box<dyn Write> = match &args.out {
         Some(path) => Box::new(BufWriter::new(
@@ -235,7 +234,7 @@ fn json_object(sp: Option<u32>, fen: &str, a: &Analysis, engine: &str) -> String
     let opt = |v: Option<i32>| v.map_or_else(|| "null".to_string(), |v| v.to_string());
     let pv: Vec<String> = a.pv.iter().map(|m| json_string(&m.to_string())).collect();
     format!(
-        "{{\"sp\":{},\"fen\":{},\"depth\":{},\"score_cp\":{},\"mate\":{},\"best_move\":{},\"pv\":[{}],\"nodes\":{},\"wdl\":{},\"engine\":{}}}",
+        "{{\"sp\":{},\"fen\":{},\"depth\":{},\"score_cp\":{},\"mate\":{},\"best_move\":{},\"pv\":[{}],\"nodes\":{},\"wdl\":{},\"engine\":{},\"depths\":[{}]}}",
         sp.map_or_else(|| "null".to_string(), |n| n.to_string()),
         json_string(fen),
         a.depth,
@@ -245,11 +244,27 @@ fn json_object(sp: Option<u32>, fen: &str, a: &Analysis, engine: &str) -> String
             .map_or_else(|| "null".to_string(), |m| json_string(&m.to_string())),
         pv.join(","),
         a.nodes,
-        a.wdl.map_or_else(
-            || "null".to_string(),
-            |w| format!("[{},{},{}]", w.win, w.draw, w.loss)
-        ),
-        json_string(engine)
+        wdl_json(a.wdl),
+        json_string(engine),
+        a.depths
+            .iter()
+            .map(|d| format!(
+                "{{\"depth\":{},\"score_cp\":{},\"mate\":{},\"wdl\":{},\"nodes\":{}}}",
+                d.depth,
+                opt(d.score.cp()),
+                opt(d.score.mate()),
+                wdl_json(d.wdl),
+                d.nodes
+            ))
+            .collect::<Vec<_>>()
+            .join(",")
+    )
+}
+
+fn wdl_json(wdl: Option<search::Wdl>) -> String {
+    wdl.map_or_else(
+        || "null".to_string(),
+        |w| format!("[{},{},{}]", w.win, w.draw, w.loss),
     )
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use c960_worker::report::{self, thousands};
 use c960_worker::runner::{self, RunnerConfig, Stop};
+use c960_worker::uci_engine::UciCommand;
 use c960_worker::{identity, machine};
 
 /// Arguments of `work`.
@@ -35,10 +36,11 @@ pub struct WorkArgs {
     /// Where the worker identity is kept (default: $XDG_STATE_HOME/c960/worker.json).
     #[arg(long)]
     state_file: Option<PathBuf>,
-    /// A UCI engine (e.g. /usr/games/stockfish) for UCI analysis workunits; without it the worker
+    /// A UCI engine command for UCI analysis workunits, split shell-style (e.g.
+    /// /usr/games/stockfish, or "node /opt/sf/stockfish-19-single.js"); without it the worker
     /// takes perft and built-in analysis workunits only.
     #[arg(long)]
-    uci: Option<PathBuf>,
+    uci: Option<String>,
     /// Seconds the UCI engine may search one workunit before it is killed and the workunit
     /// reported as failed.
     #[arg(long, default_value_t = 600)]
@@ -77,11 +79,7 @@ pub fn run(args: WorkArgs) -> Result<()> {
     if args.uci_timeout == 0 {
         bail!("--uci-timeout must be at least 1 second");
     }
-    if let Some(path) = &args.uci
-        && !path.is_file()
-    {
-        bail!("--uci {}: no such engine file", path.display());
-    }
+    let uci = args.uci.as_deref().map(parse_uci).transpose()?;
     // The log goes to stdout, above the live progress line on a terminal; piped or redirected,
     // it is plain lines without colours or progress lines.
     tracing_subscriber::fmt()
@@ -112,7 +110,7 @@ pub fn run(args: WorkArgs) -> Result<()> {
     cfg.hash_mib = hash;
     cfg.once = args.once;
     cfg.give_up_after = args.once.then_some(args.attempts);
-    cfg.uci = args.uci;
+    cfg.uci = uci;
     cfg.uci_timeout = Duration::from_secs(args.uci_timeout);
     cfg.state_file = Some(args.state_file.unwrap_or_else(identity::default_path));
     cfg.backoff_cap = Duration::from_secs(args.max_backoff_secs.max(1));
@@ -181,4 +179,10 @@ pub fn run(args: WorkArgs) -> Result<()> {
     // The engine stops at the next root move once cancelled; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(200));
     out
+}
+
+/// `--uci`: a command split shell-style, its program found and its engine and network files
+/// hashed (the engine id names the build).
+pub fn parse_uci(text: &str) -> Result<UciCommand> {
+    UciCommand::parse(text).map_err(|e| anyhow::anyhow!("--uci: {e:#}"))
 }

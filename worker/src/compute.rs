@@ -2,7 +2,6 @@
 //! progress can be shown and a cancel request is honoured between root moves; analysis with the
 //! built-in searcher or the worker's UCI engine.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,6 +14,7 @@ use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
 
 use crate::engine::{Engine, to_wire};
 use crate::report::{self, LiveLine, thousands};
+use crate::uci_engine::UciCommand;
 
 /// The largest table an analysis workunit may ask for, in MiB: a coordinator asking for more
 /// is misconfigured, and a volunteer's machine is not to be exhausted.
@@ -37,8 +37,8 @@ pub enum ComputeError {
 
 /// The worker's UCI engine: how to start it, and the running process kept across workunits.
 pub struct UciSlot {
-    /// The engine executable.
-    pub path: PathBuf,
+    /// The engine command.
+    pub command: UciCommand,
     /// How long one search may take before the engine is killed.
     pub timeout: Duration,
     /// The running engine and the `Hash` it was started with.
@@ -46,10 +46,10 @@ pub struct UciSlot {
 }
 
 impl UciSlot {
-    /// A slot that starts `path` on first use.
-    pub fn new(path: PathBuf, timeout: Duration) -> UciSlot {
+    /// A slot that starts `command` on first use.
+    pub fn new(command: UciCommand, timeout: Duration) -> UciSlot {
         UciSlot {
-            path,
+            command,
             timeout,
             running: None,
         }
@@ -108,7 +108,7 @@ pub fn compute_any(
             let (mut engine, _) = match slot.running.take() {
                 Some((e, h)) if h == *hash_mib => (e, h),
                 _ => {
-                    let e = Engine::start(Some(&slot.path), *hash_mib as usize, slot.timeout)
+                    let e = Engine::start(Some(&slot.command), *hash_mib as usize, slot.timeout)
                         .map_err(|e| ComputeError::EngineFailed(format!("{e:#}")))?;
                     (e, *hash_mib)
                 }
@@ -189,15 +189,15 @@ pub fn compute_with(
 /// The worker's UCI engines, one per analysis workunit running at once, kept across workunits.
 #[derive(Clone)]
 pub(crate) struct UciPool {
-    engine: Option<(PathBuf, Duration)>,
+    engine: Option<(UciCommand, Duration)>,
     idle: Arc<Mutex<Vec<UciSlot>>>,
 }
 
 impl UciPool {
     /// A pool starting `engine` (with this search timeout) on demand; none without one.
-    pub(crate) fn new(engine: Option<PathBuf>, timeout: Duration) -> UciPool {
+    pub(crate) fn new(engine: Option<UciCommand>, timeout: Duration) -> UciPool {
         UciPool {
-            engine: engine.map(|path| (path, timeout)),
+            engine: engine.map(|command| (command, timeout)),
             idle: Arc::new(Mutex::new(Vec::new())),
         }
     }
@@ -221,12 +221,12 @@ pub(crate) fn compute_one(
     );
     tracing::debug!("workunit {}: {what}", a.workunit_id);
     let mut slot = match (&a.kind, &uci.engine) {
-        (WorkUnitKind::Analysis { .. }, Some((path, timeout))) => Some(
+        (WorkUnitKind::Analysis { .. }, Some((command, timeout))) => Some(
             uci.idle
                 .lock()
                 .ok()
                 .and_then(|mut idle| idle.pop())
-                .unwrap_or_else(|| UciSlot::new(path.clone(), *timeout)),
+                .unwrap_or_else(|| UciSlot::new(command.clone(), *timeout)),
         ),
         _ => None,
     };
@@ -339,7 +339,9 @@ mod tests {
             compute_any(&uci, &no, &perft, None, |_, _, _| {}),
             Err(ComputeError::EngineFailed(_))
         ));
-        let mut missing = UciSlot::new("/nonexistent/engine".into(), Duration::from_secs(5));
+        // An engine that exits at once: the handshake fails, a failed replica.
+        let gone = UciCommand::parse("/bin/true").unwrap();
+        let mut missing = UciSlot::new(gone, Duration::from_secs(5));
         assert!(matches!(
             compute_any(&uci, &no, &perft, Some(&mut missing), |_, _, _| {}),
             Err(ComputeError::EngineFailed(_))

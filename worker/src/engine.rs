@@ -1,15 +1,14 @@
 //! The analysis engines a worker can drive: the built-in searcher, or an external UCI engine
 //! process, behind one [`Engine`] type shared by `c960-worker analyse` and the work loop.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 use c960_common::Position;
 use c960_common::search::{self, Analysis, SearchLimits};
-use c960_common::wire::AnalysisResult;
+use c960_common::wire::{AnalysisResult, DepthRecord};
 
-use crate::uci_engine::{UciConfig, UciEngine};
+use crate::uci_engine::{UciCommand, UciConfig, UciEngine};
 
 /// The engine that answers: the built-in searcher or an external UCI process.
 pub enum Engine {
@@ -24,17 +23,17 @@ pub enum Engine {
 
 impl Engine {
     /// Starts the engine the arguments ask for.
-    pub fn start(uci: Option<&PathBuf>, hash_mib: usize, timeout: Duration) -> Result<Engine> {
+    pub fn start(uci: Option<&UciCommand>, hash_mib: usize, timeout: Duration) -> Result<Engine> {
         match uci {
             None => Ok(Engine::Builtin { hash_mib }),
-            Some(path) => {
+            Some(command) => {
                 let config = UciConfig {
                     hash_mib,
                     // A healthy engine answers the handshake at once; a search may take long.
                     handshake_timeout: timeout.min(Duration::from_secs(30)),
                     search_timeout: timeout,
                 };
-                Ok(Engine::Uci(UciEngine::start(path, config)?))
+                Ok(Engine::Uci(UciEngine::start(command, config)?))
             }
         }
     }
@@ -43,7 +42,7 @@ impl Engine {
     pub fn id(&self) -> String {
         match self {
             Engine::Builtin { .. } => search::ENGINE_ID.to_string(),
-            Engine::Uci(e) => e.name().to_string(),
+            Engine::Uci(e) => e.id(),
         }
     }
 
@@ -71,9 +70,22 @@ pub fn to_wire(a: &Analysis, engine_id: &str) -> AnalysisResult {
         best_move: a.best_move.map(|m| m.to_string()),
         pv: a.pv.iter().map(|m| m.to_string()).collect(),
         nodes: a.nodes,
-        wdl: a
-            .wdl
-            .map(|w| [w.win, w.draw, w.loss].map(|v| u16::try_from(v).unwrap_or(u16::MAX))),
+        wdl: a.wdl.map(wdl_per_mille),
         engine_id: engine_id.to_string(),
+        depths: a
+            .depths
+            .iter()
+            .map(|d| DepthRecord {
+                depth: d.depth,
+                score_cp: d.score.cp(),
+                mate: d.score.mate(),
+                wdl: d.wdl.map(wdl_per_mille),
+                nodes: d.nodes,
+            })
+            .collect(),
     }
+}
+
+fn wdl_per_mille(w: c960_common::search::Wdl) -> [u16; 3] {
+    [w.win, w.draw, w.loss].map(|v| u16::try_from(v).unwrap_or(u16::MAX))
 }

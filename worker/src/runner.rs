@@ -47,7 +47,7 @@ pub struct RunnerConfig {
     /// Show a progress bar per workunit (only drawn when stderr is a terminal).
     pub progress: bool,
     /// A UCI engine for UCI analysis workunits; without one the worker does not ask for them.
-    pub uci: Option<PathBuf>,
+    pub uci: Option<crate::uci_engine::UciCommand>,
     /// How long the UCI engine may search one workunit before it is killed.
     pub uci_timeout: Duration,
     /// The enrolment secret to present when registering.

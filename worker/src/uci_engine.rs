@@ -8,16 +8,156 @@
 //! The protocol per analysis: `ucinewgame`, `isready`, `position fen <Shredder-FEN>`,
 //! `go depth D`, then `info … score … pv …` lines up to `bestmove`. With `UCI_Chess960` set,
 //! engines write castling as king-takes-rook, which [`Position::parse_uci_move`] reads.
+//!
+//! An engine is a command with arguments ([`UciCommand`], e.g. `node /opt/sf/stockfish.js`).
+//! Its identity is the UCI `id name` plus SHA-256 prefixes of the engine file and of its network
+//! file ([`EngineBuild`]); that identity is the result's engine id, which the digest covers, so
+//! replicas of different builds never form one quorum.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use c960_common::search::{Analysis, Score, Wdl};
+use c960_common::search::{Analysis, DepthScore, Score, Wdl};
 use c960_common::{CastlingNotation, Color, Move, Position};
+use sha2::{Digest, Sha256};
+
+/// How to start a UCI engine: a program and its arguments, split shell-style from one string
+/// (`/usr/games/stockfish`, `node "/opt/sf/stockfish-19-single.js"`), with the build identity
+/// computed once when the command is resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UciCommand {
+    /// The program, as given (looked up on `PATH` when it has no `/`).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The hashes that identify the engine build.
+    pub build: EngineBuild,
+}
+
+/// What identifies an engine build beyond its `id name`: SHA-256 of the engine file (the last
+/// argument that is a file, e.g. a `.js` script, else the program) and of its network file when
+/// one is found beside it (the `.wasm` of a `.js` script's name, else the `*.nnue` files in the
+/// engine file's folder).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineBuild {
+    /// The engine file that was hashed.
+    pub engine_file: PathBuf,
+    /// Lower-case hex SHA-256 of the engine file.
+    pub engine_sha256: String,
+    /// The network file and its hex SHA-256, when one was found.
+    pub network: Option<(PathBuf, String)>,
+}
+
+/// Hex digits of each SHA-256 kept in the engine id: 64 bits tell builds apart (honest replicas
+/// must agree; a liar can claim any id anyway, which the quorum rules handle).
+const ID_HASH_HEX: usize = 16;
+
+impl EngineBuild {
+    /// The suffix of the engine id: `sha256:<16 hex>` and ` net:<16 hex>` when a network was found.
+    pub fn tag(&self) -> String {
+        let mut tag = format!("sha256:{}", &self.engine_sha256[..ID_HASH_HEX]);
+        if let Some((_, net)) = &self.network {
+            tag.push_str(&format!(" net:{}", &net[..ID_HASH_HEX]));
+        }
+        tag
+    }
+}
+
+impl UciCommand {
+    /// Splits `text` shell-style, finds the program and hashes the engine and network files.
+    pub fn parse(text: &str) -> Result<UciCommand> {
+        let words = shlex::split(text)
+            .ok_or_else(|| anyhow!("UCI engine command {text:?}: unbalanced quotes"))?;
+        let Some((program, args)) = words.split_first() else {
+            bail!("UCI engine command is empty");
+        };
+        let program = PathBuf::from(program);
+        let resolved = resolve_program(&program)
+            .ok_or_else(|| anyhow!("UCI engine {}: no such program", program.display()))?;
+        let engine_file = args
+            .iter()
+            .rev()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+            .unwrap_or(resolved);
+        let engine_sha256 = sha256_file(&engine_file)?;
+        let network = match network_file(&engine_file) {
+            Some(net) => {
+                let hash = sha256_file(&net)?;
+                Some((net, hash))
+            }
+            None => None,
+        };
+        Ok(UciCommand {
+            program,
+            args: args.to_vec(),
+            build: EngineBuild {
+                engine_file,
+                engine_sha256,
+                network,
+            },
+        })
+    }
+
+    /// The command as one line (for logs).
+    pub fn display(&self) -> String {
+        let mut words = vec![self.program.display().to_string()];
+        words.extend(self.args.iter().cloned());
+        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+    }
+}
+
+/// `program` itself when it names a file, else the first match on `PATH`.
+fn resolve_program(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 || program.is_absolute() {
+        return program.is_file().then(|| program.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// The network beside `engine_file`: `name.wasm` for `name.js`, else the `*.nnue` file of its
+/// folder when there is exactly one.
+fn network_file(engine_file: &Path) -> Option<PathBuf> {
+    if engine_file.extension().is_some_and(|e| e == "js") {
+        let wasm = engine_file.with_extension("wasm");
+        return wasm.is_file().then_some(wasm);
+    }
+    let dir = engine_file.parent()?;
+    let mut nets: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "nnue") && p.is_file())
+        .collect();
+    (nets.len() == 1).then(|| nets.remove(0))
+}
+
+/// Lower-case hex SHA-256 of a file, read in chunks (networks are ~100 MB).
+pub fn sha256_file(path: &Path) -> Result<String> {
+    let mut file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read engine file {}", path.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("cannot read engine file {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
 
 /// How the engine is configured and how long it may take.
 #[derive(Clone, Debug)]
@@ -36,6 +176,8 @@ pub struct UciEngine {
     stdin: ChildStdin,
     lines: Receiver<String>,
     name: String,
+    /// [`EngineBuild::tag`] of the command that started it.
+    build_tag: String,
     config: UciConfig,
     /// Set once something went wrong: the process has been killed and must not be used.
     dead: bool,
@@ -136,15 +278,16 @@ pub fn parse_info(line: &str) -> Option<InfoLine> {
 }
 
 impl UciEngine {
-    /// Starts the engine at `path`, completes the `uci` handshake and sets Chess960 mode, one
+    /// Starts the engine `command`, completes the `uci` handshake and sets Chess960 mode, one
     /// thread and the fixed hash size. Fails if the engine does not support Chess960.
-    pub fn start(path: &Path, config: UciConfig) -> Result<UciEngine> {
-        let mut child = Command::new(path)
+    pub fn start(command: &UciCommand, config: UciConfig) -> Result<UciEngine> {
+        let mut child = Command::new(&command.program)
+            .args(&command.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .with_context(|| format!("cannot start UCI engine {}", path.display()))?;
+            .with_context(|| format!("cannot start UCI engine {}", command.display()))?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let (tx, lines) = channel();
@@ -163,6 +306,7 @@ impl UciEngine {
             stdin,
             lines,
             name: String::new(),
+            build_tag: command.build.tag(),
             config,
             dead: false,
         };
@@ -170,7 +314,7 @@ impl UciEngine {
             Ok(()) => Ok(engine),
             Err(e) => {
                 engine.kill();
-                Err(e.context(format!("UCI engine {} failed to start", path.display())))
+                Err(e.context(format!("UCI engine {} failed to start", command.display())))
             }
         }
     }
@@ -222,6 +366,12 @@ impl UciEngine {
         &self.name
     }
 
+    /// The engine id of its results: `id name [sha256:… net:…]`, so that only replicas of one
+    /// build agree.
+    pub fn id(&self) -> String {
+        format!("{} [{}]", self.name, self.build_tag)
+    }
+
     /// `isready` and wait for `readyok`.
     fn sync(&mut self) -> Result<()> {
         self.send("isready")?;
@@ -256,6 +406,8 @@ impl UciEngine {
         let deadline = Instant::now() + self.config.search_timeout;
         let mut main_line: Option<InfoLine> = None;
         let mut nodes = None;
+        // The last exact main-line score of every completed depth, in depth order.
+        let mut depths: Vec<InfoLine> = Vec::new();
         let best_text = loop {
             let line = self.read_line(deadline, "bestmove")?;
             if let Some(rest) = line.trim().strip_prefix("bestmove") {
@@ -266,6 +418,12 @@ impl UciEngine {
                 // The final word is the last exact score of the main line; bound scores are
                 // provisional aspiration results.
                 if info.score.is_some() && !info.bound && info.multipv.unwrap_or(1) == 1 {
+                    if let Some(d) = info.depth {
+                        match depths.last_mut() {
+                            Some(last) if last.depth == Some(d) => *last = info.clone(),
+                            _ => depths.push(info.clone()),
+                        }
+                    }
                     main_line = Some(info);
                 }
             }
@@ -295,6 +453,18 @@ impl UciEngine {
         let white = pos.side_to_move() == Color::White;
         let score = if white { score } else { score.negate() };
         let wdl = info.wdl.map(|w| if white { w } else { w.flip() });
+        let depths = depths
+            .iter()
+            .map(|line| DepthScore {
+                depth: line.depth.unwrap_or(0),
+                score: line
+                    .score
+                    .map(|s| if white { s } else { s.negate() })
+                    .expect("kept lines have a score"),
+                wdl: line.wdl.map(|w| if white { w } else { w.flip() }),
+                nodes: line.nodes.unwrap_or(0),
+            })
+            .collect();
         Ok(Analysis {
             score,
             best_move,
@@ -302,6 +472,7 @@ impl UciEngine {
             nodes: nodes.unwrap_or(0),
             depth: info.depth.unwrap_or(depth),
             wdl,
+            depths,
         })
     }
 
@@ -411,5 +582,39 @@ mod tests {
 
         assert_eq!(parse_info("info string NNUE evaluation enabled"), None);
         assert_eq!(parse_info("bestmove e2e4"), None);
+    }
+
+    #[test]
+    fn commands_split_shell_style_and_name_their_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let js = dir.path().join("my engine.js");
+        std::fs::write(&js, "script").unwrap();
+        std::fs::write(js.with_extension("wasm"), "network").unwrap();
+        let cmd = UciCommand::parse(&format!("/bin/sh '{}' --flag", js.display())).unwrap();
+        assert_eq!(cmd.program, PathBuf::from("/bin/sh"));
+        assert_eq!(cmd.args, vec![js.display().to_string(), "--flag".into()]);
+        // The script (last file argument) and the .wasm beside it identify the build.
+        assert_eq!(cmd.build.engine_file, js);
+        assert_eq!(cmd.build.engine_sha256, sha256_file(&js).unwrap());
+        let net = cmd.build.network.clone().unwrap();
+        assert_eq!(net.0, js.with_extension("wasm"));
+        assert_eq!(
+            cmd.build.tag(),
+            format!(
+                "sha256:{} net:{}",
+                &cmd.build.engine_sha256[..16],
+                &net.1[..16]
+            )
+        );
+        // Another network file is another build.
+        std::fs::write(js.with_extension("wasm"), "other network").unwrap();
+        let other = UciCommand::parse(&format!("/bin/sh '{}' --flag", js.display())).unwrap();
+        assert_ne!(other.build.tag(), cmd.build.tag());
+        // A program found on PATH with no file argument is hashed itself; no network.
+        let sh = UciCommand::parse("sh").unwrap();
+        assert!(sh.build.engine_file.is_absolute() && sh.build.network.is_none());
+        assert!(UciCommand::parse("").is_err());
+        assert!(UciCommand::parse("sh 'unclosed").is_err());
+        assert!(UciCommand::parse("/nonexistent/engine").is_err());
     }
 }

@@ -257,6 +257,63 @@ fn all_positions_write_csv() {
     assert_one_line_error(&worker(&["balance", "--input", "/nonexistent.csv"]));
 }
 
+/// The npm `stockfish` 19.0.0 single-threaded full-network WASM build, run by node (`.ci/run`
+/// installs it into `.ci/engines/`; `C960_STOCKFISH_JS` names another copy).
+fn wasm_stockfish() -> Option<String> {
+    let js = std::env::var_os("C960_STOCKFISH_JS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js")
+        });
+    let node = Command::new("node").arg("--version").output();
+    (js.is_file() && node.is_ok_and(|o| o.status.success()))
+        .then(|| format!("node \"{}\"", js.display()))
+}
+
+#[test]
+fn wasm_stockfish_runs_as_a_command_with_arguments() {
+    let Some(command) = wasm_stockfish() else {
+        println!(
+            "note: node or the npm stockfish package is absent (.ci/run installs them); skipping"
+        );
+        return;
+    };
+    let args = [
+        "analyse", "--sp", "518", "--depth", "8", "--uci", &command, "--hash", "16", "--json",
+    ];
+    let o = worker(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = stdout(&o);
+    // The id names the build: UCI id name, the script's and the network's SHA-256 prefixes.
+    let engine = json_field(&json, "engine");
+    assert!(engine.starts_with("\"Stockfish"), "{json}");
+    assert!(
+        engine.contains(" [sha256:") && engine.contains(" net:"),
+        "{json}"
+    );
+    assert_eq!(json_field(&json, "depth"), "8");
+    // Every completed depth 1..=8 is recorded, and the last one is the result.
+    let depths = json.split("{\"depth\":").count() - 1;
+    assert_eq!(depths, 8, "{json}");
+    let last = json.rsplit("{\"depth\":").next().unwrap();
+    assert!(last.starts_with("8,"), "{json}");
+    assert_eq!(
+        json_field(last, "score_cp"),
+        json_field(&json, "score_cp"),
+        "{json}"
+    );
+    // Deterministic: the same search again gives the same numbers.
+    assert_eq!(stdout(&worker(&args)), json);
+
+    // A command that is not there, or with unbalanced quotes: one line on stderr.
+    for bad in ["node-nonexistent-c960 x.js", "node \"unclosed"] {
+        assert_one_line_error(&worker(&[
+            "analyse", "--sp", "518", "--depth", "2", "--uci", bad,
+        ]));
+    }
+}
+
 #[test]
 fn real_uci_engine_in_chess960_mode() {
     if !Path::new(STOCKFISH).exists() {

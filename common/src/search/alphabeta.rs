@@ -79,6 +79,7 @@ impl Searcher {
             nodes: self.nodes,
             depth,
             wdl: None,
+            depths: Vec::new(),
         }
     }
 

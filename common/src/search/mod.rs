@@ -118,6 +118,22 @@ pub struct Analysis {
     /// Win/draw/loss expectation from White's point of view, when the engine reports one (UCI
     /// engines with `UCI_ShowWDL`; the built-in searcher does not).
     pub wdl: Option<Wdl>,
+    /// The main line's exact score at every completed depth, shallowest first (UCI engines;
+    /// empty for the built-in searcher). Estimators average several of them.
+    pub depths: Vec<DepthScore>,
+}
+
+/// What an engine reported when it completed one depth of its iterative deepening.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepthScore {
+    /// The completed depth.
+    pub depth: u32,
+    /// The score from White's point of view.
+    pub score: Score,
+    /// Win/draw/loss from White's point of view, when reported.
+    pub wdl: Option<Wdl>,
+    /// Nodes searched so far.
+    pub nodes: u64,
 }
 
 /// An engine's win/draw/loss expectation in per mille (the three sum to about 1000).

@@ -38,10 +38,17 @@ use crate::trust::Integrity;
 pub trait Store: Send + Sync {
     /// Creates a campaign with one workunit per start position.
     fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign>;
-    /// A perft campaign with exactly these parameters, if one exists (for `run`'s resume).
+    /// A campaign, not cancelled, with exactly these parameters (name and priority aside), if
+    /// one exists: `run` resumes it, `campaign add` warns of it.
     fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>>;
     /// All campaigns.
     fn campaigns(&self) -> StoreResult<Vec<Campaign>>;
+    /// One campaign (`UnknownCampaign` if there is none).
+    fn campaign(&self, campaign_id: u64) -> StoreResult<Campaign>;
+    /// Renames, reprioritises, pauses, resumes or cancels a campaign, in one transaction; the
+    /// status change follows [`crate::scheduler::apply_action`] (`CampaignCancelled` when it
+    /// refuses). Returns the campaign as changed.
+    fn update_campaign(&self, campaign_id: u64, change: &CampaignChange) -> StoreResult<Campaign>;
     /// Registers a worker (untrusted, address unknown); returns its id.
     fn register_worker(
         &self,

@@ -3,7 +3,7 @@
 use c960_common::wire::{AnalysisResult, WorkResult, WorkUnitKind};
 use serde::Serialize;
 
-use crate::scheduler::ReplicaState;
+use crate::scheduler::{CampaignAction, CampaignStatus, ReplicaState};
 use crate::validator::Digest;
 
 /// A campaign as stored.
@@ -27,6 +27,23 @@ pub struct Campaign {
     pub positions: String,
     /// The family the positions are numbered in (`chess960` for every older campaign).
     pub family: String,
+    /// The operator's name for it, if any.
+    pub name: Option<String>,
+    /// Scheduling priority: campaigns of higher priority are served first.
+    pub priority: i64,
+    /// Active, paused or cancelled.
+    pub status: CampaignStatus,
+}
+
+/// An operator's change to a campaign.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CampaignChange {
+    /// Set (or with `None` clear) its name.
+    Name(Option<String>),
+    /// Set its priority.
+    Priority(i64),
+    /// Pause, resume or cancel it.
+    Status(CampaignAction),
 }
 
 /// A registered worker.

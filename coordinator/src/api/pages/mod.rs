@@ -739,6 +739,9 @@ mod tests {
             max_results: 4,
             positions: positions.into(),
             family: "chess960".into(),
+            name: None,
+            priority: 0,
+            status: Default::default(),
         }
     }
 

@@ -4,9 +4,10 @@ use c960_common::wire::{Capabilities, WorkResult};
 
 use super::Tx;
 use super::transition::{bump_setting, expire, fail_check, integrity_in, replicas, retransition};
-use crate::scheduler::{self, ReplicaState};
+use crate::scheduler::{self, CampaignSlot, ReplicaState};
 use crate::store::codes::{
-    accepted_kinds, db_to_u64, kind_of, replica_code, replica_state, trust_level, u64_to_db,
+    accepted_kinds, campaign_status, db_to_u64, kind_of, replica_code, replica_state, trust_level,
+    u64_to_db,
 };
 use crate::store::db::{Backend, Row, params};
 use crate::store::{Lease, LeaseInfo, Settlement, StoreError, StoreResult, Submission};
@@ -295,23 +296,45 @@ pub(super) fn assign_from(
             (None, None)
         };
         let burst_block = reg_block.as_deref().filter(|_| integrity.registration_burst_ms > 0);
-        let found = tx.query(
-            &format!(
-                "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
-                 WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
-                 AND NOT EXISTS (
-                    SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-                 AND ((CAST(?4 AS TEXT) IS NULL AND CAST(?6 AS BIGINT) IS NULL AND CAST(?7 AS TEXT) IS NULL) OR NOT EXISTS (
-                    SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
-                    WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
-                      AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5) OR o.enrolment_token = ?6
-                           OR (o.reg_block = ?7 AND ABS(o.created_ms - ?8) <= ?9))))
-                 ORDER BY w.id LIMIT ?2{}",
-                tx.dialect().skip_locked("w")
-            ),
-            params![u64_to_db(worker_id), want as i64, level.is_trusted(), b1, b2, token,
-                burst_block, registered, u64_to_db(integrity.registration_burst_ms)],
-        )?;
+        // Campaigns in serving order (priority, pause: scheduler::serving_order), each walked
+        // on the per-campaign partial index of its ready workunits until the batch is full.
+        let slots = tx
+            .query("SELECT id, priority, status FROM campaigns", params![])?
+            .iter()
+            .map(|r| {
+                Ok(CampaignSlot {
+                    id: r.u64(0)?,
+                    priority: r.i64(1)?,
+                    status: campaign_status(r.i64(2)?),
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        let sql = format!(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w{}
+             WHERE w.campaign_id = ?10 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
+             AND NOT EXISTS (
+                SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
+             AND ((CAST(?4 AS TEXT) IS NULL AND CAST(?6 AS BIGINT) IS NULL AND CAST(?7 AS TEXT) IS NULL) OR NOT EXISTS (
+                SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
+                WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
+                  AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5) OR o.enrolment_token = ?6
+                       OR (o.reg_block = ?7 AND ABS(o.created_ms - ?8) <= ?9))))
+             ORDER BY w.id LIMIT ?2{}",
+            tx.dialect().ready_index(),
+            tx.dialect().skip_locked("w")
+        );
+        let mut found = Vec::new();
+        for campaign in scheduler::serving_order(&slots) {
+            let left = want - found.len() as u64;
+            if left == 0 {
+                break;
+            }
+            found.extend(tx.query(
+                &sql,
+                params![u64_to_db(worker_id), left as i64, level.is_trusted(), b1, b2, token,
+                    burst_block, registered, u64_to_db(integrity.registration_burst_ms), u64_to_db(campaign)],
+            )?);
+        }
         let deadline = scheduler::lease_deadline(now_ms, lease_ms);
         for r in found {
             let wu = r.u64(0)?;

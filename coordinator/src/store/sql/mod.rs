@@ -22,12 +22,12 @@ mod workers;
 
 use c960_common::wire::Capabilities;
 
-use super::codes::{trust_level, u64_to_db};
+use super::codes::{campaign_status, trust_level, u64_to_db};
 use super::db::{Backend, Conn, Row, params};
 use super::{
-    AnalysisRow, Campaign, CampaignProgress, CheckCost, CheckOutcome, CheckRequest, Lease,
-    LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow, WorkerRecord,
-    WorkerSummary,
+    AnalysisRow, Campaign, CampaignChange, CampaignProgress, CheckCost, CheckOutcome, CheckRequest,
+    Lease, LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow,
+    WorkerRecord, WorkerSummary,
 };
 use crate::assembly::SplitUnit;
 use crate::campaign::NewCampaign;
@@ -68,8 +68,7 @@ fn worker_in(tx: Tx, id: u64) -> StoreResult<Option<WorkerRecord>> {
 }
 
 /// The columns [`campaign_row`] reads.
-const CAMPAIGN_COLS: &str =
-    "id, kind, depth, quorum, max_results, positions, engine, split_ply, family";
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply, family, name, priority, status";
 
 /// A [`Campaign`] from a row of [`CAMPAIGN_COLS`].
 fn campaign_row(r: &Row) -> StoreResult<Campaign> {
@@ -83,6 +82,9 @@ fn campaign_row(r: &Row) -> StoreResult<Campaign> {
         engine: r.opt_text(6)?,
         split_ply: r.i64(7)? as u32,
         family: r.text(8)?,
+        name: r.opt_text(9)?,
+        priority: r.i64(10)?,
+        status: campaign_status(r.i64(11)?),
     })
 }
 
@@ -105,6 +107,14 @@ impl<B: Backend> Store for B {
 
     fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>> {
         campaigns::find_campaign(self, c)
+    }
+
+    fn campaign(&self, campaign_id: u64) -> StoreResult<Campaign> {
+        self.with_conn(&mut |tx| campaign_by_id(tx, campaign_id))
+    }
+
+    fn update_campaign(&self, campaign_id: u64, change: &CampaignChange) -> StoreResult<Campaign> {
+        campaigns::update_campaign(self, campaign_id, change)
     }
 
     fn campaigns(&self) -> StoreResult<Vec<Campaign>> {

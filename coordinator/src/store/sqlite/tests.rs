@@ -3,10 +3,10 @@
 use super::*;
 use crate::campaign::NewCampaign;
 use crate::store::codes::db_to_u64;
-use crate::store::{Campaign, CheckOutcome, Store, StoreError, Submission};
+use crate::store::{Campaign, CheckOutcome, Lease, Store, StoreError, Submission};
 use crate::trust::Integrity;
 use c960_common::wire::Capabilities;
-use c960_common::wire::{PerftResult, WorkResult};
+use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use std::collections::BTreeSet;
 
 const ALL: Capabilities = Capabilities {
@@ -250,6 +250,7 @@ fn progress_counters_equal_a_full_recount_through_every_transition() {
              ALTER TABLE workunits DROP COLUMN trusted_only; ALTER TABLE workunits DROP COLUMN reverify;
              ALTER TABLE results DROP COLUMN checked;
              ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
+             DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
              DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
              DROP TABLE enrolment_tokens;
              PRAGMA user_version = 4;",
@@ -293,6 +294,7 @@ fn progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more() {
         .execute_batch(
             "UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
              ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
+             DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
              DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
              DROP TABLE enrolment_tokens; DROP INDEX workunits_resplits;
              PRAGMA user_version = 6;",
@@ -535,6 +537,66 @@ fn untrusted_lease_cap_block_separation_and_block_cap() {
     // Moving to another address does not escape the block it registered from.
     let la3 = fetch(a3, "10.0.9.0/24");
     assert!(la3.iter().all(|l| !ids1.contains(&l.workunit_id)));
+}
+
+#[test]
+fn a_batch_is_filled_by_priority_skipping_paused_and_cancelled_campaigns() {
+    use crate::scheduler::{CampaignAction, CampaignStatus};
+    use crate::store::CampaignChange;
+    let (_d, s) = store();
+    let add = |positions: Vec<u16>, priority: i64| {
+        let spec = NewCampaign::new(1, 1, None, positions)
+            .unwrap()
+            .with_priority(priority);
+        s.create_campaign(&spec, 0).unwrap().id
+    };
+    let low = add(vec![0, 1], 0);
+    add(vec![2, 3], 5);
+    let paused = add(vec![4], 9);
+    let cancelled = add(vec![5], 9);
+    let act = |id, a| {
+        s.update_campaign(id, &CampaignChange::Status(a)).unwrap();
+    };
+    act(paused, CampaignAction::Pause);
+    act(cancelled, CampaignAction::Cancel);
+    assert_eq!(
+        s.campaign(cancelled).unwrap().status,
+        CampaignStatus::Cancelled
+    );
+    assert!(matches!(
+        s.update_campaign(cancelled, &CampaignChange::Status(CampaignAction::Resume)),
+        Err(StoreError::CampaignCancelled(..))
+    ));
+    assert!(matches!(
+        s.update_campaign(99, &CampaignChange::Priority(1)),
+        Err(StoreError::UnknownCampaign(99))
+    ));
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    let starts = |leases: &[Lease]| -> Vec<u16> {
+        leases
+            .iter()
+            .map(|l| match &l.kind {
+                WorkUnitKind::Perft {
+                    position: PositionSpec::StartPosition(sp),
+                    ..
+                } => *sp,
+                k => panic!("{k:?}"),
+            })
+            .collect()
+    };
+    // The batch crosses from the high-priority campaign into the low one.
+    let leases = s.assign_batch(w, &ALL, 1, 1000, 3, 0).unwrap();
+    assert_eq!(starts(&leases), [2, 3, 0]);
+    // Reprioritised, the low campaign's rest comes next anyway; the paused one not at all.
+    s.update_campaign(low, &CampaignChange::Priority(10))
+        .unwrap();
+    let w2 = s.register_worker("w2", b"h2", "e", 0).unwrap();
+    let leases = s.assign_batch(w2, &ALL, 1, 1000, 8, 0).unwrap();
+    assert_eq!(starts(&leases), [1]);
+    act(paused, CampaignAction::Resume);
+    let w3 = s.register_worker("w3", b"h3", "e", 0).unwrap();
+    let leases = s.assign_batch(w3, &ALL, 1, 1000, 8, 0).unwrap();
+    assert_eq!(starts(&leases), [4]);
 }
 
 /// Behind a proxy (blocks do not separate) workers registered in one burst from one block are

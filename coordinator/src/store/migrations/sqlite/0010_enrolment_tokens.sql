@@ -1,4 +1,4 @@
--- 9: per-volunteer enrolment tokens (enrolment.rs); the token that enrolled a worker.
+-- 10: per-volunteer enrolment tokens (enrolment.rs); the token that enrolled a worker.
 CREATE TABLE enrolment_tokens (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
