@@ -142,19 +142,69 @@ fn csv_keyed(header: &str, rows: &[TableRow], key: &dyn Fn(&TableRow) -> String)
     let mut out = String::from(header);
     out.push('\n');
     for r in rows {
-        // FENs contain no commas or quotes, so no quoting is needed.
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
-            key(r),
-            r.fen,
-            r.depth,
-            r.nodes.map(|n| n.to_string()).unwrap_or_default(),
-            r.status,
-            r.agreeing_results,
-            r.digest.as_deref().unwrap_or("")
-        ));
+        out.push_str(&csv_line(r, &key(r)));
     }
     out
+}
+
+/// One CSV row of a perft table, starting with `key` (FENs contain no commas or quotes, so no
+/// quoting is needed).
+fn csv_line(r: &TableRow, key: &str) -> String {
+    format!(
+        "{},{},{},{},{},{},{}\n",
+        key,
+        r.fen,
+        r.depth,
+        r.nodes.map(|n| n.to_string()).unwrap_or_default(),
+        r.status,
+        r.agreeing_results,
+        r.digest.as_deref().unwrap_or("")
+    )
+}
+
+/// Chunks of a streamed export: about this many bytes each.
+pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Whether [`stream_csv`] serves this export (the CSV of a plain perft table, one row per
+/// workunit: the one export that grows with a campaign; a split table is per start position,
+/// analysis tables and the reports are built in memory).
+pub fn streams(campaign: &Campaign, format: Format) -> bool {
+    format == Format::Csv && campaign.kind != "analysis" && campaign.split_ply == 0
+}
+
+/// The CSV of a perft table streamed from one read snapshot: `send` gets chunks of about
+/// [`STREAM_CHUNK_BYTES`] and returns false once nobody listens (the export stops then). The
+/// bytes are exactly [`csv_for`]'s.
+pub fn stream_csv(
+    store: &dyn crate::store::Store,
+    campaign: &Campaign,
+    send: &mut dyn FnMut(String) -> bool,
+) -> Result<(), crate::store::StoreError> {
+    let chess960 = campaign.family == "chess960";
+    let mut chunk = String::from(if chess960 {
+        CSV_HEADER
+    } else {
+        FAMILY_CSV_HEADER
+    });
+    chunk.push('\n');
+    let mut open = true;
+    store.visit_table(campaign.id, &mut |r| {
+        let key = if chess960 {
+            r.sp.map(|n| n.to_string()).unwrap_or_default()
+        } else {
+            let n = r.family_number.map(|n| n.to_string()).unwrap_or_default();
+            format!("{},{n}", campaign.family)
+        };
+        chunk.push_str(&csv_line(&r, &key));
+        if chunk.len() >= STREAM_CHUNK_BYTES {
+            open = send(std::mem::take(&mut chunk));
+        }
+        open
+    })?;
+    if open && !chunk.is_empty() {
+        send(chunk);
+    }
+    Ok(())
 }
 
 /// Sum of the canonical node counts (u128: sums of deep campaigns outgrow nothing, but cheap).
@@ -551,5 +601,43 @@ mod tests {
         assert!(text.contains(&format!("\"total_nodes\": {sum}")), "{text}");
         assert!(text.contains("\"nodes\": 18446744073709551615"), "{text}");
         assert!(text.contains("\"nodes\": 9007199254740993"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+    use crate::campaign::NewCampaign;
+    use crate::store::{SqliteStore, Store};
+
+    /// The streamed CSV is byte for byte the CSV built in memory, in several chunks; a
+    /// receiver that goes away stops the export after the chunk it refused.
+    #[test]
+    fn the_streamed_csv_is_the_table_in_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        let c = s
+            .create_campaign(
+                &NewCampaign::new(1, 2, None, (0..960).collect()).unwrap(),
+                0,
+            )
+            .unwrap();
+        assert!(streams(&c, Format::Csv) && !streams(&c, Format::Json));
+        let mut chunks = Vec::new();
+        stream_csv(&s, &c, &mut |chunk| {
+            chunks.push(chunk);
+            true
+        })
+        .unwrap();
+        assert!(chunks.len() >= 2, "{} chunks", chunks.len());
+        let (c2, rows) = s.table(c.id).unwrap();
+        assert_eq!(chunks.concat(), csv_for(&c2, &rows));
+        let mut sent = 0;
+        stream_csv(&s, &c, &mut |_| {
+            sent += 1;
+            false
+        })
+        .unwrap();
+        assert_eq!(sent, 1);
     }
 }

@@ -3,7 +3,7 @@
 //! campaign).
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -100,16 +100,42 @@ async fn table(
     let format = export::Format::parse(q.format.as_deref().unwrap_or("json"))
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
     let store = st.store.clone();
-    let (text, complete) = blocking(move || {
+    let (campaign, complete) = blocking(move || {
         // Read before the table: a campaign complete then has a complete table.
         let complete = store
             .progress()?
             .iter()
             .any(|p| p.campaign.id == id && p.valid + p.failed == p.total);
-        Ok((export::render(&*store, id, format)?, complete))
+        Ok((
+            store.campaigns()?.into_iter().find(|c| c.id == id),
+            complete,
+        ))
     })
     .await?;
-    let text = text.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
+    // A table still filling is streamed from one read snapshot by a blocking thread, chunk by
+    // chunk: it is never built in memory, and a client that goes away stops the export. A
+    // completed table is rendered once so that its bytes carry an ETag.
+    if let Some(c) = campaign.filter(|c| !complete && export::streams(c, format)) {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let store = st.store.clone();
+        tokio::task::spawn_blocking(move || {
+            let sent = export::stream_csv(&*store, &c, &mut |chunk| {
+                tx.blocking_send(Bytes::from(chunk)).is_ok()
+            });
+            if let Err(e) = sent {
+                tracing::error!(campaign = c.id, "export stopped: {e}");
+            }
+        });
+        return Ok((
+            [(header::CONTENT_TYPE, format.content_type())],
+            Body::new(ChannelBody(rx)),
+        )
+            .into_response());
+    }
+    let store = st.store.clone();
+    let text = blocking(move || Ok(export::render(&*store, id, format)?))
+        .await?
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
     let mut resp = if complete {
         // A completed table changes no more (a quarantine that reopens a workunit makes the
         // campaign incomplete again): an ETag of its bytes lets clients revalidate for free.
@@ -136,6 +162,24 @@ async fn table(
         HeaderValue::from_static(format.content_type()),
     );
     Ok(resp)
+}
+
+/// A response body fed by a channel: the export's blocking thread sends the chunks as it reads
+/// them; the body ends when the sender is dropped.
+struct ChannelBody(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
 }
 
 /// `GET /api/v1/campaigns/{id}/balance`: the balance report of an analysis campaign (JSON, or

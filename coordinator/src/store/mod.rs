@@ -227,6 +227,13 @@ pub trait Store: Send + Sync {
     fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary>;
     /// The table of a campaign, by start position.
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)>;
+    /// The same rows streamed from one read snapshot without collecting them (a family's
+    /// campaign has up to millions); `visit` returns false to stop. Returns the campaign.
+    fn visit_table(
+        &self,
+        campaign_id: u64,
+        visit: &mut dyn FnMut(TableRow) -> bool,
+    ) -> StoreResult<Campaign>;
     /// All results of a workunit.
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
     /// Sets the quarantine threshold: lost votes + refused results (0: never).

@@ -193,22 +193,35 @@ pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
 }
 
 pub(super) fn table(s: &impl Backend, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
+    let mut rows = Vec::new();
+    let campaign = visit_table(s, campaign_id, &mut |r| {
+        rows.push(r);
+        true
+    })?;
+    Ok((campaign, rows))
+}
+
+/// Streams the table of a campaign row by row from one read snapshot; `visit` returns false to
+/// stop (the client went away). Returns the campaign.
+pub(super) fn visit_table(
+    s: &impl Backend,
+    campaign_id: u64,
+    visit: &mut dyn FnMut(TableRow) -> bool,
+) -> StoreResult<Campaign> {
     s.with_reader(&mut |tx| {
         let campaign = campaign_by_id(tx, campaign_id)?;
-        let rows = tx
-            .query(
-                "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
-                        CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
-                        (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
-                        w.family_number
-                 FROM workunits w WHERE w.campaign_id = ?1
-                 ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
-                params![u64_to_db(campaign_id)],
-            )?
-            .iter()
-            .map(|r| {
+        let mut stopped = false;
+        let walked = tx.each(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
+                    CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                    w.family_number
+             FROM workunits w WHERE w.campaign_id = ?1
+             ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
+            params![u64_to_db(campaign_id)],
+            &mut |r| {
                 let state = r.i64(5)?;
-                Ok(TableRow {
+                let row = TableRow {
                     workunit_id: r.u64(0)?,
                     sp: r.opt_i64(1)?.map(|n| n as u16),
                     family_number: r.opt_i64(8)?.map(|n| n as u32),
@@ -229,10 +242,20 @@ pub(super) fn table(s: &impl Backend, campaign_id: u64) -> StoreResult<(Campaign
                     .into(),
                     agreeing_results: r.i64(7)? as u32,
                     digest: r.opt_blob(6)?.map(|d| hex(&d)),
-                })
-            })
-            .collect::<StoreResult<_>>()?;
-        Ok((campaign, rows))
+                };
+                if visit(row) {
+                    Ok(())
+                } else {
+                    stopped = true;
+                    Err(StoreError::Bad("export stopped".into()))
+                }
+            },
+        );
+        match walked {
+            Err(_) if stopped => {}
+            other => other?,
+        }
+        Ok(campaign)
     })
 }
 

@@ -268,6 +268,14 @@ impl<B: Backend> Store for B {
         campaigns::table(self, campaign_id)
     }
 
+    fn visit_table(
+        &self,
+        campaign_id: u64,
+        visit: &mut dyn FnMut(TableRow) -> bool,
+    ) -> StoreResult<Campaign> {
+        campaigns::visit_table(self, campaign_id, visit)
+    }
+
     fn visit_split_units(
         &self,
         campaign_id: u64,
