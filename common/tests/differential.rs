@@ -83,6 +83,15 @@ fn assert_leaf_parent_count(pos: &Position) {
     );
 }
 
+/// [`assert_leaf_parent_count`] for the position `fen` and for each position one move later.
+fn assert_leaf_parent_count_here_and_after_each_move(fen: &str) {
+    let pos = Position::from_fen(fen).unwrap();
+    assert_leaf_parent_count(&pos);
+    for &m in pos.legal_moves().iter() {
+        assert_leaf_parent_count(&pos.play(m));
+    }
+}
+
 #[test]
 fn castling_opened_or_lost_by_the_parent_move() {
     // The counter skips the children's castling tests when no castling of theirs had its
@@ -141,11 +150,7 @@ fn fused_leaf_moves_leave_out_promotions_en_passant_and_castling() {
         "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
         "1r2k1r1/8/8/8/8/8/8/1R2K1R1 b GBgb - 0 1",
     ] {
-        let pos = Position::from_fen(fen).unwrap();
-        assert_leaf_parent_count(&pos);
-        for &m in pos.legal_moves().iter() {
-            assert_leaf_parent_count(&pos.play(m));
-        }
+        assert_leaf_parent_count_here_and_after_each_move(fen);
     }
 }
 
@@ -176,11 +181,7 @@ fn king_moves_reused_only_when_the_move_cannot_change_them() {
         // The reference position that found the swap (kings and rooks side by side).
         "b1qnrrkb/ppp1pp1p/n2p1Pp1/8/8/P7/1PPPP1PP/BNQNRKRB w GE - 0 9",
     ] {
-        let pos = Position::from_fen(fen).unwrap();
-        assert_leaf_parent_count(&pos);
-        for &m in pos.legal_moves().iter() {
-            assert_leaf_parent_count(&pos.play(m));
-        }
+        assert_leaf_parent_count_here_and_after_each_move(fen);
     }
     // Random play with few pieces left, so kings have squares to go to and lines are open.
     let positions = common::random_play_positions(0x0000_0C1D_0C05, 20_000, 140);
