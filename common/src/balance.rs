@@ -27,6 +27,33 @@ pub struct PositionScore {
     pub mate: Option<i32>,
 }
 
+/// How many of the deepest completed depths [`depth_mean_cp`] averages by default: the
+/// estimator of the table of record (docs/balance.md compares 1 to 8).
+pub const ESTIMATOR_DEPTHS: usize = 4;
+
+/// The estimator of a start's score from one search: the mean of the scores (centipawns, mate
+/// as in [`PositionScore::value_cp`]) of its `last` deepest completed depths. A single depth's
+/// score swings by several centipawns from one iteration to the next; the mean of the last few
+/// is a less noisy estimate of what a deeper search would say. `None` without depth records.
+pub fn depth_mean_cp(depths: &[crate::wire::DepthRecord], last: usize) -> Option<f64> {
+    let tail = &depths[depths.len().saturating_sub(last.max(1))..];
+    if tail.is_empty() {
+        return None;
+    }
+    let sum: f64 = tail
+        .iter()
+        .map(|d| {
+            PositionScore {
+                sp: 0,
+                score_cp: d.score_cp,
+                mate: d.mate,
+            }
+            .value_cp()
+        })
+        .sum();
+    Some(sum / tail.len() as f64)
+}
+
 impl PositionScore {
     /// The score as a number for statistics: centipawns, or ±10000 (less the distance) for mate.
     pub fn value_cp(&self) -> f64 {
@@ -559,5 +586,22 @@ mod tests {
             split_csv_line(r#"a,"b,""c""",d"#),
             vec!["a", "b,\"c\"", "d"]
         );
+    }
+
+    #[test]
+    fn depth_mean_averages_the_deepest_records() {
+        let rec = |depth, cp| crate::wire::DepthRecord {
+            depth,
+            score_cp: Some(cp),
+            mate: None,
+            wdl: None,
+            nodes: 0,
+        };
+        let d = [rec(1, 100), rec(2, 10), rec(3, 20), rec(4, 30)];
+        assert_eq!(depth_mean_cp(&d, 1), Some(30.0));
+        assert_eq!(depth_mean_cp(&d, 3), Some(20.0));
+        assert_eq!(depth_mean_cp(&d, 9), Some(40.0));
+        assert_eq!(depth_mean_cp(&d, 0), Some(30.0));
+        assert_eq!(depth_mean_cp(&[], 4), None);
     }
 }

@@ -205,7 +205,8 @@ impl std::ops::Deref for MoveList {
 /// recounts only the sliders whose lines cross a square whose occupancy the move changed, and
 /// adds one for each piece that now attacks the square of a captured piece. Its pawn moves are
 /// reused too, unless the move touched a square they depend on or left an en-passant capture.
-/// A child in check, or whose pins differ, is counted from scratch; king moves always are.
+/// So are its king moves (castling included), unless the move changed a square that decides
+/// them. A child in check, or whose pins differ, is counted from scratch.
 pub(crate) struct ChildMoveCounter {
     /// The pieces of the side to move in the children, in the parent.
     own: Bitboard,
@@ -233,6 +234,11 @@ pub(crate) struct ChildMoveCounter {
     castle_watch: Bitboard,
     /// Whether some castling of it has all its squares empty in the parent.
     castle_open: bool,
+    /// Its king moves (castling included) in the parent, and the squares whose occupancy or
+    /// owner could change them: a child whose move changed none of these squares has the same
+    /// king moves (see [`ChildMoveCounter::new`]).
+    king_moves: u32,
+    king_watch: Bitboard,
 }
 
 impl ChildMoveCounter {
@@ -261,6 +267,8 @@ impl ChildMoveCounter {
             king_lines: rook_rays(king) | bishop_rays(king),
             castle_watch: 0,
             castle_open: false,
+            king_moves: 0,
+            king_watch: 0,
         };
         let rank_base = mover.back_rank() * 8;
         for rook in bb::squares(parent.castling_rooks & (bb::RANK_1 << rank_base)) {
@@ -275,6 +283,7 @@ impl ChildMoveCounter {
         view.side = mover;
         view.checkers = 0;
         view.ep_square = NO_SQUARE;
+        counter.king_watch_and_moves::<PEXT>(&view, rank_base);
         view.generate_pawns::<PEXT>(&mut |b| counter.pawn_moves += b.len(), !own, pinned, king);
         let pawns = parent.by_role[Role::Pawn.index()] & own;
         let (up, home) = match mover {
@@ -307,6 +316,44 @@ impl ChildMoveCounter {
             counter.total += moves;
         }
         counter
+    }
+
+    /// Counts the king moves of `view` (the parent with the children's side to move) and the
+    /// squares that decide them in a child.
+    ///
+    /// A king move or castling is judged by the attacks on a set X of squares (the king's
+    /// empty or enemy neighbours, the squares an open castling's king crosses), by which of
+    /// its neighbours hold its own pieces, and by the castlings' squares and rooks. An attack
+    /// on x in X changes only through a square whose occupancy changes on a line from x
+    /// (the first such square is seen from x in the parent), a knight, king or pawn arriving
+    /// on or leaving a square from which it attacks x, or a piece arriving on x. So a child
+    /// whose changed squares avoid X, the squares seen from X (through the king and the
+    /// castling rooks, which the attack tests lift), the leaper squares of X, the king's
+    /// neighbours and the castlings' squares has the parent's king moves. The other side's
+    /// castling is the one move that changes a piece's role on a square without changing its
+    /// occupancy (king and rook may swap), so the caller tests the squares its sliders left or
+    /// reached too: with the occupancy changes they cover both pieces' squares.
+    #[inline(always)]
+    fn king_watch_and_moves<const PEXT: bool>(&mut self, view: &Position, rank_base: u8) {
+        let king = self.king;
+        view.generate_king::<PEXT>(&mut |b| self.king_moves += b.len(), true);
+        let neighbours = king_attacks(king);
+        let mut judged = neighbours & !self.own;
+        for rook in bb::squares(view.castling_rooks & (bb::RANK_1 << rank_base)) {
+            let path = &CASTLING_PATHS[(king & 7) as usize][(rook & 7) as usize];
+            if self.occupied & (path.must_be_empty << rank_base) == 0 {
+                judged |= path.king_crosses << rank_base;
+            }
+        }
+        let see_through = self.occupied ^ (1u64 << king) ^ (view.castling_rooks & self.own);
+        let mut watch = judged | neighbours | self.castle_watch;
+        for x in bb::squares(judged) {
+            watch |= slider_attacks::<PEXT>(x, true, true, see_through)
+                | knight_attacks(x)
+                | king_attacks(x)
+                | pawn_attacks(view.side.index(), x);
+        }
+        self.king_watch = watch;
     }
 
     /// The number of legal moves in `child`, a child of the counter's position.
@@ -370,8 +417,15 @@ impl ChildMoveCounter {
         let mut rest = 0u32;
         // Castling needs attack tests only when some castling has its squares empty: as in the
         // parent unless the move changed one of them (or took a castling rook).
-        let may_castle = self.castle_open || (changed | captured) & self.castle_watch != 0;
-        child.generate_king::<PEXT>(&mut |b| rest += b.len(), may_castle);
+        // `key` holds the squares whose occupancy, owner or slider changed: the last for the
+        // other side's castling, which can swap its king and rook without changing an
+        // occupancy.
+        if key & self.king_watch == 0 {
+            rest += self.king_moves;
+        } else {
+            let may_castle = self.castle_open || (changed | captured) & self.castle_watch != 0;
+            child.generate_king::<PEXT>(&mut |b| rest += b.len(), may_castle);
+        }
         if (changed | captured) & self.pawn_squares != 0 || child.ep_square != NO_SQUARE {
             child.generate_pawns::<PEXT>(&mut |b| rest += b.len(), !ours, pinned, king);
         } else {

@@ -83,6 +83,15 @@ fn assert_leaf_parent_count(pos: &Position) {
     );
 }
 
+/// [`assert_leaf_parent_count`] for the position `fen` and for each position one move later.
+fn assert_leaf_parent_count_here_and_after_each_move(fen: &str) {
+    let pos = Position::from_fen(fen).unwrap();
+    assert_leaf_parent_count(&pos);
+    for &m in pos.legal_moves().iter() {
+        assert_leaf_parent_count(&pos.play(m));
+    }
+}
+
 #[test]
 fn castling_opened_or_lost_by_the_parent_move() {
     // The counter skips the children's castling tests when no castling of theirs had its
@@ -141,10 +150,48 @@ fn fused_leaf_moves_leave_out_promotions_en_passant_and_castling() {
         "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
         "1r2k1r1/8/8/8/8/8/8/1R2K1R1 b GBgb - 0 1",
     ] {
-        let pos = Position::from_fen(fen).unwrap();
-        assert_leaf_parent_count(&pos);
-        for &m in pos.legal_moves().iter() {
-            assert_leaf_parent_count(&pos.play(m));
-        }
+        assert_leaf_parent_count_here_and_after_each_move(fen);
     }
+}
+
+#[test]
+fn king_moves_reused_only_when_the_move_cannot_change_them() {
+    // The counter reuses the parent's king moves (castling included) for a child whose move
+    // changed no square that decides them (`ChildMoveCounter::king_watch`). Each position here
+    // has moves that change them in a way an occupancy test alone misses or nearly misses.
+    for fen in [
+        // White castles f1/g1: king and rook swap squares, no occupancy changes, and the rook
+        // leaves the g-file (Black's king gains g8 and g7).
+        "7k/8/8/8/8/8/8/5KR1 w G - 0 1",
+        // The same on the other wing and for Black.
+        "k7/8/8/8/8/8/8/1RK5 w B - 0 1",
+        "5kr1/8/8/8/8/8/8/7K b g - 0 1",
+        // A knight, a pawn or the king arrives next to or attacks a square Black's king or
+        // castling needs.
+        "r3k2r/8/8/8/8/4N3/8/4K3 w kq - 0 1",
+        "r3k2r/8/8/3P4/8/8/8/4K3 w kq - 0 1",
+        "4k3/8/4K3/8/8/8/8/8 w - - 0 1",
+        // A slider uncovers or blocks a line to a square the king crosses.
+        "rk5r/8/8/8/8/8/1B6/4K2Q w ha - 0 1",
+        "r3k2r/8/8/8/8/8/8/R3K2R w AHah - 0 1",
+        // Black's rook on a1 attacks c1 through White's castling rook on b1 (the castling
+        // tests lift that rook) and then leaves the file: White may castle again (the rook
+        // was pinned, so the pin test recounts these children too).
+        "4k3/8/8/8/8/8/3PPP2/rR2KN2 b B - 0 1",
+        // The reference position that found the swap (kings and rooks side by side).
+        "b1qnrrkb/ppp1pp1p/n2p1Pp1/8/8/P7/1PPPP1PP/BNQNRKRB w GE - 0 9",
+    ] {
+        assert_leaf_parent_count_here_and_after_each_move(fen);
+    }
+    // Random play with few pieces left, so kings have squares to go to and lines are open.
+    let positions = common::random_play_positions(0x0000_0C1D_0C05, 20_000, 140);
+    let mut with_king_moves = 0;
+    for pos in &positions {
+        assert_leaf_parent_count(pos);
+        with_king_moves += usize::from(pos.occupied().count_ones() < 20);
+    }
+    assert!(
+        with_king_moves > 2_000,
+        "only {with_king_moves} positions with fewer than 20 pieces"
+    );
 }

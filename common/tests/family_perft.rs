@@ -1,4 +1,4 @@
-//! The published shuffle-chess table (`data/perft_shuffle5040_d1-5.csv`, computed through the
+//! The published shuffle-chess table (`data/perft_shuffle5040_d1-6.csv`, computed through the
 //! coordinator at quorum 2) against the numbering and a seeded random sample of it against
 //! cozy-chess, an independent move generator.
 
@@ -9,7 +9,7 @@ use c960_common::{CastlingNotation, Position};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const TABLE: &str = include_str!("../../data/perft_shuffle5040_d1-5.csv");
+const TABLE: &str = include_str!("../../data/perft_shuffle5040_d1-6.csv");
 
 struct Row {
     number: u32,
@@ -20,7 +20,10 @@ struct Row {
 
 fn rows() -> Vec<Row> {
     let mut lines = TABLE.lines();
-    assert_eq!(lines.next(), Some("number,arrangement,fen,d1,d2,d3,d4,d5"));
+    assert_eq!(
+        lines.next(),
+        Some("number,arrangement,fen,d1,d2,d3,d4,d5,d6")
+    );
     lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
@@ -43,7 +46,7 @@ fn the_table_covers_every_shuffle_start_in_number_order() {
         assert_eq!(r.number, i as u32);
         assert_eq!(r.arrangement, s.arrangement_string());
         assert_eq!(r.fen, s.position().to_fen(CastlingNotation::Shredder));
-        assert_eq!(r.counts.len(), 5);
+        assert_eq!(r.counts.len(), 6);
         // Without castling a start and its mirror image have the same tree.
         let m = Family::Shuffle
             .start_of(
@@ -86,6 +89,32 @@ fn a_random_sample_agrees_with_cozy_chess() {
             common::cozy::cozy_perft(&board, 5),
             r.counts[4],
             "{} d5",
+            r.fen
+        );
+    }
+}
+
+/// Depth 6 (about 10^8 nodes a start) for a seeded sample, in release builds: `.ci/run` runs it
+/// with the deep checks (`cargo test --release -p c960-common --test family_perft -- --ignored`).
+#[test]
+#[ignore = "release-mode deep check: cargo test --release -- --ignored"]
+fn a_random_sample_agrees_with_cozy_chess_at_depth_6() {
+    let rows = rows();
+    let mut rng = StdRng::seed_from_u64(6);
+    for _ in 0..3 {
+        let r = &rows[rng.random_range(0..rows.len())];
+        let board = cozy_chess::Board::from_fen(&r.fen, true).unwrap();
+        let ours = Position::from_fen(&r.fen).unwrap();
+        assert_eq!(
+            common::cozy::cozy_perft(&board, 6),
+            r.counts[5],
+            "{} d6 cozy",
+            r.fen
+        );
+        assert_eq!(
+            c960_common::perft(&ours, 6),
+            r.counts[5],
+            "{} d6 ours",
             r.fen
         );
     }

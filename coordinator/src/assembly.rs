@@ -31,11 +31,9 @@ pub struct SplitRow {
     pub fen: String,
     /// Depth of the whole perft.
     pub depth: u32,
-    /// Perft once every workunit is valid (a string in JSON: u128).
-    #[serde(serialize_with = "opt_u128_str")]
+    /// Perft once every workunit is valid (a JSON integer like every node count).
     pub nodes: Option<u128>,
     /// Σ multiplicity × nodes over the valid workunits so far.
-    #[serde(serialize_with = "u128_str")]
     pub nodes_so_far: u128,
     /// `valid` (complete), `partial` or `failed` (a workunit failed).
     pub status: String,
@@ -44,18 +42,7 @@ pub struct SplitRow {
     /// Workunits of this start position.
     pub workunits: u64,
     /// Ply-1 divide assembled so far (complete when `status` is `valid`), by UCI move.
-    pub divide: Vec<(String, String)>,
-}
-
-fn u128_str<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&v.to_string())
-}
-
-fn opt_u128_str<S: serde::Serializer>(v: &Option<u128>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(v) => s.serialize_str(&v.to_string()),
-        None => s.serialize_none(),
-    }
+    pub divide: Vec<(String, u128)>,
 }
 
 /// Assembles per start position. `fen_of` gives a start position's FEN.
@@ -133,11 +120,7 @@ impl Assembler {
                     .into(),
                     share_done: a.valid as f64 / a.count.max(1) as f64,
                     workunits: a.count,
-                    divide: a
-                        .divide
-                        .into_iter()
-                        .map(|(m, n)| (m, n.to_string()))
-                        .collect(),
+                    divide: a.divide.into_iter().collect(),
                 }
             })
             .collect()
@@ -275,7 +258,7 @@ mod tests {
         assert_eq!(rows[0].status, "valid");
         assert_eq!(
             rows[0].divide,
-            vec![("a2a3".into(), "17".into()), ("b2b3".into(), "20".into())]
+            vec![("a2a3".into(), 17), ("b2b3".into(), 20)]
         );
         assert_eq!(
             (rows[1].nodes, rows[1].nodes_so_far, rows[1].status.as_str()),

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use c960_common::family::Family;
 use c960_common::search;
 use c960_common::wire::AnalysisEngine;
+use serde::{Deserialize, Serialize};
 
 /// The table size of every analysis workunit, in MiB. Fixed per campaign because it is part of
 /// the reproducibility contract: replicas searched with different tables may differ.
@@ -165,6 +166,10 @@ pub struct NewCampaign {
     pub family: Family,
     /// Start numbers of another family, sorted and distinct (empty for Chess960).
     pub numbers: Vec<u32>,
+    /// The operator's name for it (not part of its identity: see [`NewCampaign::same_work`]).
+    pub name: Option<String>,
+    /// Scheduling priority (higher served first; default 0).
+    pub priority: i64,
 }
 
 impl NewCampaign {
@@ -199,6 +204,8 @@ impl NewCampaign {
             positions,
             family: Family::Chess960,
             numbers: Vec::new(),
+            name: None,
+            priority: 0,
         })
     }
 
@@ -297,6 +304,18 @@ impl NewCampaign {
         self.split_at(ply)
     }
 
+    /// The same campaign with this name (checked by [`check_name`]).
+    pub fn named(mut self, name: Option<String>) -> Result<NewCampaign, String> {
+        self.name = name.map(|n| check_name(&n)).transpose()?;
+        Ok(self)
+    }
+
+    /// The same campaign with this scheduling priority.
+    pub fn with_priority(mut self, priority: i64) -> NewCampaign {
+        self.priority = priority;
+        self
+    }
+
     /// `perft` or `analysis`, as stored.
     pub fn kind_name(&self) -> &'static str {
         if self.analysis.is_some() {
@@ -305,6 +324,130 @@ impl NewCampaign {
             "perft"
         }
     }
+}
+
+/// A campaign as the operator asks for it, on the command line (`campaign add`) or over HTTP
+/// (`POST /api/v1/admin/campaigns`, this struct as JSON): the same fields, defaults and checks.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignRequest {
+    /// Perft depth, or search depth of an analysis.
+    pub depth: u32,
+    /// `perft` (default) or `analysis`.
+    pub kind: Option<String>,
+    /// Analysis only: `builtin` (default) or `uci`.
+    pub engine: Option<String>,
+    /// Perft only: a ply number (0: no split) or `auto` (default).
+    pub split_ply: Option<SplitPly>,
+    /// Agreeing results needed (default 2).
+    pub quorum: Option<u32>,
+    /// Results after which a workunit fails (default quorum + 2).
+    pub max_results: Option<u32>,
+    /// Start numbers, e.g. `0-9,518` (default: the whole family, up to 5040 starts).
+    pub positions: Option<String>,
+    /// The family the numbers are in (default `chess960`; docs/families.md).
+    pub family: Option<String>,
+    /// A reproducible sample of this many starts instead of `positions`.
+    pub sample: Option<u32>,
+    /// The seed of `sample` (default 0).
+    pub seed: Option<u64>,
+    /// The operator's name for the campaign.
+    pub name: Option<String>,
+    /// Scheduling priority, higher first (default 0).
+    pub priority: Option<i64>,
+}
+
+/// A split ply as JSON gives it: a number, or text (`auto`, or a number as text).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum SplitPly {
+    /// A ply.
+    Ply(u32),
+    /// `auto` or a ply as text.
+    Text(String),
+}
+
+impl CampaignRequest {
+    /// The campaign to create, or why not (one line).
+    pub fn build(&self) -> Result<NewCampaign, String> {
+        let (family, numbers) = select_starts(
+            self.family.as_deref().unwrap_or("chess960"),
+            self.positions.as_deref(),
+            self.sample,
+            self.seed.unwrap_or(0),
+        )?;
+        let mut spec = NewCampaign::in_family(
+            family,
+            self.depth,
+            self.quorum.unwrap_or(2),
+            self.max_results,
+            numbers,
+        )?;
+        match self.kind.as_deref().unwrap_or("perft") {
+            "perft" if self.engine.is_some() => {
+                return Err("an engine is for analysis campaigns only".into());
+            }
+            "perft" => {}
+            "analysis" => {
+                let name = self.engine.as_deref().unwrap_or("builtin");
+                let engine = AnalysisEngine::parse(name)
+                    .ok_or_else(|| format!("engine {name:?}: use builtin or uci"))?;
+                spec = spec.analyse(engine)?;
+            }
+            other => return Err(format!("kind {other:?}: use perft or analysis")),
+        }
+        let split = match &self.split_ply {
+            None => "auto".to_string(),
+            Some(SplitPly::Ply(n)) => n.to_string(),
+            Some(SplitPly::Text(t)) => t.clone(),
+        };
+        Ok(spec
+            .split_by(&split)?
+            .named(self.name.clone())?
+            .with_priority(self.priority.unwrap_or(0)))
+    }
+}
+
+/// A warning given with a new campaign (it is created all the same).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CampaignWarning {
+    /// Machine-readable: `identical_campaign`.
+    pub code: &'static str,
+    /// For people.
+    pub message: String,
+    /// The campaign it concerns.
+    pub campaign: u64,
+}
+
+impl CampaignWarning {
+    /// `existing` (not cancelled) already computes exactly what the new campaign asks.
+    pub fn identical(existing: u64) -> CampaignWarning {
+        CampaignWarning {
+            code: "identical_campaign",
+            message: format!(
+                "campaign {existing} has the same parameters and is not cancelled; this one computes the same again"
+            ),
+            campaign: existing,
+        }
+    }
+}
+
+/// Longest campaign name, in bytes.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// A campaign name as stored: trimmed, 1..=[`MAX_NAME_BYTES`] bytes, no control characters.
+pub fn check_name(name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("the name is empty".into());
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!("the name is longer than {MAX_NAME_BYTES} bytes"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err("the name holds a control character".into());
+    }
+    Ok(name.to_string())
 }
 
 /// Perft nodes one core counts per second with a hash table, about (measured on the
@@ -340,6 +483,47 @@ pub fn auto_split_ply(depth: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_campaign_request_builds_every_kind_and_refuses_nonsense() {
+        let req = |json: &str| {
+            serde_json::from_str::<CampaignRequest>(json)
+                .unwrap()
+                .build()
+        };
+        let c = req(r#"{"depth": 3, "positions": "0-9,518"}"#).unwrap();
+        assert_eq!(
+            (c.analysis, c.split_ply, c.quorum, c.positions.len()),
+            (None, 0, 2, 11)
+        );
+        let c = req(r#"{"depth": 4, "positions": "518", "split_ply": 2}"#).unwrap();
+        assert_eq!(c.split_ply, 2);
+        let c =
+            req(r#"{"depth": 4, "positions": "518", "split_ply": "1", "priority": -3}"#).unwrap();
+        assert_eq!((c.split_ply, c.priority), (1, -3));
+        let c =
+            req(r#"{"depth": 2, "kind": "analysis", "engine": "uci", "positions": "1"}"#).unwrap();
+        assert_eq!(c.analysis, Some(AnalysisEngine::Uci));
+        let c = req(r#"{"depth": 2, "family": "shuffle", "sample": 5, "seed": 7, "name": " s "}"#)
+            .unwrap();
+        assert_eq!(
+            (c.family, c.numbers.len(), c.name.as_deref()),
+            (Family::Shuffle, 5, Some("s"))
+        );
+        for bad in [
+            r#"{"depth": 0}"#,
+            r#"{"depth": 2, "kind": "mystery"}"#,
+            r#"{"depth": 2, "engine": "uci"}"#,
+            r#"{"depth": 2, "kind": "analysis", "engine": "gnu"}"#,
+            r#"{"depth": 2, "family": "checkers"}"#,
+            r#"{"depth": 2, "split_ply": "deep"}"#,
+            r#"{"depth": 2, "name": ""}"#,
+            r#"{"depth": 2, "positions": "1", "sample": 3}"#,
+        ] {
+            assert!(req(bad).is_err(), "{bad}");
+        }
+        assert!(serde_json::from_str::<CampaignRequest>(r#"{"depth": 2, "colour": 1}"#).is_err());
+    }
 
     #[test]
     fn parses_lists() {

@@ -4,6 +4,12 @@
 //! value nothing anchors, and at random for a share of results (secret checks, far more often
 //! for untrusted workers). The checked workunits are real workunits of the campaign, so a worker
 //! cannot tell them from the others.
+//!
+//! It also runs the **re-split cross-check**: a share of validated values (whoever validated
+//! them, trusted workers too) is split one ply deeper and each child counted on its own with the
+//! plain perft (no hash table: another path than the workers' and the checks' hashed engine).
+//! The children's counts are the divide and their sum the total, so the recount has a digest
+//! like any result; a mismatch overturns the value (`quarantine::overturn`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +17,7 @@ use std::time::Duration;
 
 use c960_common::digest::result_digest;
 use c960_common::perft::{PerftEngine, PerftOptions};
-use c960_common::wire::{PositionSpec, WorkResult, WorkUnitKind};
+use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use c960_common::{Position, StartPosition};
 
 use crate::clock::now_ms;
@@ -25,6 +31,8 @@ pub struct CheckBudget {
     pub max_nodes: u64,
     /// Hash table of the checker's perft engine, MiB.
     pub hash_mib: usize,
+    /// The deepest built-in analysis the coordinator searches itself (0: none).
+    pub max_analysis_depth: u32,
 }
 
 impl Default for CheckBudget {
@@ -32,6 +40,7 @@ impl Default for CheckBudget {
         CheckBudget {
             max_nodes: 500_000_000,
             hash_mib: 64,
+            max_analysis_depth: 8,
         }
     }
 }
@@ -81,13 +90,69 @@ fn position(kind: &WorkUnitKind) -> Option<(Position, u32)> {
     Some((pos, *depth))
 }
 
-/// Decides one check: computes the workunit if it fits the budget.
+/// The re-split recount of `pos` at `depth`: each child one ply deeper counted on its own with
+/// the plain perft; the children's counts in move order are the divide, their sum the total.
+pub fn resplit(pos: &Position, depth: u32) -> PerftResult {
+    if depth == 0 {
+        return PerftResult {
+            nodes: 1,
+            divide: Vec::new(),
+        };
+    }
+    let moves = pos.legal_moves();
+    let divide: Vec<(String, u64)> = moves
+        .as_slice()
+        .iter()
+        .map(|&m| (m.to_string(), c960_common::perft(&pos.play(m), depth - 1)))
+        .collect();
+    PerftResult {
+        nodes: divide.iter().map(|(_, n)| n).sum(),
+        divide,
+    }
+}
+
+/// A built-in analysis searched by the coordinator, as a worker would (a fresh table, fixed
+/// depth: the same digest); UCI analyses and deeper ones than the budget are not checked.
+fn check_analysis(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget) -> CheckOutcome {
+    let WorkUnitKind::Analysis {
+        depth,
+        engine: AnalysisEngine::Builtin,
+        ..
+    } = &req.kind
+    else {
+        return CheckOutcome::OverBudget;
+    };
+    if *depth > budget.max_analysis_depth {
+        return CheckOutcome::OverBudget;
+    }
+    let cancel = AtomicBool::new(false);
+    match c960_worker::compute::compute_any(&req.kind, &cancel, engine, None, |_, _, _| {}) {
+        Ok(r) => CheckOutcome::Verified {
+            digest: result_digest(req.workunit_id, &req.kind, &r),
+            nodes: r.nodes(),
+        },
+        Err(_) => CheckOutcome::OverBudget,
+    }
+}
+
+/// Decides one check: computes the workunit (or re-splits it) if it fits the budget.
 pub fn run_check(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget) -> CheckOutcome {
+    if matches!(req.kind, WorkUnitKind::Analysis { .. }) {
+        return check_analysis(engine, req, budget);
+    }
     let Some((pos, depth)) = position(&req.kind) else {
         return CheckOutcome::OverBudget;
     };
     if budget.max_nodes == 0 || estimate(&pos, depth) > u128::from(budget.max_nodes) {
         return CheckOutcome::OverBudget;
+    }
+    if req.resplit {
+        let r = resplit(&pos, depth);
+        let nodes = r.nodes;
+        return CheckOutcome::Verified {
+            digest: result_digest(req.workunit_id, &req.kind, &WorkResult::Perft(r)),
+            nodes,
+        };
     }
     let cancel = AtomicBool::new(false);
     match c960_worker::compute::compute_with(engine, &req.kind, &cancel, |_, _, _| {}) {
@@ -160,10 +225,12 @@ mod tests {
                 position: PositionSpec::StartPosition(518),
                 depth: 3,
             },
+            resplit: false,
         };
         let small = CheckBudget {
             max_nodes: 1000,
             hash_mib: 0,
+            ..CheckBudget::default()
         };
         assert_eq!(run_check(&engine, &req, &small), CheckOutcome::OverBudget);
         let CheckOutcome::Verified { nodes, digest } =
@@ -177,6 +244,15 @@ mod tests {
         assert_eq!(
             digest,
             result_digest(7, &req.kind, &WorkResult::Perft(truth))
+        );
+        // The re-split recount (children one ply deeper, no hash table) has the same digest.
+        let split = CheckRequest {
+            resplit: true,
+            ..req.clone()
+        };
+        assert_eq!(
+            run_check(&engine, &split, &CheckBudget::default()),
+            CheckOutcome::Verified { digest, nodes }
         );
     }
 }

@@ -1,5 +1,6 @@
 //! Table export: perft tables as CSV (`sp,fen,depth,nodes,status,agreeing_results,digest`) and
-//! JSON; analysis tables as CSV (`sp,fen,depth,score_cp,mate,best_move,engine`) and JSON; and the
+//! JSON; analysis tables as CSV (`sp,fen,depth,score_cp,mate,best_move,engine,…`, per-depth CSV)
+//! and JSON; and the
 //! balance report of an analysis campaign (ranking and summary, [`c960_common::balance`]) as JSON
 //! or an SVG chart.
 
@@ -19,6 +20,8 @@ pub enum Format {
     Balance,
     /// Analysis campaigns: the chart of sorted scores as SVG.
     Svg,
+    /// Analysis campaigns: every completed depth of every canonical result, one CSV row each.
+    Depths,
 }
 
 impl Format {
@@ -29,8 +32,9 @@ impl Format {
             "json" => Ok(Format::Json),
             "balance" => Ok(Format::Balance),
             "svg" => Ok(Format::Svg),
+            "depths" => Ok(Format::Depths),
             other => Err(format!(
-                "unknown format {other:?}; use csv, json, balance or svg"
+                "unknown format {other:?}; use csv, json, balance, svg or depths"
             )),
         }
     }
@@ -38,11 +42,28 @@ impl Format {
     /// The HTTP content type.
     pub fn content_type(self) -> &'static str {
         match self {
-            Format::Csv => "text/csv; charset=utf-8",
+            Format::Csv | Format::Depths => "text/csv; charset=utf-8",
             Format::Json | Format::Balance => "application/json",
             Format::Svg => "image/svg+xml",
         }
     }
+}
+
+/// The strong ETag of an export's bytes: a quoted SHA-256 prefix (128 bits).
+pub fn etag(body: &str) -> String {
+    use sha2::{Digest as _, Sha256};
+    let digest = Sha256::digest(body.as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"{hex}\"")
+}
+
+/// Whether an `If-None-Match` header value names `etag` (a list, weak forms compared weakly as
+/// RFC 9110 asks for this header, or `*`).
+pub fn if_none_match_hits(header: &str, etag: &str) -> bool {
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
 }
 
 /// What an export produced, or why it cannot (a report asked of a perft campaign, or of an
@@ -65,6 +86,7 @@ pub fn render(
             Format::Json => Ok(analysis_json(&c, &rows)),
             Format::Balance => balance_json(&c, &rows),
             Format::Svg => balance_svg(&c, &rows),
+            Format::Depths => Ok(depths_csv(&rows)),
         });
     }
     if campaigns
@@ -75,7 +97,7 @@ pub fn render(
         return Ok(match format {
             Format::Csv => Ok(crate::assembly::split_csv(&rows)),
             Format::Json => Ok(split_json(&c, &rows)),
-            Format::Balance | Format::Svg => Err(format!(
+            Format::Balance | Format::Svg | Format::Depths => Err(format!(
                 "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
             )),
         });
@@ -84,7 +106,7 @@ pub fn render(
     Ok(match format {
         Format::Csv => Ok(csv_for(&c, &rows)),
         Format::Json => Ok(json(&c, &rows)),
-        Format::Balance | Format::Svg => Err(format!(
+        Format::Balance | Format::Svg | Format::Depths => Err(format!(
             "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
         )),
     })
@@ -120,19 +142,69 @@ fn csv_keyed(header: &str, rows: &[TableRow], key: &dyn Fn(&TableRow) -> String)
     let mut out = String::from(header);
     out.push('\n');
     for r in rows {
-        // FENs contain no commas or quotes, so no quoting is needed.
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
-            key(r),
-            r.fen,
-            r.depth,
-            r.nodes.map(|n| n.to_string()).unwrap_or_default(),
-            r.status,
-            r.agreeing_results,
-            r.digest.as_deref().unwrap_or("")
-        ));
+        out.push_str(&csv_line(r, &key(r)));
     }
     out
+}
+
+/// One CSV row of a perft table, starting with `key` (FENs contain no commas or quotes, so no
+/// quoting is needed).
+fn csv_line(r: &TableRow, key: &str) -> String {
+    format!(
+        "{},{},{},{},{},{},{}\n",
+        key,
+        r.fen,
+        r.depth,
+        r.nodes.map(|n| n.to_string()).unwrap_or_default(),
+        r.status,
+        r.agreeing_results,
+        r.digest.as_deref().unwrap_or("")
+    )
+}
+
+/// Chunks of a streamed export: about this many bytes each.
+pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Whether [`stream_csv`] serves this export (the CSV of a plain perft table, one row per
+/// workunit: the one export that grows with a campaign; a split table is per start position,
+/// analysis tables and the reports are built in memory).
+pub fn streams(campaign: &Campaign, format: Format) -> bool {
+    format == Format::Csv && campaign.kind != "analysis" && campaign.split_ply == 0
+}
+
+/// The CSV of a perft table streamed from one read snapshot: `send` gets chunks of about
+/// [`STREAM_CHUNK_BYTES`] and returns false once nobody listens (the export stops then). The
+/// bytes are exactly [`csv_for`]'s.
+pub fn stream_csv(
+    store: &dyn crate::store::Store,
+    campaign: &Campaign,
+    send: &mut dyn FnMut(String) -> bool,
+) -> Result<(), crate::store::StoreError> {
+    let chess960 = campaign.family == "chess960";
+    let mut chunk = String::from(if chess960 {
+        CSV_HEADER
+    } else {
+        FAMILY_CSV_HEADER
+    });
+    chunk.push('\n');
+    let mut open = true;
+    store.visit_table(campaign.id, &mut |r| {
+        let key = if chess960 {
+            r.sp.map(|n| n.to_string()).unwrap_or_default()
+        } else {
+            let n = r.family_number.map(|n| n.to_string()).unwrap_or_default();
+            format!("{},{n}", campaign.family)
+        };
+        chunk.push_str(&csv_line(&r, &key));
+        if chunk.len() >= STREAM_CHUNK_BYTES {
+            open = send(std::mem::take(&mut chunk));
+        }
+        open
+    })?;
+    if open && !chunk.is_empty() {
+        send(chunk);
+    }
+    Ok(())
 }
 
 /// Sum of the canonical node counts (u128: sums of deep campaigns outgrow nothing, but cheap).
@@ -140,8 +212,46 @@ pub fn total_nodes(rows: &[TableRow]) -> u128 {
     rows.iter().filter_map(|r| r.nodes).map(u128::from).sum()
 }
 
-/// The CSV header of analysis tables, the same as `c960-worker analyse --all` writes.
-pub const ANALYSIS_CSV_HEADER: &str = "sp,fen,depth,score_cp,mate,best_move,engine";
+/// The CSV header of analysis tables: the first seven columns are those `c960-worker analyse
+/// --all` writes; then White's WDL per mille, the nodes of the search, and the estimator
+/// ([`balance::depth_mean_cp`] over the [`balance::ESTIMATOR_DEPTHS`] deepest depths; empty
+/// without depth records).
+pub const ANALYSIS_CSV_HEADER: &str =
+    "sp,fen,depth,score_cp,mate,best_move,engine,wdl_win,wdl_draw,wdl_loss,nodes,estimate_cp";
+
+/// The CSV header of [`depths_csv`].
+pub const DEPTHS_CSV_HEADER: &str = "sp,depth,score_cp,mate,wdl_win,wdl_draw,wdl_loss,nodes";
+
+/// The raw data behind the estimator: one row per completed depth of every canonical result
+/// (start positions only), shallowest first.
+pub fn depths_csv(rows: &[AnalysisRow]) -> String {
+    let mut out = format!("{DEPTHS_CSV_HEADER}\n");
+    for r in rows {
+        let (Some(sp), Some(res)) = (r.sp, r.result.as_ref()) else {
+            continue;
+        };
+        for d in &res.depths {
+            out.push_str(&format!(
+                "{sp},{},{},{},{},{}\n",
+                d.depth,
+                opt_text(d.score_cp),
+                opt_text(d.mate),
+                wdl_text(d.wdl),
+                d.nodes
+            ));
+        }
+    }
+    out
+}
+
+fn opt_text(v: Option<i32>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// `win,draw,loss`, or three empty fields.
+fn wdl_text(wdl: Option<[u16; 3]>) -> String {
+    wdl.map_or_else(|| ",,".to_string(), |[w, d, l]| format!("{w},{d},{l}"))
+}
 
 /// An analysis table as CSV: one row per workunit; score, move and engine are empty until a
 /// quorum agrees.
@@ -173,16 +283,21 @@ fn analysis_csv_keyed(
     out.push('\n');
     for r in rows {
         let res = r.result.as_ref();
-        let opt = |v: Option<i32>| v.map(|v| v.to_string()).unwrap_or_default();
+        let estimate = res
+            .and_then(|a| balance::depth_mean_cp(&a.depths, balance::ESTIMATOR_DEPTHS))
+            .map(|e| format!("{e:.2}"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{estimate}\n",
             key(r),
             r.fen,
             r.depth,
-            opt(res.and_then(|a| a.score_cp)),
-            opt(res.and_then(|a| a.mate)),
+            opt_text(res.and_then(|a| a.score_cp)),
+            opt_text(res.and_then(|a| a.mate)),
             res.and_then(|a| a.best_move.clone()).unwrap_or_default(),
-            balance::csv_field(res.map(|a| a.engine_id.as_str()).unwrap_or(""))
+            balance::csv_field(res.map(|a| a.engine_id.as_str()).unwrap_or("")),
+            wdl_text(res.and_then(|a| a.wdl)),
+            res.map(|a| a.nodes.to_string()).unwrap_or_default(),
         ));
     }
     out
@@ -366,7 +481,7 @@ pub fn split_table(
 struct JsonSplitTable<'a> {
     campaign: &'a Campaign,
     complete: bool,
-    total_nodes: String,
+    total_nodes: u128,
     check: crate::assembly::CheckReport,
     rows: &'a [crate::assembly::SplitRow],
 }
@@ -383,7 +498,7 @@ pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> St
     let t = JsonSplitTable {
         campaign,
         complete: rows.iter().all(|r| r.status == "valid"),
-        total_nodes: totals.values().sum::<u128>().to_string(),
+        total_nodes: totals.values().sum::<u128>(),
         check: crate::assembly::check(campaign.depth, &totals),
         rows,
     };
@@ -394,16 +509,17 @@ pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> St
 struct JsonTable<'a> {
     campaign: &'a Campaign,
     complete: bool,
-    total_nodes: String,
+    total_nodes: u128,
     rows: &'a [TableRow],
 }
 
-/// The table as JSON; `total_nodes` is a string because JSON numbers lose precision past 2^53.
+/// The table as JSON. Node counts are JSON integers with all their digits, as in every JSON
+/// the coordinator sends (docs/protocol.md, "Node counts in JSON").
 pub fn json(campaign: &Campaign, rows: &[TableRow]) -> String {
     let t = JsonTable {
         campaign,
         complete: rows.iter().all(|r| r.status == "valid"),
-        total_nodes: total_nodes(rows).to_string(),
+        total_nodes: total_nodes(rows),
         rows,
     };
     serde_json::to_string_pretty(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
@@ -412,6 +528,20 @@ pub fn json(campaign: &Campaign, rows: &[TableRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn etags_name_the_bytes_and_match_lists_weak_forms_and_stars() {
+        let a = etag("sp,nodes\n0,20\n");
+        assert_eq!(a.len(), 34);
+        assert!(a.starts_with('"') && a.ends_with('"'));
+        assert_eq!(a, etag("sp,nodes\n0,20\n"));
+        assert_ne!(a, etag("sp,nodes\n0,21\n"));
+        assert!(if_none_match_hits(&a, &a));
+        assert!(if_none_match_hits(&format!("\"x\", W/{a}"), &a));
+        assert!(if_none_match_hits("*", &a));
+        assert!(!if_none_match_hits("\"x\"", &a));
+        assert!(!if_none_match_hits("", &a));
+    }
 
     #[test]
     fn csv_layout() {
@@ -436,5 +566,78 @@ mod tests {
         assert_eq!(total_nodes(&rows), 400);
         assert_eq!(Format::parse("csv"), Ok(Format::Csv));
         assert!(Format::parse("xml").is_err());
+    }
+
+    #[test]
+    fn node_counts_past_2_to_the_64_are_json_integers_with_every_digit() {
+        let row = |id, nodes| TableRow {
+            workunit_id: id,
+            sp: Some(id as u16),
+            family_number: None,
+            fen: "8/8/8/8/8/8/8/8 w - - 0 1".into(),
+            depth: 9,
+            nodes: Some(nodes),
+            status: "valid".into(),
+            agreeing_results: 2,
+            digest: None,
+        };
+        let rows = vec![row(1, u64::MAX), row(2, u64::MAX), row(3, (1 << 53) + 1)];
+        let campaign = Campaign {
+            id: 1,
+            kind: "perft".into(),
+            engine: None,
+            split_ply: 0,
+            depth: 9,
+            quorum: 2,
+            max_results: 4,
+            positions: "1-3".into(),
+            family: "chess960".into(),
+            name: None,
+            priority: 0,
+            status: Default::default(),
+        };
+        let text = json(&campaign, &rows);
+        let sum = 2 * u128::from(u64::MAX) + (1 << 53) + 1;
+        assert!(text.contains(&format!("\"total_nodes\": {sum}")), "{text}");
+        assert!(text.contains("\"nodes\": 18446744073709551615"), "{text}");
+        assert!(text.contains("\"nodes\": 9007199254740993"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+    use crate::campaign::NewCampaign;
+    use crate::store::{SqliteStore, Store};
+
+    /// The streamed CSV is byte for byte the CSV built in memory, in several chunks; a
+    /// receiver that goes away stops the export after the chunk it refused.
+    #[test]
+    fn the_streamed_csv_is_the_table_in_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+        let c = s
+            .create_campaign(
+                &NewCampaign::new(1, 2, None, (0..960).collect()).unwrap(),
+                0,
+            )
+            .unwrap();
+        assert!(streams(&c, Format::Csv) && !streams(&c, Format::Json));
+        let mut chunks = Vec::new();
+        stream_csv(&s, &c, &mut |chunk| {
+            chunks.push(chunk);
+            true
+        })
+        .unwrap();
+        assert!(chunks.len() >= 2, "{} chunks", chunks.len());
+        let (c2, rows) = s.table(c.id).unwrap();
+        assert_eq!(chunks.concat(), csv_for(&c2, &rows));
+        let mut sent = 0;
+        stream_csv(&s, &c, &mut |_| {
+            sent += 1;
+            false
+        })
+        .unwrap();
+        assert_eq!(sent, 1);
     }
 }

@@ -28,6 +28,7 @@ pub mod campaign;
 pub mod checker;
 pub mod clock;
 pub mod conn;
+pub mod enrolment;
 pub mod export;
 pub mod known;
 pub mod metrics;

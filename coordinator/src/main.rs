@@ -11,7 +11,6 @@ use c960_common::wire::AnalysisEngine;
 use c960_coordinator::api::auth::{self, Enrolment};
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
-use c960_coordinator::campaign::{NewCampaign, select_starts};
 use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
@@ -21,6 +20,8 @@ use c960_coordinator::trust::Integrity;
 use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
+mod cli_campaigns;
+mod cli_tokens;
 mod cli_workers;
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
@@ -54,12 +55,24 @@ enum Command {
         /// command lines are visible to other users).
         #[arg(long, env = "C960_ENROL_SECRET", hide_env_values = true)]
         enrol_secret: Option<String>,
-        /// Anyone may register a worker. Without this or --enrol-secret, nobody can.
+        /// Read the enrolment secret from this file (its first line; a systemd or container
+        /// secret), instead of --enrol-secret.
         #[arg(long, conflicts_with = "enrol_secret")]
+        enrol_secret_file: Option<PathBuf>,
+        /// Anyone may register a worker. Without this or --enrol-secret, nobody can.
+        #[arg(long, conflicts_with_all = ["enrol_secret", "enrol_secret_file"])]
         open_enrolment: bool,
+        /// `tokens`: workers register only with a per-volunteer enrolment token the operator
+        /// minted (`token mint`, capped per token); replicas of one workunit never go to two
+        /// workers of one token.
+        #[arg(long, value_parser = ["tokens"], conflicts_with_all = ["enrol_secret", "open_enrolment"])]
+        enrolment: Option<String>,
         /// Token for the admin endpoints (campaigns, bans, raw results); none: they are off.
         #[arg(long, env = "C960_ADMIN_TOKEN", hide_env_values = true)]
         admin_token: Option<String>,
+        /// Read the admin token from this file (its first line), instead of --admin-token.
+        #[arg(long, conflicts_with = "admin_token")]
+        admin_token_file: Option<PathBuf>,
         /// Worker API requests per second per client address (0: no limit; raise it behind a
         /// reverse proxy, where all requests come from one address).
         #[arg(long, default_value_t = 50.0)]
@@ -85,6 +98,9 @@ enum Command {
         /// Largest workunit (estimated perft nodes) the coordinator checks itself (0: no checks).
         #[arg(long, default_value_t = 500_000_000)]
         check_max_nodes: u64,
+        /// Deepest built-in analysis the coordinator searches itself for a check (0: none).
+        #[arg(long, default_value_t = 8)]
+        check_max_analysis_depth: u32,
         /// Secret checks a worker must pass before its results count without a trusted peer.
         #[arg(long, default_value_t = 3)]
         trust_after: u64,
@@ -98,6 +114,15 @@ enum Command {
         /// a proxy that hides the volunteers' addresses).
         #[arg(long)]
         shared_address_blocks: bool,
+        /// Workers registered within this many seconds of each other from one address block never
+        /// hold replicas of one workunit, even with --shared-address-blocks (0: off; behind a
+        /// proxy, e.g. 600).
+        #[arg(long, default_value_t = 0)]
+        registration_burst_secs: u64,
+        /// Share of validated perft values (without a public answer) the coordinator re-splits
+        /// one ply deeper and recounts, trusted workers' too (0..1, within --check-max-nodes).
+        #[arg(long, default_value_t = 0.01)]
+        resplit_rate: f64,
         /// Fastest plausible result, perft nodes per second from lease to receipt (0: off).
         #[arg(long, default_value_t = 20_000_000_000)]
         max_nodes_per_sec: u64,
@@ -132,10 +157,15 @@ enum Command {
         #[command(subcommand)]
         command: WorkerCommand,
     },
+    /// Per-volunteer enrolment tokens (`serve --enrolment tokens`): mint, list, revoke.
+    Token {
+        #[command(subcommand)]
+        command: cli_tokens::TokenCommand,
+    },
     /// Manage campaigns.
     Campaign {
         #[command(subcommand)]
-        command: CampaignCommand,
+        command: cli_campaigns::CampaignCommand,
     },
     /// Export a campaign's table.
     Export {
@@ -145,7 +175,8 @@ enum Command {
         /// Campaign id.
         #[arg(long)]
         campaign: u64,
-        /// csv or json; for analysis campaigns also balance (JSON report) or svg (chart).
+        /// csv or json; for analysis campaigns also balance (JSON report), svg (chart) or depths
+        /// (every completed depth of every result, CSV).
         #[arg(long, default_value = "csv")]
         format: String,
         /// Output file (default stdout).
@@ -214,43 +245,6 @@ struct StartsArgs {
 }
 
 #[derive(Subcommand)]
-enum CampaignCommand {
-    /// Add a perft (or analysis) campaign; prints its id.
-    Add {
-        /// SQLite database file (`serve --db` creates it).
-        #[arg(long)]
-        db: PathBuf,
-        /// Perft depth, or search depth with --analyse.
-        #[arg(long)]
-        depth: u32,
-        /// An analysis campaign (fixed-depth search per start position) instead of perft.
-        #[arg(long)]
-        analyse: bool,
-        /// With --analyse: `builtin` (default) or `uci` (volunteers' UCI engines).
-        #[arg(long, requires = "analyse")]
-        engine: Option<String>,
-        /// Perft: split each start position at this ply, merging transpositions (0: no split;
-        /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
-        #[arg(long, default_value = "auto")]
-        split_ply: String,
-        /// Agreeing results from distinct workers needed per workunit.
-        #[arg(long, default_value_t = 2)]
-        quorum: u32,
-        /// Results per workunit after which it fails without quorum (default quorum + 2).
-        #[arg(long)]
-        max_results: Option<u32>,
-        #[command(flatten)]
-        starts: StartsArgs,
-    },
-    /// List campaigns with their progress.
-    List {
-        /// SQLite database file.
-        #[arg(long)]
-        db: PathBuf,
-    },
-}
-
-#[derive(Subcommand)]
 enum WorkerCommand {
     /// List every worker with its credit, strikes and state, most validated results first.
     List {
@@ -306,6 +300,21 @@ fn open(db: &Path) -> Result<SqliteStore> {
 }
 
 /// Opens a database that must exist: a mistyped `--db` must not create an empty one.
+/// A secret kept in a file: its first line, without the line ending; an unreadable or empty
+/// file is an error naming the flag.
+fn secret_from_file(path: &Path, flag: &str) -> Result<String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow!("{flag} {}: {e}", path.display()))?;
+    let secret = text.lines().next().unwrap_or("").trim_end();
+    if secret.is_empty() {
+        return Err(anyhow!(
+            "{flag} {}: the file holds no secret",
+            path.display()
+        ));
+    }
+    Ok(secret.to_string())
+}
+
 fn open_existing(db: &Path) -> Result<SqliteStore> {
     if !db.is_file() {
         return Err(anyhow!(
@@ -376,6 +385,7 @@ fn serve(
         let enrolment = match &config.enrolment {
             Enrolment::Open => "open",
             Enrolment::Secret(_) => "by secret",
+            Enrolment::Tokens => "by token",
             Enrolment::Closed => "closed",
         };
         tracing::info!(db = %db.display(), enrolment, "serving");
@@ -418,8 +428,11 @@ fn main() -> ExitCode {
             max_strikes,
             retry_after_secs,
             enrol_secret,
+            enrol_secret_file,
             open_enrolment,
+            enrolment,
             admin_token,
+            admin_token_file,
             rate_per_address,
             rate_per_worker,
             export_rate_per_address,
@@ -434,10 +447,13 @@ fn main() -> ExitCode {
             check_rate,
             check_rate_trusted,
             check_max_nodes,
+            check_max_analysis_depth,
             trust_after,
             untrusted_lease_cap,
             block_lease_cap,
             shared_address_blocks,
+            registration_burst_secs,
+            resplit_rate,
             max_nodes_per_sec,
             registrations_per_hour,
             log_format,
@@ -448,7 +464,16 @@ fn main() -> ExitCode {
                 }
                 Ok((r * 1e6).round() as u64)
             };
+            let enrol_secret = match enrol_secret_file {
+                Some(path) => Some(secret_from_file(&path, "--enrol-secret-file")?),
+                None => enrol_secret,
+            };
+            let admin_token = match admin_token_file {
+                Some(path) => Some(secret_from_file(&path, "--admin-token-file")?),
+                None => admin_token,
+            };
             let enrolment = match (enrol_secret, open_enrolment) {
+                _ if enrolment.is_some() => Enrolment::Tokens,
                 (Some(s), _) if s.len() < 16 => {
                     return Err(anyhow!("--enrol-secret must be at least 16 characters"));
                 }
@@ -490,9 +515,12 @@ fn main() -> ExitCode {
                     separate_address_blocks: !shared_address_blocks,
                     block_lease_cap,
                     max_nodes_per_sec,
+                    registration_burst_ms: registration_burst_secs.saturating_mul(1000),
+                    resplit_rate_ppm: ppm("resplit-rate", resplit_rate)?,
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,
+                    max_analysis_depth: check_max_analysis_depth,
                     ..CheckBudget::default()
                 },
                 trust_enrolled: false,
@@ -512,6 +540,10 @@ fn main() -> ExitCode {
                 log_format == "json",
             )
             .map(|_| ExitCode::SUCCESS)
+        }
+        Command::Token { command } => {
+            cli_tokens::run(command, open_existing)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Worker { command } => {
             let w = match command {
@@ -547,72 +579,8 @@ fn main() -> ExitCode {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Campaign {
-            command:
-                CampaignCommand::Add {
-                    db,
-                    depth,
-                    analyse,
-                    engine,
-                    split_ply,
-                    quorum,
-                    max_results,
-                    starts,
-                },
-        } => {
-            let (family, numbers) = select_starts(
-                &starts.family,
-                starts.positions.as_deref(),
-                starts.sample,
-                starts.seed,
-            )
-            .map_err(|e| anyhow!(e))?;
-            let mut spec = NewCampaign::in_family(family, depth, quorum, max_results, numbers)
-                .map_err(|e| anyhow!(e))?;
-            if analyse {
-                let name = engine.as_deref().unwrap_or("builtin");
-                let engine = AnalysisEngine::parse(name)
-                    .ok_or_else(|| anyhow!("--engine {name:?}: use builtin or uci"))?;
-                spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
-            }
-            let spec = spec.split_by(&split_ply).map_err(|e| anyhow!(e))?;
-            let c =
-                open_existing(&db)?.create_campaign(&spec, c960_coordinator::clock::now_ms())?;
-            eprintln!(
-                "campaign {}: {} depth {} over {} {}, quorum {}",
-                c.id,
-                match &c.engine {
-                    Some(e) => format!("analysis ({e})"),
-                    None => "perft".into(),
-                },
-                c.depth,
-                c.family,
-                c.positions,
-                c.quorum
-            );
-            println!("{}", c.id);
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Campaign {
-            command: CampaignCommand::List { db },
-        } => {
-            for p in open_existing(&db)?.progress()? {
-                println!(
-                    "{}\t{} depth {}\t{} positions {}\tquorum {}\t{}/{} valid\t{} failed",
-                    p.campaign.id,
-                    match &p.campaign.engine {
-                        Some(e) => format!("analysis/{e}"),
-                        None => p.campaign.kind.clone(),
-                    },
-                    p.campaign.depth,
-                    p.campaign.family,
-                    p.campaign.positions,
-                    p.campaign.quorum,
-                    p.valid,
-                    p.total,
-                    p.failed
-                );
-            }
+        Command::Campaign { command } => {
+            cli_campaigns::run(command, |db| Ok(Box::new(open_existing(db)?)))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Export {

@@ -269,7 +269,7 @@ async fn finish_split(
     Ok(RunOutcome::Complete(total))
 }
 
-/// Writes the analysis CSV (header `sp,fen,depth,score_cp,mate,best_move,engine`, or
+/// Writes the analysis CSV (header `sp,fen,depth,score_cp,mate,best_move,engine,…`, or
 /// `family,number,fen,…` for another family) and prints the
 /// balance summary on standard error.
 async fn finish_analysis(

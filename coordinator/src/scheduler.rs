@@ -1,8 +1,85 @@
 //! Scheduling decisions in BOINC's model, as pure functions over a workunit's replicas:
 //! how many replicas to send out, when a workunit is valid or failed (the transitioner),
-//! who may receive a replica, lease deadlines, and when a worker is excluded.
+//! who may receive a replica, lease deadlines, and when a worker is excluded; and over the
+//! campaigns, which campaigns are served first (priority, pause) and how the operator's
+//! actions change a campaign's status.
+
+use serde::{Deserialize, Serialize};
 
 use crate::validator::{self, Digest, Vote};
+
+/// Where a campaign stands with the operator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CampaignStatus {
+    /// Its workunits are handed out.
+    #[default]
+    Active,
+    /// Nothing new is handed out; leases already out may still be answered.
+    Paused,
+    /// Stopped for good: nothing is handed out again (leases already out may be answered).
+    Cancelled,
+}
+
+impl CampaignStatus {
+    /// The name in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CampaignStatus::Active => "active",
+            CampaignStatus::Paused => "paused",
+            CampaignStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What the operator does to a campaign's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CampaignAction {
+    /// Stop handing out its workunits for now.
+    Pause,
+    /// Hand them out again.
+    Resume,
+    /// Stop for good.
+    Cancel,
+}
+
+/// The status after `action`, or why the action is refused: a cancelled campaign stays
+/// cancelled (pausing or resuming it is refused; cancelling it again changes nothing). Pausing
+/// a paused campaign and resuming an active one change nothing either.
+pub fn apply_action(
+    status: CampaignStatus,
+    action: CampaignAction,
+) -> Result<CampaignStatus, &'static str> {
+    match (status, action) {
+        (_, CampaignAction::Cancel) => Ok(CampaignStatus::Cancelled),
+        (CampaignStatus::Cancelled, _) => Err("the campaign is cancelled for good"),
+        (_, CampaignAction::Pause) => Ok(CampaignStatus::Paused),
+        (_, CampaignAction::Resume) => Ok(CampaignStatus::Active),
+    }
+}
+
+/// A campaign as the assignment order sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CampaignSlot {
+    /// Id (older campaigns first among equal priorities).
+    pub id: u64,
+    /// Higher first.
+    pub priority: i64,
+    /// Only active campaigns are served.
+    pub status: CampaignStatus,
+}
+
+/// The campaigns whose workunits are handed out, in the order they are served: active ones
+/// only, highest priority first, then oldest first. A worker gets the first workunits it may
+/// take in this order (within a campaign, lowest workunit id first).
+pub fn serving_order(campaigns: &[CampaignSlot]) -> Vec<u64> {
+    let mut active: Vec<&CampaignSlot> = campaigns
+        .iter()
+        .filter(|c| c.status == CampaignStatus::Active)
+        .collect();
+    active.sort_by_key(|c| (std::cmp::Reverse(c.priority), c.id));
+    active.into_iter().map(|c| c.id).collect()
+}
 
 /// The life of one replica (a lease and, once returned, its result).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,6 +298,44 @@ pub fn is_expired(deadline_ms: i64, now_ms: i64) -> bool {
 /// The verdict on one returned result once the canonical digest is known.
 pub fn agrees(canonical: &Digest, digest: &Digest) -> bool {
     canonical == digest
+}
+
+#[cfg(test)]
+mod campaign_tests {
+    use super::*;
+
+    #[test]
+    fn active_campaigns_are_served_by_priority_then_age() {
+        let c = |id, priority, status| CampaignSlot {
+            id,
+            priority,
+            status,
+        };
+        let order = serving_order(&[
+            c(1, 0, CampaignStatus::Active),
+            c(2, 5, CampaignStatus::Active),
+            c(3, 5, CampaignStatus::Paused),
+            c(4, -1, CampaignStatus::Active),
+            c(5, 5, CampaignStatus::Active),
+            c(6, 9, CampaignStatus::Cancelled),
+        ]);
+        assert_eq!(order, [2, 5, 1, 4]);
+        assert!(serving_order(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_cancelled_campaign_stays_cancelled() {
+        use CampaignAction::*;
+        use CampaignStatus::*;
+        assert_eq!(apply_action(Active, Pause), Ok(Paused));
+        assert_eq!(apply_action(Paused, Pause), Ok(Paused));
+        assert_eq!(apply_action(Paused, Resume), Ok(Active));
+        assert_eq!(apply_action(Active, Resume), Ok(Active));
+        assert_eq!(apply_action(Paused, Cancel), Ok(Cancelled));
+        assert_eq!(apply_action(Cancelled, Cancel), Ok(Cancelled));
+        assert!(apply_action(Cancelled, Resume).is_err());
+        assert!(apply_action(Cancelled, Pause).is_err());
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::scheduler::CampaignStatus;
 use crate::store::CampaignProgress;
 
 /// A worker that fetched within this long counts as connected.
@@ -25,14 +26,14 @@ pub fn waits_for_other_workers(p: &CampaignProgress) -> bool {
 }
 
 /// The campaigns stalled for want of workers, given whether every connected worker got no work
-/// at its last fetch.
+/// at its last fetch. A paused or cancelled campaign waits for the operator, not for workers.
 pub fn stalled(progress: &[CampaignProgress], every_connected_worker_idle: bool) -> Vec<u64> {
     if !every_connected_worker_idle {
         return Vec::new();
     }
     progress
         .iter()
-        .filter(|p| waits_for_other_workers(p))
+        .filter(|p| p.campaign.status == CampaignStatus::Active && waits_for_other_workers(p))
         .map(|p| p.campaign.id)
         .collect()
 }

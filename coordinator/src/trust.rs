@@ -32,6 +32,13 @@ pub struct Integrity {
     pub block_lease_cap: u64,
     /// The fastest plausible rate of a result, nodes per second from lease to receipt (0: off).
     pub max_nodes_per_sec: u64,
+    /// Workers registered within this many milliseconds of each other from one address block
+    /// count as one party for replicas even where blocks do not separate (0: off).
+    pub registration_burst_ms: u64,
+    /// Chance (parts per million) that a validated perft value without a public answer is
+    /// re-split one ply deeper and recounted by the coordinator ([`picks_resplit`]). Off by
+    /// default here (tests count checks); `serve` turns it on (`--resplit-rate`).
+    pub resplit_rate_ppm: u64,
 }
 
 impl Default for Integrity {
@@ -44,13 +51,15 @@ impl Default for Integrity {
             separate_address_blocks: true,
             block_lease_cap: 512,
             max_nodes_per_sec: 20_000_000_000,
+            registration_burst_ms: 0,
+            resplit_rate_ppm: 0,
         }
     }
 }
 
 impl Integrity {
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 7] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 9] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -62,6 +71,8 @@ impl Integrity {
             ),
             ("block_lease_cap", self.block_lease_cap),
             ("max_nodes_per_sec", self.max_nodes_per_sec),
+            ("registration_burst_ms", self.registration_burst_ms),
+            ("resplit_rate_ppm", self.resplit_rate_ppm),
         ]
     }
 
@@ -77,6 +88,8 @@ impl Integrity {
                 "separate_address_blocks" => i.separate_address_blocks = v != 0,
                 "block_lease_cap" => i.block_lease_cap = v,
                 "max_nodes_per_sec" => i.max_nodes_per_sec = v,
+                "registration_burst_ms" => i.registration_burst_ms = v,
+                "resplit_rate_ppm" => i.resplit_rate_ppm = v,
                 _ => {}
             }
         }
@@ -129,6 +142,30 @@ pub fn is_excluded(checks_failed: u64, refused: u64, max_strikes: u64) -> bool {
     max_strikes > 0 && (checks_failed > 0 || refused + checks_failed >= max_strikes)
 }
 
+/// A worker's standing once evidence against it was withdrawn (a check it failed was
+/// overturned: the value it was checked against turned out wrong). Returns the trust level and
+/// whether the worker stays quarantined. A ban is the operator's and stays; a quarantine is
+/// lifted once what is left of the evidence no longer excludes ([`is_excluded`]); trust is
+/// earned back from the checks passed, but only with no failed check left (operator trust was
+/// the operator's grant and is not re-granted by itself).
+pub fn standing_after_rollback(
+    level: TrustLevel,
+    checks_passed: u64,
+    checks_failed: u64,
+    refused: u64,
+    banned: bool,
+    max_strikes: u64,
+    integrity: &Integrity,
+) -> (TrustLevel, bool) {
+    let quarantined = banned || is_excluded(checks_failed, refused, max_strikes);
+    let level = if checks_failed == 0 {
+        after_passed_check(level, checks_passed, integrity)
+    } else {
+        TrustLevel::Untrusted
+    };
+    (level, quarantined)
+}
+
 /// The open leases a worker may hold: the coordinator's cap (`cap`, 0: none) for trusted
 /// workers; for untrusted ones the small cap, doubled for each check passed so far.
 pub fn lease_cap(level: TrustLevel, checks_passed: u64, cap: u64, integrity: &Integrity) -> u64 {
@@ -152,6 +189,13 @@ pub fn picks_check(level: TrustLevel, draw_ppm: u64, integrity: &Integrity) -> b
     draw_ppm < rate
 }
 
+/// Whether a value just validated is re-split for the cross-check, given a uniform random draw
+/// in `0..1_000_000`: whoever validated it (trusted workers too, which is what catches two
+/// trusted colluders), since a worker cannot know which of its values will be recounted.
+pub fn picks_resplit(draw_ppm: u64, integrity: &Integrity) -> bool {
+    draw_ppm < integrity.resplit_rate_ppm
+}
+
 /// Whether `nodes` counted in `elapsed_ms` (the coordinator's own clock, from lease issue to
 /// receipt) is possible at `max_nodes_per_sec`. Generous on purpose (the perft hash table makes
 /// deep workunits fast); an instant answer to a large workunit fails.
@@ -161,6 +205,41 @@ pub fn plausible(nodes: u64, elapsed_ms: i64, max_nodes_per_sec: u64) -> bool {
     }
     let ms = u128::try_from(elapsed_ms.max(1)).unwrap_or(1);
     u128::from(nodes) * 1000 <= u128::from(max_nodes_per_sec) * ms
+}
+
+/// What replica separation knows of a worker: the address blocks it registered and last fetched
+/// from, the enrolment token that enrolled it, and when it registered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Party<'a> {
+    /// Address block at registration.
+    pub reg_block: Option<&'a str>,
+    /// Address block of the last fetch.
+    pub last_block: Option<&'a str>,
+    /// The per-volunteer enrolment token that enrolled it.
+    pub token: Option<u64>,
+    /// When it registered (the coordinator's clock).
+    pub registered_ms: i64,
+}
+
+/// Whether two workers count as one party, so that replicas of one workunit never go to both:
+/// they share an address block (when separation is on), one enrolment token enrolled both, or
+/// they registered in one burst (within [`Integrity::registration_burst_ms`]) from one address
+/// block — which still separates a script's identities where blocks alone cannot (behind a
+/// proxy or NAT every worker shares the block) while workers that joined at other times pair.
+/// The assign query mirrors this rule; the store checks it again on what the query found.
+pub fn same_party(a: &Party, b: &Party, integrity: &Integrity) -> bool {
+    let (xs, ys) = ([a.reg_block, a.last_block], [b.reg_block, b.last_block]);
+    let share_block = xs
+        .iter()
+        .flatten()
+        .any(|x| ys.iter().flatten().any(|y| x == y));
+    let burst = integrity.registration_burst_ms > 0
+        && a.reg_block.is_some()
+        && a.reg_block == b.reg_block
+        && a.registered_ms.abs_diff(b.registered_ms) <= integrity.registration_burst_ms;
+    (integrity.separate_address_blocks && share_block)
+        || (a.token.is_some() && a.token == b.token)
+        || burst
 }
 
 /// The address block of a client: IPv4 /24, IPv6 /48 (IPv4-mapped IPv6 as IPv4). Replicas of one
@@ -213,6 +292,29 @@ mod tests {
     }
 
     #[test]
+    fn withdrawn_evidence_restores_the_standing() {
+        let i = Integrity::default();
+        let u = TrustLevel::Untrusted;
+        // The only failed check was overturned: quarantine lifted, earned trust back.
+        assert_eq!(
+            standing_after_rollback(u, 4, 0, 0, false, 3, &i),
+            (TrustLevel::Earned, false)
+        );
+        assert_eq!(
+            standing_after_rollback(u, 1, 0, 0, false, 3, &i),
+            (u, false)
+        );
+        // Another failed check is still evidence.
+        assert_eq!(standing_after_rollback(u, 9, 1, 0, false, 3, &i), (u, true));
+        // Refused results up to the strikes still exclude; a ban stays.
+        assert_eq!(standing_after_rollback(u, 0, 0, 3, false, 3, &i), (u, true));
+        assert_eq!(
+            standing_after_rollback(u, 5, 0, 0, true, 3, &i),
+            (TrustLevel::Earned, true)
+        );
+    }
+
+    #[test]
     fn untrusted_workers_hold_few_leases() {
         let i = Integrity::default();
         assert_eq!(lease_cap(TrustLevel::Untrusted, 0, 64, &i), 4);
@@ -232,6 +334,16 @@ mod tests {
     }
 
     #[test]
+    fn resplits_are_drawn_at_their_rate() {
+        let i = Integrity {
+            resplit_rate_ppm: 10_000,
+            ..Integrity::default()
+        };
+        assert!(picks_resplit(9_999, &i) && !picks_resplit(10_000, &i));
+        assert!(!picks_resplit(0, &Integrity::default()), "off by default");
+    }
+
+    #[test]
     fn instant_answers_to_large_units_are_implausible() {
         let nps = 20_000_000_000;
         assert!(!plausible(100_000_000, 0, nps));
@@ -240,6 +352,65 @@ mod tests {
         assert!(plausible(400, 0, nps));
         assert!(plausible(u64::MAX, 0, 0));
         assert!(!plausible(u64::MAX, i64::MAX / 1000, 1));
+    }
+
+    #[test]
+    fn one_block_or_one_token_is_one_party() {
+        let i = Integrity::default();
+        let p = |reg, last, token| Party {
+            reg_block: reg,
+            last_block: last,
+            token,
+            registered_ms: 0,
+        };
+        let a = p(Some("10.0.0.0/24"), Some("10.0.9.0/24"), None);
+        assert!(same_party(&a, &p(Some("10.0.9.0/24"), None, None), &i));
+        assert!(!same_party(&a, &p(Some("10.0.1.0/24"), None, None), &i));
+        assert!(!same_party(&p(None, None, None), &p(None, None, None), &i));
+        // One token is one volunteer, from whatever address.
+        let t = p(Some("10.0.0.0/24"), None, Some(7));
+        assert!(same_party(&t, &p(Some("192.0.2.0/24"), None, Some(7)), &i));
+        assert!(!same_party(&t, &p(Some("192.0.2.0/24"), None, Some(8)), &i));
+        // Behind a proxy blocks do not separate; tokens still do.
+        let shared = Integrity {
+            separate_address_blocks: false,
+            ..i
+        };
+        assert!(!same_party(
+            &a,
+            &p(Some("10.0.0.0/24"), None, None),
+            &shared
+        ));
+        assert!(same_party(
+            &t,
+            &p(Some("10.0.0.0/24"), None, Some(7)),
+            &shared
+        ));
+    }
+
+    #[test]
+    fn one_registration_burst_from_one_block_is_one_party() {
+        let i = Integrity {
+            separate_address_blocks: false,
+            registration_burst_ms: 60_000,
+            ..Integrity::default()
+        };
+        let at = |block, ms| Party {
+            reg_block: Some(block),
+            last_block: None,
+            token: None,
+            registered_ms: ms,
+        };
+        let a = at("10.0.0.0/24", 1_000_000);
+        assert!(same_party(&a, &at("10.0.0.0/24", 1_060_000), &i));
+        assert!(same_party(&a, &at("10.0.0.0/24", 940_000), &i));
+        assert!(!same_party(&a, &at("10.0.0.0/24", 1_060_001), &i));
+        assert!(!same_party(&a, &at("10.0.1.0/24", 1_000_000), &i));
+        let off = Integrity {
+            registration_burst_ms: 0,
+            ..i
+        };
+        assert!(!same_party(&a, &at("10.0.0.0/24", 1_000_000), &off));
     }
 
     #[test]

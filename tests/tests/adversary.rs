@@ -292,6 +292,8 @@ struct Figures {
     replicas_per_valid: f64,
     checks_run: u64,
     check_nodes: u64,
+    resplits: u64,
+    resplits_overturned: u64,
     secs: f64,
     complete: bool,
 }
@@ -302,6 +304,7 @@ fn config(integrity: Integrity) -> Config {
         checks: CheckBudget {
             max_nodes: 50_000_000,
             hash_mib: 16,
+            ..CheckBudget::default()
         },
         ..quick_config()
     }
@@ -312,6 +315,8 @@ fn config(integrity: Integrity) -> Config {
 fn scenario_integrity() -> Integrity {
     Integrity {
         separate_address_blocks: false,
+        // `serve`'s default share of validated values recounted one ply deeper.
+        resplit_rate_ppm: 10_000,
         ..Integrity::default()
     }
 }
@@ -439,6 +444,8 @@ async fn run(s: Scenario) -> Figures {
         replicas_per_valid: cost.replicas_per_valid_workunit,
         checks_run: cost.checks_run,
         check_nodes: cost.check_nodes,
+        resplits: cost.resplits_run,
+        resplits_overturned: cost.resplits_overturned,
         secs,
         complete,
     }
@@ -690,12 +697,12 @@ async fn full_figures_at_10_30_50_percent_liars() {
         all.push(f);
     }
     println!(
-        "| liars / workers | workunits | lies told | wrong values accepted | honest quarantined | liars quarantined | replicas per valid workunit | coordinator checks (nodes) | time | complete |"
+        "| liars / workers | workunits | lies told | wrong values accepted | honest quarantined | liars quarantined | replicas per valid workunit | coordinator checks (nodes) | re-splits (overturned) | time | complete |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for f in &all {
         println!(
-            "| {} ({} / {}) | {} | {} | {} | {} | {} | {:.2} | {} ({:.2e}) | {:.1} s | {} |",
+            "| {} ({} / {}) | {} | {} | {} | {} | {} | {:.2} | {} ({:.2e}) | {} ({}) | {:.1} s | {} |",
             f.name,
             f.liars,
             f.workers,
@@ -707,6 +714,8 @@ async fn full_figures_at_10_30_50_percent_liars() {
             f.replicas_per_valid,
             f.checks_run,
             f.check_nodes as f64,
+            f.resplits,
+            f.resplits_overturned,
             f.secs,
             f.complete
         );

@@ -74,7 +74,7 @@ async fn builtin_replicas_agree_through_the_coordinator() {
         .text()
         .await
         .unwrap();
-    assert!(csv.starts_with("sp,fen,depth,score_cp,mate,best_move,engine\n"));
+    assert!(csv.starts_with("sp,fen,depth,score_cp,mate,best_move,engine,"));
     assert_eq!(csv.lines().count(), 5);
     let report: serde_json::Value = serde_json::from_str(
         &http
@@ -157,14 +157,7 @@ async fn different_engine_ids_never_form_a_quorum() {
     }
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     assert_eq!(rows[0].result.as_ref().unwrap().engine_id, "Stockfish 15.1");
-    let outcomes: Vec<String> = server
-        .store
-        .results(workunit)
-        .unwrap()
-        .into_iter()
-        .map(|r| r.outcome)
-        .collect();
-    assert_eq!(outcomes, ["valid", "invalid", "valid"]);
+    assert_eq!(outcomes(&server, workunit), ["valid", "invalid", "valid"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -245,7 +238,7 @@ fn run_analyse_writes_the_balance_csv() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "sp,fen,depth,score_cp,mate,best_move,engine"
+        "sp,fen,depth,score_cp,mate,best_move,engine,wdl_win,wdl_draw,wdl_loss,nodes,estimate_cp"
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let sps: Vec<u16> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
@@ -254,7 +247,7 @@ fn run_analyse_writes_the_balance_csv() {
         let sp: u16 = r[0].parse().unwrap();
         let expect = builtin(sp, 3);
         let pos = StartPosition::new(u32::from(sp)).unwrap().position();
-        assert_eq!(r.len(), 7);
+        assert_eq!(r.len(), 12);
         assert_eq!(r[1], pos.to_fen(CastlingNotation::Shredder));
         assert_eq!(r[2], "3");
         assert_eq!(
@@ -356,6 +349,12 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
     }
 }
 
+/// The vote outcome of every result of `workunit`, in submission order.
+fn outcomes(server: &TestServer, workunit: u64) -> Vec<String> {
+    let results = server.store.results(workunit).unwrap();
+    results.into_iter().map(|r| r.outcome).collect()
+}
+
 /// Runs one in-process worker with `engine` until it has submitted a result for `workunit`.
 async fn one_uci_result(
     server: &TestServer,
@@ -430,12 +429,96 @@ async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
     );
     assert_eq!(r.depths.len(), 8, "{r:?}");
     assert_eq!(r.depths.last().unwrap().score_cp, r.score_cp);
-    let outcomes: Vec<String> = server
-        .store
-        .results(workunit)
-        .unwrap()
-        .into_iter()
-        .map(|r| r.outcome)
-        .collect();
-    assert_eq!(outcomes, ["valid", "invalid", "valid"]);
+    // The exports: the table with WDL, nodes and the estimator, and the raw per-depth rows.
+    let table = c960_coordinator::export::analysis_csv(&rows);
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split(',').collect();
+    let mean = c960_common::balance::depth_mean_cp(&r.depths, 4).unwrap();
+    assert_eq!(row[11], format!("{mean:.2}"), "{table}");
+    assert_eq!(row[10], r.nodes.to_string(), "{table}");
+    let depths = c960_coordinator::export::depths_csv(&rows);
+    assert_eq!(depths.lines().count(), 1 + 8, "{depths}");
+    assert!(
+        depths.lines().nth(8).unwrap().starts_with("518,8,"),
+        "{depths}"
+    );
+    assert_eq!(outcomes(&server, workunit), ["valid", "invalid", "valid"]);
+}
+
+/// Two colluding liars agree on a wrong built-in analysis and form a quorum (an analysis needs
+/// no anchor). Their results are drawn for secret checks; the coordinator runs the same
+/// deterministic search, so both fail, are quarantined, and what they validated is reopened and
+/// settled by honest workers with the true analysis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colluding_analysis_liars_are_caught_by_the_coordinators_own_search() {
+    let server = TestServer::start(c960_coordinator::api::Config {
+        integrity: c960_coordinator::trust::Integrity {
+            check_rate_untrusted_ppm: 1_000_000,
+            ..quick_config().integrity
+        },
+        ..quick_config()
+    })
+    .await;
+    let c = server.analysis_campaign(3, "0-1", AnalysisEngine::Builtin);
+    let client = Client::new(&server.url).unwrap();
+    let caps = Capabilities::builtin();
+    let lie = |a: &Assignment| {
+        let sp = match a.kind.position() {
+            c960_common::wire::PositionSpec::StartPosition(n) => *n,
+            other => panic!("{other:?}"),
+        };
+        AnalysisResult {
+            score_cp: Some(777),
+            mate: None,
+            ..builtin(sp, 3)
+        }
+    };
+    let mut liars = Vec::new();
+    for name in ["l1", "l2"] {
+        let auth = client.register(name, 1, 0).await.unwrap();
+        // The coordinator may catch a liar before it has answered everything it took.
+        while let Ok(FetchResponse::Assigned(a)) = client.fetch(&auth, &caps).await {
+            let result = WorkResult::Analysis(lie(&a));
+            let req = SubmitRequest {
+                protocol: PROTOCOL_VERSION,
+                lease_id: a.lease_id,
+                workunit_id: a.workunit_id,
+                digest: result_digest(a.workunit_id, &a.kind, &result),
+                result,
+                elapsed_ms: 1,
+                engine: engine(),
+            };
+            if client.submit(&auth, &req).await.is_err() {
+                break;
+            }
+        }
+        liars.push(auth.worker_id);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while liars
+        .iter()
+        .any(|&l| !server.store.worker(l).unwrap().unwrap().quarantined)
+    {
+        assert!(std::time::Instant::now() < deadline, "liars not caught");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+    for name in ["h1", "h2"] {
+        let auth = client.register(name, 1, 0).await.unwrap();
+        while let Some(a) = lease(&client, &auth, &caps).await {
+            let sp = match a.kind.position() {
+                c960_common::wire::PositionSpec::StartPosition(n) => *n,
+                other => panic!("{other:?}"),
+            };
+            submit(&client, &auth, &a, builtin(sp, 3)).await;
+        }
+        let w = server.store.worker(auth.worker_id).unwrap().unwrap();
+        assert!(!w.quarantined);
+    }
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    for row in &rows {
+        assert_eq!(row.status, "valid", "{row:?}");
+        assert_eq!(row.result.as_ref(), Some(&builtin(row.sp.unwrap(), 3)));
+    }
+    assert!(server.store.check_cost().unwrap().checks_run >= 2);
 }

@@ -228,3 +228,85 @@ async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
     assert_eq!(done["fields"]["campaign"], campaign.id);
     assert_eq!(done["fields"]["valid"], 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_reads_its_secrets_from_files_and_refuses_a_missing_or_empty_one() {
+    c960_worker::client::install_crypto_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.db");
+    let token_file = dir.path().join("admin-token");
+    let secret_file = dir.path().join("enrol-secret");
+    std::fs::write(&token_file, "admin-token-from-a-file-0001\n").unwrap();
+    std::fs::write(&secret_file, "enrol-secret-from-a-file-02\n").unwrap();
+    let serve = c960_tests::ServeProcess::start(
+        &db,
+        &[
+            "--admin-token-file",
+            token_file.to_str().unwrap(),
+            "--enrol-secret-file",
+            secret_file.to_str().unwrap(),
+        ],
+        std::process::Stdio::null(),
+    );
+    let body = br#"{"depth": 1, "positions": "0"}"#.to_vec();
+    let path = "/api/v1/admin/campaigns";
+    let json = "application/json";
+    let (s, _, _) = c960_tests::raw_post(
+        &serve.url,
+        path,
+        Some("admin-token-from-a-file-0001"),
+        json,
+        body.clone(),
+    )
+    .await;
+    assert_eq!(
+        s, 201,
+        "the file's first line, without its newline, is the token"
+    );
+    let (_, code, _) = c960_tests::raw_post(
+        &serve.url,
+        path,
+        Some("admin-token-from-a-file-0002"),
+        json,
+        body,
+    )
+    .await;
+    assert_eq!(code, "bad_token");
+    let worker = c960_worker::client::Client::new(&serve.url).unwrap();
+    assert_eq!(
+        worker.register("w", 1, 0).await.unwrap_err().code(),
+        Some("enrolment_secret_required")
+    );
+    let enrolled = worker.with_enrol_secret(Some("enrol-secret-from-a-file-02".into()));
+    enrolled.register("w", 1, 0).await.unwrap();
+    drop(serve);
+
+    // A missing or empty file, or a file beside the flag it replaces: one line, non-zero exit.
+    std::fs::write(&token_file, "\n").unwrap();
+    let missing = dir.path().join("nowhere");
+    let long_token = "x".repeat(20);
+    for args in [
+        vec!["--admin-token-file", token_file.to_str().unwrap()],
+        vec!["--admin-token-file", missing.to_str().unwrap()],
+        vec!["--enrol-secret-file", missing.to_str().unwrap()],
+        vec![
+            "--admin-token",
+            &long_token,
+            "--admin-token-file",
+            missing.to_str().unwrap(),
+        ],
+    ] {
+        let out = Command::new(&bins().0)
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(&db)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("--admin-token") || err.contains("--enrol-secret"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -397,6 +397,125 @@ async fn banned_worker_is_403_and_its_lease_goes_back() {
     assert!(client.fetch(&auth, &Capabilities::builtin()).await.is_ok());
 }
 
+/// `serve --enrolment tokens`: registration needs a token the operator minted over the admin
+/// API; a token registers up to its cap and nobody after a revocation; two workers of one
+/// token never get replicas of one workunit (all clients here share 127.0.0.1 and block
+/// separation is off, so only the token separates them).
+#[tokio::test]
+async fn enrolment_tokens_cap_registrations_and_separate_replicas() {
+    let server = TestServer::start(Config {
+        enrolment: Enrolment::Tokens,
+        admin_token_hash: Some(sha256(ADMIN)),
+        ..quick_config()
+    })
+    .await;
+    server.campaign(2, "0-3");
+    let url = &server.url;
+    let plain = Client::new(url).unwrap();
+    assert_eq!(
+        plain.register("w", 1, 0).await.unwrap_err().code(),
+        Some("enrolment_token_required")
+    );
+    let admin = reqwest::Client::new();
+    let mint = |name: &str, cap: u64| {
+        let req = admin
+            .post(format!("{url}/api/v1/admin/enrolment-tokens"))
+            .bearer_auth(ADMIN)
+            .header("content-type", "application/json")
+            .body(serde_json::json!({"name": name, "cap": cap}).to_string());
+        async move {
+            let r = req.send().await.unwrap();
+            assert_eq!(r.status().as_u16(), 201);
+            let v: serde_json::Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+            (
+                v["token"].as_str().unwrap().to_string(),
+                v["record"]["id"].as_u64().unwrap(),
+            )
+        }
+    };
+    let (ann, _) = mint("ann", 2).await;
+    let (bob, bob_id) = mint("bob", 1).await;
+    let with = |t: &str| plain.clone().with_enrol_secret(Some(t.to_string()));
+    let a1 = with(&ann).register("a1", 1, 0).await.unwrap();
+    let a2 = with(&ann).register("a2", 1, 0).await.unwrap();
+    assert_eq!(
+        with(&ann).register("a3", 1, 0).await.unwrap_err().code(),
+        Some("enrolment_token_exhausted")
+    );
+    let forged = format!("{bob_id}.{}", "0".repeat(32));
+    assert_eq!(
+        with(&forged).register("x", 1, 0).await.unwrap_err().code(),
+        Some("bad_enrolment_token")
+    );
+    let r = admin
+        .post(format!(
+            "{url}/api/v1/admin/enrolment-tokens/{bob_id}/revoke"
+        ))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(
+        with(&bob).register("b1", 1, 0).await.unwrap_err().code(),
+        Some("enrolment_token_revoked")
+    );
+    let listed = admin
+        .get(format!("{url}/api/v1/admin/enrolment-tokens"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(listed[0]["used"], 2);
+    assert_eq!(listed[1]["revoked"], true);
+
+    let first = assigned(&plain, &a1).await;
+    let second = assigned(&plain, &a2).await;
+    assert_ne!(
+        first.workunit_id, second.workunit_id,
+        "one token, one volunteer: never two replicas of one workunit"
+    );
+}
+
+#[test]
+fn enrolment_tokens_from_the_command_line() {
+    let (coordinator, _) = bins();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let store = c960_coordinator::store::SqliteStore::open(&db).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(coordinator)
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let token = run(&["token", "mint", "--name", "ann", "--cap", "3"]);
+    let (id, secret) = c960_coordinator::api::auth::parse_token(token.trim()).unwrap();
+    store
+        .register_worker_with_token("w", b"k", "e", None, id, &sha256(secret), 0)
+        .unwrap();
+    assert!(run(&["token", "list"]).contains("1/3"));
+    run(&["token", "revoke", &id.to_string()]);
+    assert!(run(&["token", "list"]).contains("revoked"));
+    assert!(
+        store
+            .register_worker_with_token("w", b"k", "e", None, id, &sha256(secret), 0)
+            .is_err()
+    );
+}
+
 #[test]
 fn ban_and_unban_from_the_command_line() {
     let (coordinator, _) = bins();

@@ -61,9 +61,9 @@ async fn split_campaigns_equal_unsplit_at_depth_5() {
                 row.sp
             );
             // The ply-1 divide equals the unsplit divide.
-            let mut want: Vec<(String, String)> = divide(&pos, 5)
+            let mut want: Vec<(String, u128)> = divide(&pos, 5)
                 .into_iter()
-                .map(|(m, n)| (m.to_string(), n.to_string()))
+                .map(|(m, n)| (m.to_string(), u128::from(n)))
                 .collect();
             want.sort();
             assert_eq!(row.divide, want, "k {k} sp {}", row.sp);

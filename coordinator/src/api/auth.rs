@@ -24,6 +24,9 @@ pub enum Enrolment {
     Open,
     /// Whoever presents the secret whose SHA-256 this is (`--enrol-secret`).
     Secret(Vec<u8>),
+    /// Whoever presents a per-volunteer enrolment token the operator minted (`--enrolment
+    /// tokens`, [`crate::enrolment`]); the store checks it and spends one of its registrations.
+    Tokens,
 }
 
 impl Enrolment {
@@ -52,6 +55,12 @@ impl Enrolment {
                 "bad_enrolment_secret",
                 "the enrolment secret does not match",
             )),
+            (Enrolment::Tokens, None) => Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "enrolment_token_required",
+                "registration needs an enrolment token from the operator (--enrol-secret)",
+            )),
+            (Enrolment::Tokens, Some(_)) => Ok(()),
         }
     }
 }
@@ -200,6 +209,10 @@ mod tests {
             "bad_enrolment_secret"
         );
         assert_eq!(p.admit(None).unwrap_err().code, "enrolment_secret_required");
+        assert_eq!(
+            Enrolment::Tokens.admit(None).unwrap_err().code,
+            "enrolment_token_required"
+        );
     }
 
     #[test]

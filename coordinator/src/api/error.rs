@@ -106,6 +106,10 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownCampaign(_) => {
                 ApiError::new(StatusCode::NOT_FOUND, "unknown_campaign", msg)
             }
+            StoreError::CampaignCancelled(..) => {
+                ApiError::new(StatusCode::CONFLICT, "campaign_cancelled", msg)
+            }
+            StoreError::Enrolment(code) => ApiError::new(StatusCode::UNAUTHORIZED, code, msg),
             StoreError::Db(_) | StoreError::Backend { .. } => {
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", msg)
             }

@@ -100,7 +100,7 @@ mod layout {
         (
             "admin",
             include_str!("admin.rs"),
-            &["error", "extract", "state"],
+            &["error", "auth", "extract", "state"],
         ),
         (
             "public",

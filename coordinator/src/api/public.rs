@@ -3,9 +3,9 @@
 //! campaign).
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use c960_common::wire::PROTOCOL_VERSION;
@@ -86,6 +86,7 @@ struct TableQuery {
 
 async fn table(
     State(st): State<AppState>,
+    headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<TableQuery>,
 ) -> Result<Response, ApiError> {
@@ -99,20 +100,93 @@ async fn table(
     let format = export::Format::parse(q.format.as_deref().unwrap_or("json"))
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
     let store = st.store.clone();
+    let (campaign, complete) = blocking(move || {
+        // Read before the table: a campaign complete then has a complete table.
+        let complete = store
+            .progress()?
+            .iter()
+            .any(|p| p.campaign.id == id && p.valid + p.failed == p.total);
+        Ok((
+            store.campaigns()?.into_iter().find(|c| c.id == id),
+            complete,
+        ))
+    })
+    .await?;
+    // A table still filling is streamed from one read snapshot by a blocking thread, chunk by
+    // chunk: it is never built in memory, and a client that goes away stops the export. A
+    // completed table is rendered once so that its bytes carry an ETag.
+    if let Some(c) = campaign.filter(|c| !complete && export::streams(c, format)) {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let store = st.store.clone();
+        tokio::task::spawn_blocking(move || {
+            let sent = export::stream_csv(&*store, &c, &mut |chunk| {
+                tx.blocking_send(Bytes::from(chunk)).is_ok()
+            });
+            if let Err(e) = sent {
+                tracing::error!(campaign = c.id, "export stopped: {e}");
+            }
+        });
+        return Ok((
+            [(header::CONTENT_TYPE, format.content_type())],
+            Body::new(ChannelBody(rx)),
+        )
+            .into_response());
+    }
+    let store = st.store.clone();
     let text = blocking(move || Ok(export::render(&*store, id, format)?))
         .await?
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
-    Ok((
-        [(header::CONTENT_TYPE, format.content_type())],
-        Body::from(text),
-    )
-        .into_response())
+    let mut resp = if complete {
+        // A completed table changes no more (a quarantine that reopens a workunit makes the
+        // campaign incomplete again): an ETag of its bytes lets clients revalidate for free.
+        let etag = export::etag(&text);
+        let cached = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| export::if_none_match_hits(v, &etag));
+        let etag = HeaderValue::from_str(&etag).map_err(|e| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+        })?;
+        let mut resp = if cached {
+            StatusCode::NOT_MODIFIED.into_response()
+        } else {
+            Body::from(text).into_response()
+        };
+        resp.headers_mut().insert(header::ETAG, etag);
+        resp
+    } else {
+        Body::from(text).into_response()
+    };
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(format.content_type()),
+    );
+    Ok(resp)
+}
+
+/// A response body fed by a channel: the export's blocking thread sends the chunks as it reads
+/// them; the body ends when the sender is dropped.
+struct ChannelBody(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
 }
 
 /// `GET /api/v1/campaigns/{id}/balance`: the balance report of an analysis campaign (JSON, or
 /// `?format=svg` for the chart).
 async fn balance(
     State(st): State<AppState>,
+    headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<TableQuery>,
 ) -> Result<Response, ApiError> {
@@ -129,6 +203,7 @@ async fn balance(
     };
     table(
         State(st),
+        headers,
         Path(id),
         Query(TableQuery {
             format: Some(format.into()),

@@ -56,6 +56,15 @@ async fn register(
     }
     let engine = engine_label(&req.engine)?;
     st.config.enrolment.admit(req.enrol_secret.as_deref())?;
+    // With per-volunteer tokens the secret is a token, checked and spent by the store.
+    let token = match (&st.config.enrolment, req.enrol_secret.as_deref()) {
+        (Enrolment::Tokens, Some(t)) => {
+            let (id, secret) = auth::parse_token(t)
+                .ok_or(crate::store::StoreError::Enrolment("bad_enrolment_token"))?;
+            Some((id, auth::sha256(secret)))
+        }
+        _ => None,
+    };
     let block = peer.block();
     if let Some(b) = &block
         && let Err(wait) = st.registrations.check(b.clone(), now_ms().max(0) as u64)
@@ -76,8 +85,20 @@ async fn register(
     let store = st.store.clone();
     let (name, engine_log) = (req.name.clone(), engine.clone());
     let id = blocking(move || {
-        let id =
-            store.register_worker_from(&req.name, &hash, &engine, block.as_deref(), now_ms())?;
+        let id = match token {
+            Some((token_id, token_hash)) => store.register_worker_with_token(
+                &req.name,
+                &hash,
+                &engine,
+                block.as_deref(),
+                token_id,
+                &token_hash,
+                now_ms(),
+            )?,
+            None => {
+                store.register_worker_from(&req.name, &hash, &engine, block.as_deref(), now_ms())?
+            }
+        };
         if operator_own {
             store.set_trust(id, true)?;
         }

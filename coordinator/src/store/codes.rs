@@ -5,7 +5,7 @@
 use c960_common::wire::{AnalysisEngine, Capabilities, PositionSpec, WorkUnitKind};
 
 use crate::campaign::ANALYSIS_HASH_MIB;
-use crate::scheduler::ReplicaState;
+use crate::scheduler::{CampaignStatus, ReplicaState};
 use crate::trust::TrustLevel;
 use crate::validator::Digest;
 
@@ -132,6 +132,25 @@ pub fn outcome_name(v: i64) -> &'static str {
         1 => "valid",
         2 => "invalid",
         _ => "pending",
+    }
+}
+
+/// `campaigns.status` of a campaign status.
+pub fn status_code(s: CampaignStatus) -> i64 {
+    match s {
+        CampaignStatus::Active => 0,
+        CampaignStatus::Paused => 1,
+        CampaignStatus::Cancelled => 2,
+    }
+}
+
+/// The campaign status of a stored `campaigns.status` (an unknown code reads as paused: it
+/// is served by no one until the operator says otherwise).
+pub fn campaign_status(v: i64) -> CampaignStatus {
+    match v {
+        0 => CampaignStatus::Active,
+        2 => CampaignStatus::Cancelled,
+        _ => CampaignStatus::Paused,
     }
 }
 

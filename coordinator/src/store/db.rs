@@ -182,6 +182,16 @@ impl Dialect {
         }
     }
 
+    /// The index the assignment query walks, named where the planner needs it: without
+    /// statistics SQLite would pick `workunits_campaign`, which also walks a campaign's
+    /// workunits that have every replica out; PostgreSQL plans from its statistics.
+    pub fn ready_index(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => " INDEXED BY workunits_ready_by_campaign",
+            Dialect::Postgres => "",
+        }
+    }
+
     /// The row lock of the assignment query: workunits another coordinator is handing out
     /// right now are skipped, not waited for.
     pub fn skip_locked(self, table: &str) -> String {

@@ -43,6 +43,12 @@ pub enum StoreError {
     /// No campaign with this id.
     #[error("unknown campaign {0}")]
     UnknownCampaign(u64),
+    /// The operator's action does not apply to a cancelled campaign.
+    #[error("campaign {0}: {1}")]
+    CampaignCancelled(u64, &'static str),
+    /// An enrolment token that registers nobody (the code: bad, revoked, exhausted).
+    #[error("enrolment token refused ({0})")]
+    Enrolment(&'static str),
     /// The database holds something impossible (or a stored value does not decode).
     #[error("database: {0}")]
     Db(String),

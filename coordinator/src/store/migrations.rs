@@ -30,6 +30,9 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(6, "0006_integrity"),
     migration!(7, "0007_counter_masks"),
     migration!(8, "0008_families"),
+    migration!(9, "0009_campaign_management"),
+    migration!(10, "0010_enrolment_tokens"),
+    migration!(11, "0011_resplits"),
 ];
 
 #[cfg(test)]

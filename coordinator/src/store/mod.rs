@@ -38,10 +38,17 @@ use crate::trust::Integrity;
 pub trait Store: Send + Sync {
     /// Creates a campaign with one workunit per start position.
     fn create_campaign(&self, c: &NewCampaign, now_ms: i64) -> StoreResult<Campaign>;
-    /// A perft campaign with exactly these parameters, if one exists (for `run`'s resume).
+    /// A campaign, not cancelled, with exactly these parameters (name and priority aside), if
+    /// one exists: `run` resumes it, `campaign add` warns of it.
     fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>>;
     /// All campaigns.
     fn campaigns(&self) -> StoreResult<Vec<Campaign>>;
+    /// One campaign (`UnknownCampaign` if there is none).
+    fn campaign(&self, campaign_id: u64) -> StoreResult<Campaign>;
+    /// Renames, reprioritises, pauses, resumes or cancels a campaign, in one transaction; the
+    /// status change follows [`crate::scheduler::apply_action`] (`CampaignCancelled` when it
+    /// refuses). Returns the campaign as changed.
+    fn update_campaign(&self, campaign_id: u64, change: &CampaignChange) -> StoreResult<Campaign>;
     /// Registers a worker (untrusted, address unknown); returns its id.
     fn register_worker(
         &self,
@@ -77,6 +84,39 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<()>;
     /// What checking has cost so far.
     fn check_cost(&self) -> StoreResult<CheckCost>;
+    /// An independent recomputation (the re-split cross-check) found `truth` for a workunit:
+    /// it overturns an earlier check or canonical result that disagrees, withdrawing the
+    /// evidence against workers that told the truth (see [`crate::quarantine`]).
+    fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()>;
+    /// Registers a worker with a per-volunteer enrolment token (its id and the SHA-256 of its
+    /// secret): the token is checked and one of its registrations spent in the same transaction.
+    #[allow(clippy::too_many_arguments)]
+    fn register_worker_with_token(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        token_id: u64,
+        token_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<u64>;
+    /// Mints an enrolment token (the SHA-256 of its secret) for up to `cap` workers.
+    fn mint_enrolment_token(
+        &self,
+        name: &str,
+        cap: u64,
+        secret_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken>;
+    /// Revokes an enrolment token: it registers nobody more.
+    fn revoke_enrolment_token(
+        &self,
+        id: u64,
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken>;
+    /// Every enrolment token.
+    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>>;
     /// A worker by id.
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
     /// Expires overdue leases, then leases one replica of a workunit of a kind the worker
@@ -187,6 +227,13 @@ pub trait Store: Send + Sync {
     fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary>;
     /// The table of a campaign, by start position.
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)>;
+    /// The same rows streamed from one read snapshot without collecting them (a family's
+    /// campaign has up to millions); `visit` returns false to stop. Returns the campaign.
+    fn visit_table(
+        &self,
+        campaign_id: u64,
+        visit: &mut dyn FnMut(TableRow) -> bool,
+    ) -> StoreResult<Campaign>;
     /// All results of a workunit.
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
     /// Sets the quarantine threshold: lost votes + refused results (0: never).

@@ -3,7 +3,7 @@
 use c960_common::wire::{AnalysisResult, WorkResult, WorkUnitKind};
 use serde::Serialize;
 
-use crate::scheduler::ReplicaState;
+use crate::scheduler::{CampaignAction, CampaignStatus, ReplicaState};
 use crate::validator::Digest;
 
 /// A campaign as stored.
@@ -27,6 +27,23 @@ pub struct Campaign {
     pub positions: String,
     /// The family the positions are numbered in (`chess960` for every older campaign).
     pub family: String,
+    /// The operator's name for it, if any.
+    pub name: Option<String>,
+    /// Scheduling priority: campaigns of higher priority are served first.
+    pub priority: i64,
+    /// Active, paused or cancelled.
+    pub status: CampaignStatus,
+}
+
+/// An operator's change to a campaign.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CampaignChange {
+    /// Set (or with `None` clear) its name.
+    Name(Option<String>),
+    /// Set its priority.
+    Priority(i64),
+    /// Pause, resume or cancel it.
+    Status(CampaignAction),
 }
 
 /// A registered worker.
@@ -191,6 +208,9 @@ pub struct CheckRequest {
     pub workunit_id: u64,
     /// What to compute.
     pub kind: WorkUnitKind,
+    /// A validated value drawn for the re-split cross-check ([`crate::trust::picks_resplit`]):
+    /// count its children one ply deeper, each on its own ([`crate::checker::resplit`]).
+    pub resplit: bool,
 }
 
 /// The coordinator's verdict on a workunit it was asked to check.
@@ -218,6 +238,10 @@ pub struct CheckCost {
     pub checks_over_budget: u64,
     /// Checks waiting.
     pub checks_waiting: u64,
+    /// Validated values re-split one ply deeper and recounted (the cross-check).
+    pub resplits_run: u64,
+    /// Of those, values the recount overturned (reopened; their workers failed a check).
+    pub resplits_overturned: u64,
     /// Results returned for workunits that are valid now, per valid workunit (quorum plus the
     /// extra replicas that disagreement and trust cost).
     pub replicas_per_valid_workunit: f64,

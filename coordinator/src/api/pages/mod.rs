@@ -646,8 +646,8 @@ pub struct LiveCampaign {
     pub failed: u64,
     /// In flight.
     pub in_flight: u64,
-    /// Canonical nodes so far.
-    pub nodes_valid: String,
+    /// Canonical nodes so far (a JSON integer, as every node count: docs/protocol.md).
+    pub nodes_valid: u128,
     /// Nodes computed per second, when known.
     pub nodes_per_s: Option<f64>,
     /// Seconds to go, when known.
@@ -683,7 +683,7 @@ async fn live_json(Extension(pages): Extension<Arc<Pages>>) -> Response {
                 valid: c.valid,
                 failed: c.failed,
                 in_flight: c.in_flight,
-                nodes_valid: c.nodes_valid.to_string(),
+                nodes_valid: c.nodes_valid,
                 nodes_per_s: c.nodes_per_s,
                 eta_s: c.eta_s,
             });
@@ -739,6 +739,9 @@ mod tests {
             max_results: 4,
             positions: positions.into(),
             family: "chess960".into(),
+            name: None,
+            priority: 0,
+            status: Default::default(),
         }
     }
 

@@ -3,11 +3,12 @@
 use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
 use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
-use crate::scheduler::{self, QuorumPolicy, Transition};
-use crate::store::codes::{hex, kind_code, outcome_name, replica_state, u64_to_db};
+use crate::scheduler::{self, CampaignStatus, QuorumPolicy, Transition};
+use crate::store::codes::{hex, kind_code, outcome_name, replica_state, status_code, u64_to_db};
 use crate::store::db::{Backend, params};
 use crate::store::{
-    AnalysisRow, Campaign, CampaignProgress, ResultRecord, StoreError, StoreResult, TableRow,
+    AnalysisRow, Campaign, CampaignChange, CampaignProgress, ResultRecord, StoreError, StoreResult,
+    TableRow,
 };
 
 pub(super) fn create_campaign(
@@ -21,8 +22,8 @@ pub(super) fn create_campaign(
         let now_ms = tx.now_ms(now_ms)?;
         let engine = c.analysis.map(|e| e.name().to_string());
         let id = tx.query_one(
-            "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
-            params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name()],
+            "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, name, priority) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
+            params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name(), c.name, c.priority],
         )?.i64(0)?;
         let kind = kind_code(c.analysis);
         let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
@@ -76,7 +77,40 @@ pub(super) fn create_campaign(
             max_results: c.max_results,
             positions: positions.clone(),
             family: c.family.name().to_string(),
+            name: c.name.clone(),
+            priority: c.priority,
+            status: CampaignStatus::Active,
         })
+    })
+}
+
+pub(super) fn update_campaign(
+    s: &impl Backend,
+    campaign_id: u64,
+    change: &CampaignChange,
+) -> StoreResult<Campaign> {
+    s.with_tx(&mut |tx| {
+        let c = campaign_by_id(tx, campaign_id)?;
+        let id = u64_to_db(campaign_id);
+        match change {
+            CampaignChange::Name(name) => tx.exec(
+                "UPDATE campaigns SET name = ?2 WHERE id = ?1",
+                params![id, name],
+            )?,
+            CampaignChange::Priority(p) => tx.exec(
+                "UPDATE campaigns SET priority = ?2 WHERE id = ?1",
+                params![id, p],
+            )?,
+            CampaignChange::Status(action) => {
+                let status = scheduler::apply_action(c.status, *action)
+                    .map_err(|why| StoreError::CampaignCancelled(campaign_id, why))?;
+                tx.exec(
+                    "UPDATE campaigns SET status = ?2 WHERE id = ?1",
+                    params![id, status_code(status)],
+                )?
+            }
+        };
+        campaign_by_id(tx, campaign_id)
     })
 }
 
@@ -86,7 +120,7 @@ pub(super) fn find_campaign(s: &impl Backend, c: &NewCampaign) -> StoreResult<Op
             &format!(
                 "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
                  AND max_results = ?3 AND positions = ?4 AND engine IS NOT DISTINCT FROM CAST(?6 AS TEXT) AND split_ply = ?7
-                 AND family = ?8 ORDER BY id LIMIT 1"
+                 AND family = ?8 AND status != 2 ORDER BY id LIMIT 1"
             ),
             params![
                 c.depth,
@@ -159,22 +193,35 @@ pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
 }
 
 pub(super) fn table(s: &impl Backend, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
+    let mut rows = Vec::new();
+    let campaign = visit_table(s, campaign_id, &mut |r| {
+        rows.push(r);
+        true
+    })?;
+    Ok((campaign, rows))
+}
+
+/// Streams the table of a campaign row by row from one read snapshot; `visit` returns false to
+/// stop (the client went away). Returns the campaign.
+pub(super) fn visit_table(
+    s: &impl Backend,
+    campaign_id: u64,
+    visit: &mut dyn FnMut(TableRow) -> bool,
+) -> StoreResult<Campaign> {
     s.with_reader(&mut |tx| {
         let campaign = campaign_by_id(tx, campaign_id)?;
-        let rows = tx
-            .query(
-                "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
-                        CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
-                        (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
-                        w.family_number
-                 FROM workunits w WHERE w.campaign_id = ?1
-                 ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
-                params![u64_to_db(campaign_id)],
-            )?
-            .iter()
-            .map(|r| {
+        let mut stopped = false;
+        let walked = tx.each(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
+                    CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                    w.family_number
+             FROM workunits w WHERE w.campaign_id = ?1
+             ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
+            params![u64_to_db(campaign_id)],
+            &mut |r| {
                 let state = r.i64(5)?;
-                Ok(TableRow {
+                let row = TableRow {
                     workunit_id: r.u64(0)?,
                     sp: r.opt_i64(1)?.map(|n| n as u16),
                     family_number: r.opt_i64(8)?.map(|n| n as u32),
@@ -195,10 +242,20 @@ pub(super) fn table(s: &impl Backend, campaign_id: u64) -> StoreResult<(Campaign
                     .into(),
                     agreeing_results: r.i64(7)? as u32,
                     digest: r.opt_blob(6)?.map(|d| hex(&d)),
-                })
-            })
-            .collect::<StoreResult<_>>()?;
-        Ok((campaign, rows))
+                };
+                if visit(row) {
+                    Ok(())
+                } else {
+                    stopped = true;
+                    Err(StoreError::Bad("export stopped".into()))
+                }
+            },
+        );
+        match walked {
+            Err(_) if stopped => {}
+            other => other?,
+        }
+        Ok(campaign)
     })
 }
 

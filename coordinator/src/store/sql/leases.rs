@@ -4,9 +4,10 @@ use c960_common::wire::{Capabilities, WorkResult};
 
 use super::Tx;
 use super::transition::{bump_setting, expire, fail_check, integrity_in, replicas, retransition};
-use crate::scheduler::{self, ReplicaState};
+use crate::scheduler::{self, CampaignSlot, ReplicaState};
 use crate::store::codes::{
-    accepted_kinds, kind_of, replica_code, replica_state, trust_level, u64_to_db,
+    accepted_kinds, campaign_status, db_to_u64, kind_of, replica_code, replica_state, trust_level,
+    u64_to_db,
 };
 use crate::store::db::{Backend, Row, params};
 use crate::store::{Lease, LeaseInfo, Settlement, StoreError, StoreResult, Submission};
@@ -97,7 +98,7 @@ fn pick_secret_check(tx: Tx, worker_id: u64, workunit_id: u64) -> StoreResult<()
     let draw = rand::random::<u64>() % 1_000_000;
     if trust::picks_check(trust_level(level), draw, &integrity) {
         tx.exec(
-            "UPDATE workunits SET check_state = 1 WHERE id = ?1 AND check_state = 0 AND kind = 0 AND known_nodes IS NULL",
+            "UPDATE workunits SET check_state = 1 WHERE id = ?1 AND check_state = 0 AND kind IN (0, 1) AND known_nodes IS NULL",
             params![u64_to_db(workunit_id)],
         )?;
     }
@@ -235,7 +236,7 @@ pub(super) fn assign_from(
         let r = tx
             .query_opt(
                 &format!(
-                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block FROM workers WHERE id = ?1{}",
+                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block, enrolment_token, created_ms FROM workers WHERE id = ?1{}",
                     tx.dialect().for_update()
                 ),
                 params![u64_to_db(worker_id)],
@@ -243,6 +244,7 @@ pub(super) fn assign_from(
             .ok_or(StoreError::UnknownWorker(worker_id))?;
         let (banned, quarantined, level, passed) = (r.bool(0)?, r.bool(1)?, r.i64(2)?, r.u64(3)?);
         let reg_block = r.opt_text(4)?;
+        let (token, registered) = (r.opt_i64(5)?, r.i64(6)?);
         if banned || quarantined {
             return Err(StoreError::NotInGoodStanding { worker: worker_id, banned });
         }
@@ -280,8 +282,9 @@ pub(super) fn assign_from(
         // The NOT EXISTS mirror scheduler::may_receive so the index does the filtering;
         // may_receive is checked again below on the loaded replicas. Each workunit appears
         // once, so a batch never holds two replicas of one workunit. Replicas reserved for
-        // trusted workers are skipped by untrusted ones; with address-block separation on,
-        // so are workunits a worker of either of this worker's blocks holds or answered.
+        // trusted workers are skipped by untrusted ones; and so are workunits a worker of the
+        // same party holds or answered (trust::same_party: either of this worker's address
+        // blocks when separation is on, its enrolment token, its registration burst).
         // `codes` holds integers from accepted_codes only, so formatting it in is safe. On
         // PostgreSQL the workunits picked are locked and those another coordinator is handing
         // out at this moment are skipped (SKIP LOCKED), so coordinators never wait on each
@@ -292,26 +295,65 @@ pub(super) fn assign_from(
         } else {
             (None, None)
         };
-        let found = tx.query(
-            &format!(
-                "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w
-                 WHERE w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
-                 AND NOT EXISTS (
-                    SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-                 AND (CAST(?4 AS TEXT) IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
-                    WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
-                      AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5))))
-                 ORDER BY w.id LIMIT ?2{}",
-                tx.dialect().skip_locked("w")
-            ),
-            params![u64_to_db(worker_id), want as i64, level.is_trusted(), b1, b2],
-        )?;
+        let burst_block = reg_block.as_deref().filter(|_| integrity.registration_burst_ms > 0);
+        // Campaigns in serving order (priority, pause: scheduler::serving_order), each walked
+        // on the per-campaign partial index of its ready workunits until the batch is full.
+        let slots = tx
+            .query("SELECT id, priority, status FROM campaigns", params![])?
+            .iter()
+            .map(|r| {
+                Ok(CampaignSlot {
+                    id: r.u64(0)?,
+                    priority: r.i64(1)?,
+                    status: campaign_status(r.i64(2)?),
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        let sql = format!(
+            "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w{}
+             WHERE w.campaign_id = ?10 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
+             AND NOT EXISTS (
+                SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
+             AND ((CAST(?4 AS TEXT) IS NULL AND CAST(?6 AS BIGINT) IS NULL AND CAST(?7 AS TEXT) IS NULL) OR NOT EXISTS (
+                SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
+                WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
+                  AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5) OR o.enrolment_token = ?6
+                       OR (o.reg_block = ?7 AND ABS(o.created_ms - ?8) <= ?9))))
+             ORDER BY w.id LIMIT ?2{}",
+            tx.dialect().ready_index(),
+            tx.dialect().skip_locked("w")
+        );
+        let mut found = Vec::new();
+        for campaign in scheduler::serving_order(&slots) {
+            let left = want - found.len() as u64;
+            if left == 0 {
+                break;
+            }
+            found.extend(tx.query(
+                &sql,
+                params![u64_to_db(worker_id), left as i64, level.is_trusted(), b1, b2, token,
+                    burst_block, registered, u64_to_db(integrity.registration_burst_ms), u64_to_db(campaign)],
+            )?);
+        }
         let deadline = scheduler::lease_deadline(now_ms, lease_ms);
         for r in found {
             let wu = r.u64(0)?;
             if !scheduler::may_receive(worker_id, &replicas(tx, wu)?) {
                 return Err(StoreError::Db("scheduler and query disagree".into()));
+            }
+            if cfg!(debug_assertions) {
+                let me = trust::Party { reg_block: reg_block.as_deref(), last_block: block, token: token.map(db_to_u64), registered_ms: registered };
+                for h in tx.query(
+                    "SELECT o.reg_block, o.last_block, o.enrolment_token, o.created_ms FROM results r JOIN workers o ON o.id = r.worker_id
+                     WHERE r.workunit_id = ?1 AND r.state IN (0, 1) AND o.id != ?2",
+                    params![u64_to_db(wu), u64_to_db(worker_id)],
+                )? {
+                    let (rb, lb) = (h.opt_text(0)?, h.opt_text(1)?);
+                    let other = trust::Party { reg_block: rb.as_deref(), last_block: lb.as_deref(), token: h.opt_i64(2)?.map(db_to_u64), registered_ms: h.i64(3)? };
+                    if trust::same_party(&me, &other, &integrity) {
+                        return Err(StoreError::Db("trust::same_party and the assign query disagree".into()));
+                    }
+                }
             }
             let lease_id = tx
                 .query_one(

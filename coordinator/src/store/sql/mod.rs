@@ -22,19 +22,19 @@ mod workers;
 
 use c960_common::wire::Capabilities;
 
-use super::codes::{trust_level, u64_to_db};
+use super::codes::{campaign_status, trust_level, u64_to_db};
 use super::db::{Backend, Conn, Row, params};
 use super::{
-    AnalysisRow, Campaign, CampaignProgress, CheckCost, CheckOutcome, CheckRequest, Lease,
-    LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow, WorkerRecord,
-    WorkerSummary,
+    AnalysisRow, Campaign, CampaignChange, CampaignProgress, CheckCost, CheckOutcome, CheckRequest,
+    Lease, LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow,
+    WorkerRecord, WorkerSummary,
 };
 use crate::assembly::SplitUnit;
 use crate::campaign::NewCampaign;
 use crate::trust::Integrity;
 
 /// The connection a piece of logic runs on (inside its transaction where it writes).
-type Tx<'a> = &'a dyn Conn;
+pub(crate) type Tx<'a> = &'a dyn Conn;
 
 /// The columns [`worker_row`] reads.
 const WORKER_COLS: &str = "id, name, key_hash, lost_votes, refused, valid, banned, quarantined_ms IS NOT NULL, trusted, checks_passed, checks_failed";
@@ -68,8 +68,7 @@ fn worker_in(tx: Tx, id: u64) -> StoreResult<Option<WorkerRecord>> {
 }
 
 /// The columns [`campaign_row`] reads.
-const CAMPAIGN_COLS: &str =
-    "id, kind, depth, quorum, max_results, positions, engine, split_ply, family";
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply, family, name, priority, status";
 
 /// A [`Campaign`] from a row of [`CAMPAIGN_COLS`].
 fn campaign_row(r: &Row) -> StoreResult<Campaign> {
@@ -83,6 +82,9 @@ fn campaign_row(r: &Row) -> StoreResult<Campaign> {
         engine: r.opt_text(6)?,
         split_ply: r.i64(7)? as u32,
         family: r.text(8)?,
+        name: r.opt_text(9)?,
+        priority: r.i64(10)?,
+        status: campaign_status(r.i64(11)?),
     })
 }
 
@@ -105,6 +107,14 @@ impl<B: Backend> Store for B {
 
     fn find_campaign(&self, c: &NewCampaign) -> StoreResult<Option<Campaign>> {
         campaigns::find_campaign(self, c)
+    }
+
+    fn campaign(&self, campaign_id: u64) -> StoreResult<Campaign> {
+        self.with_conn(&mut |tx| campaign_by_id(tx, campaign_id))
+    }
+
+    fn update_campaign(&self, campaign_id: u64, change: &CampaignChange) -> StoreResult<Campaign> {
+        campaigns::update_campaign(self, campaign_id, change)
     }
 
     fn campaigns(&self) -> StoreResult<Vec<Campaign>> {
@@ -145,6 +155,53 @@ impl<B: Backend> Store for B {
 
     fn check_cost(&self) -> StoreResult<CheckCost> {
         workers::check_cost(self)
+    }
+
+    fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
+        self.with_tx(&mut |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            quarantine::overturn(tx, workunit_id, truth, now_ms)
+        })
+    }
+
+    fn register_worker_with_token(
+        &self,
+        name: &str,
+        key_hash: &[u8],
+        engine: &str,
+        block: Option<&str>,
+        token_id: u64,
+        token_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<u64> {
+        self.with_tx(&mut |tx| {
+            crate::enrolment::spend(tx, token_id, token_hash)?;
+            let id = workers::insert_worker(tx, name, key_hash, engine, block, now_ms)?;
+            crate::enrolment::mark_enrolled(tx, id, token_id)?;
+            Ok(id)
+        })
+    }
+
+    fn mint_enrolment_token(
+        &self,
+        name: &str,
+        cap: u64,
+        secret_hash: &[u8],
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken> {
+        self.with_tx(&mut |tx| crate::enrolment::mint(tx, name, cap, secret_hash, now_ms))
+    }
+
+    fn revoke_enrolment_token(
+        &self,
+        id: u64,
+        now_ms: i64,
+    ) -> StoreResult<crate::enrolment::EnrolmentToken> {
+        self.with_tx(&mut |tx| crate::enrolment::revoke(tx, id, now_ms))
+    }
+
+    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>> {
+        self.with_reader(&mut |tx| crate::enrolment::list(tx))
     }
 
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>> {
@@ -209,6 +266,14 @@ impl<B: Backend> Store for B {
 
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
         campaigns::table(self, campaign_id)
+    }
+
+    fn visit_table(
+        &self,
+        campaign_id: u64,
+        visit: &mut dyn FnMut(TableRow) -> bool,
+    ) -> StoreResult<Campaign> {
+        campaigns::visit_table(self, campaign_id, visit)
     }
 
     fn visit_split_units(

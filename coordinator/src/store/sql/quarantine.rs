@@ -3,11 +3,11 @@
 use std::collections::BTreeSet;
 
 use super::Tx;
-use super::transition::retransition;
+use super::transition::{integrity_in, retransition};
 use crate::scheduler::ReplicaState;
-use crate::store::StoreResult;
-use crate::store::codes::{replica_code, u64_to_db};
+use crate::store::codes::{replica_code, trust_code, trust_level, u64_to_db};
 use crate::store::db::params;
+use crate::store::{StoreError, StoreResult};
 use crate::trust;
 
 /// The quarantine threshold stored by [`crate::store::Store::set_max_strikes`] (default 3).
@@ -111,26 +111,176 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()>
             "UPDATE results SET state = ?2, outcome = 2, error = 'quarantined' WHERE id = ?1",
             params![id, replica_code(ReplicaState::Error)],
         )?;
-        // Roll back the vote counts of the others, so that regrading counts them once.
-        tx.exec(
-            "UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.outcome = 1),
-                                lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.outcome = 2)
-             WHERE id IN (SELECT worker_id FROM results WHERE workunit_id = ?1 AND state = 1 AND outcome != 0)",
-            params![wu],
-        )?;
-        tx.exec(
-            "UPDATE results SET outcome = 0 WHERE workunit_id = ?1 AND state = 1",
-            params![wu],
-        )?;
-        tx.exec(
-            "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
-                                 reverify = 1
-             WHERE id = ?1",
-            params![wu],
-        )?;
+        reopen(tx, wu)?;
         touched.insert(wu);
     }
 
+    for wu in touched {
+        retransition(tx, wu as u64, now_ms)?;
+    }
+    Ok(())
+}
+
+/// Reopens a settled workunit for re-verification: its canonical result is withdrawn, the
+/// returned results go back to ungraded, and their workers' vote counts are rolled back so that
+/// the regrading counts each once (a lost vote on a value found wrong is no longer lost). The
+/// caller runs the transitioner.
+fn reopen(tx: Tx, wu: i64) -> StoreResult<()> {
+    tx.exec(
+        "UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 1),
+                            lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 2)
+         WHERE id IN (SELECT worker_id FROM results WHERE workunit_id = ?1 AND state = 1 AND outcome != 0)",
+        params![wu],
+    )?;
+    tx.exec(
+        "UPDATE results SET outcome = 0 WHERE workunit_id = ?1 AND state = 1",
+        params![wu],
+    )?;
+    tx.exec(
+        "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
+                             reverify = 1
+         WHERE id = ?1",
+        params![wu],
+    )?;
+    Ok(())
+}
+
+/// A later, independent computation (the re-split cross-check, [`crate::checker`]) found the
+/// true digest of a workunit, and it differs from what the workunit's grades rest on (its
+/// canonical result, or an earlier check of the coordinator's). The truth replaces the earlier
+/// check; a value that disagrees with it is reopened; checks graded against the old value are
+/// graded again: a worker that failed one by telling the truth has that evidence withdrawn
+/// ([`restore`]), one that passed with the wrong value has failed a check, and the workers
+/// behind a wrong canonical result fail theirs when the transitioner grades them.
+pub(super) fn overturn(tx: Tx, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
+    let wu = u64_to_db(workunit_id);
+    let row = tx
+        .query_opt(
+            &format!(
+                "SELECT state, canonical_digest FROM workunits WHERE id = ?1{}",
+                tx.dialect().for_update()
+            ),
+            params![wu],
+        )?
+        .ok_or(StoreError::UnknownWorkunit(workunit_id))?;
+    let (state, canonical) = (row.i64(0)?, row.opt_blob(1)?);
+    tx.exec(
+        "UPDATE workunits SET verified_digest = ?2, check_state = 2 WHERE id = ?1",
+        params![wu, truth],
+    )?;
+    match state {
+        1 if canonical.as_deref() != Some(&truth[..]) => reopen(tx, wu)?,
+        2 => {
+            tx.exec(
+                "UPDATE workunits SET state = 0, completed_ms = NULL WHERE id = ?1",
+                params![wu],
+            )?;
+        }
+        _ => {}
+    }
+    let graded = tx.query(
+        "SELECT id, worker_id, digest, checked FROM results WHERE workunit_id = ?1 AND checked IN (1, 2) ORDER BY id",
+        params![wu],
+    )?;
+    let (mut cleared, mut failed) = (Vec::new(), Vec::new());
+    for r in &graded {
+        let (id, worker, digest, checked) = (r.i64(0)?, r.i64(1)?, r.opt_blob(2)?, r.i64(3)?);
+        let right = digest.as_deref() == Some(&truth[..]);
+        let (now_checked, sql) = match (checked, right) {
+            (2, true) => (
+                1,
+                "UPDATE workers SET checks_failed = CASE WHEN checks_failed > 0 THEN checks_failed - 1 ELSE 0 END, checks_passed = checks_passed + 1 WHERE id = ?1",
+            ),
+            (1, false) => (
+                2,
+                "UPDATE workers SET checks_passed = CASE WHEN checks_passed > 0 THEN checks_passed - 1 ELSE 0 END, checks_failed = checks_failed + 1, trusted = 0 WHERE id = ?1",
+            ),
+            _ => continue,
+        };
+        tx.exec(
+            "UPDATE results SET checked = ?2 WHERE id = ?1",
+            params![id, now_checked],
+        )?;
+        tx.exec(sql, params![worker])?;
+        if right {
+            cleared.push(worker as u64);
+        } else {
+            failed.push(worker as u64);
+        }
+    }
+    tracing::warn!(
+        workunit = workunit_id,
+        cleared = cleared.len(),
+        failed = failed.len(),
+        "a check was overturned by an independent recomputation"
+    );
+    retransition(tx, workunit_id, now_ms)?;
+    for w in cleared {
+        restore(tx, w, now_ms)?;
+    }
+    for w in failed {
+        check(tx, w, now_ms)?;
+    }
+    Ok(())
+}
+
+/// Gives a worker back what withdrawn evidence took ([`trust::standing_after_rollback`]): its
+/// trust as far as its checks earn it, and, when what is left no longer excludes it, the end of
+/// its quarantine; its results the quarantine voided vote again (a voided valid vote is taken
+/// off its count first, so the regrading counts it once).
+fn restore(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
+    let w = u64_to_db(worker_id);
+    let Some(r) = tx.query_opt(
+        "SELECT trusted, checks_passed, checks_failed, refused, banned != 0, quarantined_ms IS NOT NULL
+         FROM workers WHERE id = ?1",
+        params![w],
+    )?
+    else {
+        return Ok(());
+    };
+    let quarantined = r.bool(5)?;
+    let (after, stays) = trust::standing_after_rollback(
+        trust_level(r.i64(0)?),
+        r.u64(1)?,
+        r.u64(2)?,
+        r.u64(3)?,
+        r.bool(4)?,
+        max_strikes(tx)?,
+        &integrity_in(tx)?,
+    );
+    tx.exec(
+        "UPDATE workers SET trusted = ?2 WHERE id = ?1",
+        params![w, trust_code(after)],
+    )?;
+    if !quarantined || stays {
+        return Ok(());
+    }
+    tracing::info!(
+        worker = worker_id,
+        "evidence withdrawn: quarantine lifted, its results vote again"
+    );
+    tx.exec(
+        "UPDATE workers SET quarantined_ms = NULL WHERE id = ?1",
+        params![w],
+    )?;
+    let voided = tx.query(
+        "SELECT id, workunit_id, outcome FROM results WHERE worker_id = ?1 AND state = ?2 AND error = 'quarantined' ORDER BY id",
+        params![w, replica_code(ReplicaState::Error)],
+    )?;
+    let mut touched = BTreeSet::new();
+    for v in &voided {
+        if v.i64(2)? == 2 {
+            tx.exec(
+                "UPDATE workers SET valid = CASE WHEN valid > 0 THEN valid - 1 ELSE 0 END WHERE id = ?1",
+                params![w],
+            )?;
+        }
+        tx.exec(
+            "UPDATE results SET state = ?2, outcome = 0, error = NULL WHERE id = ?1",
+            params![v.i64(0)?, replica_code(ReplicaState::Returned)],
+        )?;
+        touched.insert(v.i64(1)?);
+    }
     for wu in touched {
         retransition(tx, wu as u64, now_ms)?;
     }

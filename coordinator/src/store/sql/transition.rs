@@ -3,7 +3,8 @@
 use super::Tx;
 use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::store::codes::{
-    KIND_PERFT, digest_from, replica_code, replica_state, trust_code, trust_level, u64_to_db,
+    KIND_BUILTIN_ANALYSIS, KIND_PERFT, digest_from, replica_code, replica_state, trust_code,
+    trust_level, u64_to_db,
 };
 use crate::store::db::params;
 use crate::store::{StoreError, StoreResult};
@@ -161,9 +162,10 @@ pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult
                         .filter(|r| r.state == ReplicaState::Returned)
                         .filter_map(|r| r.digest)
                         .collect();
-                    // Contested or agreed without an anchor: the coordinator looks itself.
-                    if anchor.required && verified.is_none() && (trusted_only || digests.len() > 1)
-                    {
+                    // Contested or agreed without an anchor: the coordinator looks itself (a
+                    // contested built-in analysis too: its search is deterministic).
+                    let checkable = anchor.required || kind == KIND_BUILTIN_ANALYSIS;
+                    if checkable && verified.is_none() && (trusted_only || digests.len() > 1) {
                         want_check(tx)?;
                     }
                     return quarantine_all(tx, evidence, now_ms);
@@ -189,6 +191,20 @@ pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult
                         return Err(StoreError::Db(format!(
                             "workunit {workunit_id} validated twice"
                         )));
+                    }
+                    // A share of the values without a public answer is recounted one ply deeper.
+                    if anchor.required
+                        && known.is_none()
+                        && matches!(check_state, 0 | 2)
+                        && trust::picks_resplit(
+                            rand::random::<u64>() % 1_000_000,
+                            &integrity_in(tx)?,
+                        )
+                    {
+                        tx.exec(
+                            "UPDATE workunits SET check_state = 4 WHERE id = ?1",
+                            params![u64_to_db(workunit_id)],
+                        )?;
                     }
                     canonical
                 }

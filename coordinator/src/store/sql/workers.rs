@@ -21,14 +21,24 @@ pub(super) fn register_worker_from(
     block: Option<&str>,
     now_ms: i64,
 ) -> StoreResult<u64> {
-    s.with_tx(&mut |tx| {
-        let now_ms = tx.now_ms(now_ms)?;
-        tx.query_one(
-            "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms, reg_block, last_block) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5) RETURNING id",
-            params![name, key_hash, engine, now_ms, block],
-        )?
-        .u64(0)
-    })
+    s.with_tx(&mut |tx| insert_worker(tx, name, key_hash, engine, block, now_ms))
+}
+
+/// Inserts a worker row; returns its id.
+pub(crate) fn insert_worker(
+    tx: super::Tx,
+    name: &str,
+    key_hash: &[u8],
+    engine: &str,
+    block: Option<&str>,
+    now_ms: i64,
+) -> StoreResult<u64> {
+    let now_ms = tx.now_ms(now_ms)?;
+    tx.query_one(
+        "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms, reg_block, last_block) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5) RETURNING id",
+        params![name, key_hash, engine, now_ms, block],
+    )?
+    .u64(0)
 }
 
 pub(super) fn set_trust(
@@ -65,8 +75,9 @@ pub(super) fn set_integrity(s: &impl Backend, integrity: &Integrity) -> StoreRes
 pub(super) fn checks_wanted(s: &impl Backend, limit: usize) -> StoreResult<Vec<CheckRequest>> {
     s.with_conn(&mut |tx| {
         tx.query(
-            "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib
-             FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1",
+            "SELECT * FROM (SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, 0 AS resplit FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1) AS checks
+             UNION ALL
+             SELECT * FROM (SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, 1 AS resplit FROM workunits w WHERE w.check_state = 4 ORDER BY w.id LIMIT ?1) AS resplits",
             params![limit as i64],
         )?
         .iter()
@@ -74,6 +85,7 @@ pub(super) fn checks_wanted(s: &impl Backend, limit: usize) -> StoreResult<Vec<C
             Ok(CheckRequest {
                 workunit_id: r.u64(0)?,
                 kind: super::leases::workunit_kind(r, 1)?,
+                resplit: r.bool(6)?,
             })
         })
         .collect()
@@ -88,6 +100,9 @@ pub(super) fn record_check(
 ) -> StoreResult<()> {
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
+        if record_resplit(tx, workunit_id, outcome, now_ms)? {
+            return Ok(());
+        }
         match outcome {
             CheckOutcome::Verified { digest, nodes } => {
                 tx.exec(
@@ -107,6 +122,45 @@ pub(super) fn record_check(
         }
         retransition(tx, workunit_id, now_ms)
     })
+}
+
+/// Records the outcome of a re-split cross-check (a workunit in `check_state` 4; `false` for
+/// any other check): a recount that agrees with the canonical digest marks it done; one that
+/// does not overturns the value ([`super::quarantine::overturn`]): it is reopened, the workers
+/// behind it fail a check, and those who had told the truth get their standing back.
+fn record_resplit(
+    tx: super::Tx,
+    workunit_id: u64,
+    outcome: &CheckOutcome,
+    now_ms: i64,
+) -> StoreResult<bool> {
+    let Some(row) = tx.query_opt(
+        "SELECT check_state, state, canonical_digest FROM workunits WHERE id = ?1",
+        params![u64_to_db(workunit_id)],
+    )?
+    else {
+        return Ok(false);
+    };
+    if row.i64(0)? != 4 {
+        return Ok(false);
+    }
+    let (state, canonical) = (row.i64(1)?, row.opt_blob(2)?);
+    tx.exec(
+        "UPDATE workunits SET check_state = 5 WHERE id = ?1",
+        params![u64_to_db(workunit_id)],
+    )?;
+    let CheckOutcome::Verified { digest, nodes } = outcome else {
+        bump_setting(tx, "checks_over_budget", 1)?;
+        return Ok(true);
+    };
+    bump_setting(tx, "resplits_run", 1)?;
+    bump_setting(tx, "check_nodes", *nodes)?;
+    if state == 1 && canonical.as_deref() == Some(&digest[..]) {
+        return Ok(true);
+    }
+    bump_setting(tx, "resplits_overturned", 1)?;
+    super::quarantine::overturn(tx, workunit_id, digest, now_ms)?;
+    Ok(true)
 }
 
 pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
@@ -133,6 +187,8 @@ pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
             check_nodes: get("check_nodes")?,
             checks_over_budget: get("checks_over_budget")?,
             checks_waiting: waiting,
+            resplits_run: get("resplits_run")?,
+            resplits_overturned: get("resplits_overturned")?,
             replicas_per_valid_workunit: if valid > 0 {
                 returned as f64 / valid as f64
             } else {

@@ -3,10 +3,10 @@
 use super::*;
 use crate::campaign::NewCampaign;
 use crate::store::codes::db_to_u64;
-use crate::store::{Campaign, CheckOutcome, Store, StoreError, Submission};
+use crate::store::{Campaign, CheckOutcome, Lease, Store, StoreError, Submission};
 use crate::trust::Integrity;
 use c960_common::wire::Capabilities;
-use c960_common::wire::{PerftResult, WorkResult};
+use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use std::collections::BTreeSet;
 
 const ALL: Capabilities = Capabilities {
@@ -242,7 +242,7 @@ fn progress_counters_equal_a_full_recount_through_every_transition() {
         .execute_batch(
             "DROP TRIGGER workunit_counts; DROP TRIGGER result_issued; DROP TRIGGER result_counts;
              DROP TABLE campaign_counts;
-             DROP INDEX workers_last_block; DROP INDEX workunits_checks;
+             DROP INDEX workers_last_block; DROP INDEX workunits_checks; DROP INDEX workunits_resplits;
              ALTER TABLE workers DROP COLUMN trusted; ALTER TABLE workers DROP COLUMN checks_passed;
              ALTER TABLE workers DROP COLUMN checks_failed; ALTER TABLE workers DROP COLUMN reg_block;
              ALTER TABLE workers DROP COLUMN last_block; ALTER TABLE workunits DROP COLUMN known_nodes;
@@ -250,6 +250,9 @@ fn progress_counters_equal_a_full_recount_through_every_transition() {
              ALTER TABLE workunits DROP COLUMN trusted_only; ALTER TABLE workunits DROP COLUMN reverify;
              ALTER TABLE results DROP COLUMN checked;
              ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
+             DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
+             DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
+             DROP TABLE enrolment_tokens;
              PRAGMA user_version = 4;",
         )
         .unwrap();
@@ -291,6 +294,9 @@ fn progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more() {
         .execute_batch(
             "UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
              ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
+             DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
+             DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
+             DROP TABLE enrolment_tokens; DROP INDEX workunits_resplits;
              PRAGMA user_version = 6;",
         )
         .unwrap();
@@ -531,4 +537,86 @@ fn untrusted_lease_cap_block_separation_and_block_cap() {
     // Moving to another address does not escape the block it registered from.
     let la3 = fetch(a3, "10.0.9.0/24");
     assert!(la3.iter().all(|l| !ids1.contains(&l.workunit_id)));
+}
+
+#[test]
+fn a_batch_is_filled_by_priority_skipping_paused_and_cancelled_campaigns() {
+    use crate::scheduler::{CampaignAction, CampaignStatus};
+    use crate::store::CampaignChange;
+    let (_d, s) = store();
+    let add = |positions: Vec<u16>, priority: i64| {
+        let spec = NewCampaign::new(1, 1, None, positions)
+            .unwrap()
+            .with_priority(priority);
+        s.create_campaign(&spec, 0).unwrap().id
+    };
+    let low = add(vec![0, 1], 0);
+    add(vec![2, 3], 5);
+    let paused = add(vec![4], 9);
+    let cancelled = add(vec![5], 9);
+    let act = |id, a| {
+        s.update_campaign(id, &CampaignChange::Status(a)).unwrap();
+    };
+    act(paused, CampaignAction::Pause);
+    act(cancelled, CampaignAction::Cancel);
+    assert_eq!(
+        s.campaign(cancelled).unwrap().status,
+        CampaignStatus::Cancelled
+    );
+    assert!(matches!(
+        s.update_campaign(cancelled, &CampaignChange::Status(CampaignAction::Resume)),
+        Err(StoreError::CampaignCancelled(..))
+    ));
+    assert!(matches!(
+        s.update_campaign(99, &CampaignChange::Priority(1)),
+        Err(StoreError::UnknownCampaign(99))
+    ));
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    let starts = |leases: &[Lease]| -> Vec<u16> {
+        leases
+            .iter()
+            .map(|l| match &l.kind {
+                WorkUnitKind::Perft {
+                    position: PositionSpec::StartPosition(sp),
+                    ..
+                } => *sp,
+                k => panic!("{k:?}"),
+            })
+            .collect()
+    };
+    // The batch crosses from the high-priority campaign into the low one.
+    let leases = s.assign_batch(w, &ALL, 1, 1000, 3, 0).unwrap();
+    assert_eq!(starts(&leases), [2, 3, 0]);
+    // Reprioritised, the low campaign's rest comes next anyway; the paused one not at all.
+    s.update_campaign(low, &CampaignChange::Priority(10))
+        .unwrap();
+    let w2 = s.register_worker("w2", b"h2", "e", 0).unwrap();
+    let leases = s.assign_batch(w2, &ALL, 1, 1000, 8, 0).unwrap();
+    assert_eq!(starts(&leases), [1]);
+    act(paused, CampaignAction::Resume);
+    let w3 = s.register_worker("w3", b"h3", "e", 0).unwrap();
+    let leases = s.assign_batch(w3, &ALL, 1, 1000, 8, 0).unwrap();
+    assert_eq!(starts(&leases), [4]);
+}
+
+/// Behind a proxy (blocks do not separate) workers registered in one burst from one block are
+/// one party; one that registered later pairs with them.
+#[test]
+fn one_registration_burst_is_one_party() {
+    let (_d, s) = store();
+    s.set_integrity(&Integrity {
+        separate_address_blocks: false,
+        registration_burst_ms: 5_000,
+        ..Integrity::default()
+    })
+    .unwrap();
+    s.create_campaign(&NewCampaign::new(9, 2, None, (0..3).collect()).unwrap(), 0)
+        .unwrap();
+    let b = Some("10.0.0.0/24");
+    let reg = |n: &str, at| s.register_worker_from(n, b"h", "e", b, at).unwrap();
+    let (w1, w2, w3) = (reg("w1", 0), reg("w2", 1_000), reg("w3", 100_000));
+    let fetch = |w| s.assign_from(w, &ALL, 200_000, 1000, 16, 64, b).unwrap();
+    assert_eq!(fetch(w1).len(), 3);
+    assert!(fetch(w2).is_empty(), "registered in w1's burst");
+    assert_eq!(fetch(w3).len(), 3, "registered later: pairs with w1");
 }

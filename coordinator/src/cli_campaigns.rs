@@ -1,0 +1,265 @@
+//! `campaign add | list | show | name | priority | pause | resume | cancel`: campaign management
+//! on the command line, through the same request type ([`CampaignRequest`]), store calls and
+//! rules as the admin HTTP endpoints.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow};
+use c960_coordinator::campaign::{CampaignRequest, CampaignWarning, SplitPly, check_name};
+use c960_coordinator::clock::now_ms;
+use c960_coordinator::scheduler::CampaignAction;
+use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
+use clap::Subcommand;
+
+use crate::StartsArgs;
+
+#[derive(Subcommand)]
+pub enum CampaignCommand {
+    /// Add a perft (or analysis) campaign; prints its id. Warns (and adds it all the same)
+    /// when a campaign with the same parameters exists and is not cancelled.
+    Add {
+        /// SQLite database file (`serve --db` creates it).
+        #[arg(long)]
+        db: PathBuf,
+        /// Perft depth, or search depth with --analyse.
+        #[arg(long)]
+        depth: u32,
+        /// An analysis campaign (fixed-depth search per start position) instead of perft.
+        #[arg(long)]
+        analyse: bool,
+        /// With --analyse: `builtin` (default) or `uci` (volunteers' UCI engines).
+        #[arg(long, requires = "analyse")]
+        engine: Option<String>,
+        /// Perft: split each start position at this ply, merging transpositions (0: no split;
+        /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
+        #[arg(long, default_value = "auto")]
+        split_ply: String,
+        /// Agreeing results from distinct workers needed per workunit.
+        #[arg(long, default_value_t = 2)]
+        quorum: u32,
+        /// Results per workunit after which it fails without quorum (default quorum + 2).
+        #[arg(long)]
+        max_results: Option<u32>,
+        /// A name for the campaign.
+        #[arg(long)]
+        name: Option<String>,
+        /// Scheduling priority: campaigns of higher priority are served first.
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+        priority: i64,
+        #[command(flatten)]
+        starts: StartsArgs,
+    },
+    /// List campaigns with their progress.
+    List {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// One campaign: its parameters, status and progress.
+    Show {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Campaign id.
+        id: u64,
+    },
+    /// Name a campaign (without NAME: clear its name).
+    Name {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Campaign id.
+        id: u64,
+        /// The name.
+        name: Option<String>,
+    },
+    /// Set a campaign's scheduling priority (higher first; default 0).
+    Priority {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Campaign id.
+        id: u64,
+        /// The priority.
+        #[arg(allow_negative_numbers = true)]
+        priority: i64,
+    },
+    /// Stop handing out a campaign's workunits (leases already out may still be answered).
+    Pause {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Campaign id.
+        id: u64,
+    },
+    /// Hand out a paused campaign's workunits again.
+    Resume {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Campaign id.
+        id: u64,
+    },
+    /// Stop a campaign for good (it cannot be resumed).
+    Cancel {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Campaign id.
+        id: u64,
+    },
+}
+
+/// `perft` or `analysis/ENGINE`.
+fn kind(c: &Campaign) -> String {
+    match &c.engine {
+        Some(e) => format!("analysis/{e}"),
+        None => c.kind.clone(),
+    }
+}
+
+fn name(c: &Campaign) -> String {
+    c.name.as_deref().unwrap_or("-").escape_debug().to_string()
+}
+
+/// One line of `campaign list`.
+fn line(p: &CampaignProgress) -> String {
+    let c = &p.campaign;
+    format!(
+        "{}\t{}\t{}\tpriority {}\t{} depth {}\t{} positions {}\tquorum {}\t{}/{} valid\t{} failed",
+        c.id,
+        name(c),
+        c.status.name(),
+        c.priority,
+        kind(c),
+        c.depth,
+        c.family,
+        c.positions,
+        c.quorum,
+        p.valid,
+        p.total,
+        p.failed
+    )
+}
+
+/// Runs one campaign command against the store `open` opens (it refuses a missing file).
+pub fn run(
+    command: CampaignCommand,
+    open: impl Fn(&PathBuf) -> Result<Box<dyn Store>>,
+) -> Result<()> {
+    let change = |db: &PathBuf, id: u64, change: CampaignChange| -> Result<()> {
+        let c = open(db)?.update_campaign(id, &change)?;
+        eprintln!(
+            "campaign {}: {}, priority {}, name {}",
+            c.id,
+            c.status.name(),
+            c.priority,
+            name(&c)
+        );
+        Ok(())
+    };
+    match command {
+        CampaignCommand::Add {
+            db,
+            depth,
+            analyse,
+            engine,
+            split_ply,
+            quorum,
+            max_results,
+            name: label,
+            priority,
+            starts,
+        } => {
+            let spec = CampaignRequest {
+                depth,
+                kind: Some(if analyse { "analysis" } else { "perft" }.into()),
+                engine,
+                split_ply: Some(SplitPly::Text(split_ply)),
+                quorum: Some(quorum),
+                max_results,
+                positions: starts.positions,
+                family: Some(starts.family),
+                sample: starts.sample,
+                seed: Some(starts.seed),
+                name: label,
+                priority: Some(priority),
+            }
+            .build()
+            .map_err(|e| anyhow!(e))?;
+            let store = open(&db)?;
+            let identical = store.find_campaign(&spec)?;
+            let c = store.create_campaign(&spec, now_ms())?;
+            if let Some(other) = identical {
+                eprintln!("warning: {}", CampaignWarning::identical(other.id).message);
+            }
+            eprintln!(
+                "campaign {}: {} depth {} over {} {}, quorum {}, priority {}",
+                c.id,
+                match &c.engine {
+                    Some(e) => format!("analysis ({e})"),
+                    None => "perft".into(),
+                },
+                c.depth,
+                c.family,
+                c.positions,
+                c.quorum,
+                c.priority
+            );
+            println!("{}", c.id);
+        }
+        CampaignCommand::List { db } => {
+            for p in open(&db)?.progress()? {
+                println!("{}", line(&p));
+            }
+        }
+        CampaignCommand::Show { db, id } => {
+            let p = open(&db)?
+                .progress()?
+                .into_iter()
+                .find(|p| p.campaign.id == id)
+                .ok_or_else(|| anyhow!("unknown campaign {id}"))?;
+            let c = &p.campaign;
+            println!("campaign     {}", c.id);
+            println!("name         {}", name(c));
+            println!("status       {}", c.status.name());
+            println!("priority     {}", c.priority);
+            println!("kind         {}", kind(c));
+            println!("depth        {}", c.depth);
+            println!("split ply    {}", c.split_ply);
+            println!("family       {}", c.family);
+            println!("positions    {}", c.positions);
+            println!(
+                "quorum       {} (at most {} results)",
+                c.quorum, c.max_results
+            );
+            println!(
+                "workunits    {} valid, {} failed of {}",
+                p.valid, p.failed, p.total
+            );
+            println!("in flight    {}", p.in_flight);
+            println!("queued       {}", p.queued_replicas);
+            println!("valid nodes  {}", p.nodes_valid);
+        }
+        CampaignCommand::Name { db, id, name } => {
+            let name = name
+                .map(|n| check_name(&n))
+                .transpose()
+                .map_err(|e| anyhow!(e))?;
+            change(&db, id, CampaignChange::Name(name))?;
+        }
+        CampaignCommand::Priority { db, id, priority } => {
+            change(&db, id, CampaignChange::Priority(priority))?;
+        }
+        CampaignCommand::Pause { db, id } => {
+            change(&db, id, CampaignChange::Status(CampaignAction::Pause))?;
+        }
+        CampaignCommand::Resume { db, id } => {
+            change(&db, id, CampaignChange::Status(CampaignAction::Resume))?;
+        }
+        CampaignCommand::Cancel { db, id } => {
+            change(&db, id, CampaignChange::Status(CampaignAction::Cancel))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! `c960-coordinator token …`: the operator's per-volunteer enrolment tokens
+//! (`c960_coordinator::enrolment`), on the database directly.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use c960_coordinator::api::auth;
+use c960_coordinator::clock::now_ms;
+use c960_coordinator::store::{SqliteStore, Store};
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Mint a token for one volunteer; prints it once (only its hash is kept).
+    Mint {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Whom it is for (your note).
+        #[arg(long)]
+        name: String,
+        /// Workers it may register (0: no cap).
+        #[arg(long, default_value_t = 1)]
+        cap: u64,
+    },
+    /// Every token: id, name, workers registered / cap, revoked.
+    List {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// Revoke a token: it registers nobody more (its workers keep working).
+    Revoke {
+        /// SQLite database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Token id (the part before the dot).
+        id: u64,
+    },
+}
+
+/// Runs one token subcommand.
+pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<SqliteStore>) -> Result<()> {
+    match command {
+        TokenCommand::Mint { db, name, cap } => {
+            let secret = auth::new_secret();
+            let t =
+                open(&db)?.mint_enrolment_token(&name, cap, &auth::sha256(&secret), now_ms())?;
+            println!("{}", auth::format_token(t.id, &secret));
+            eprintln!(
+                "enrolment token {} for {:?}, up to {} workers: hand it to the volunteer (c960-worker work --enrol-secret TOKEN)",
+                t.id,
+                t.name,
+                if t.cap == 0 {
+                    "any number of".to_string()
+                } else {
+                    t.cap.to_string()
+                }
+            );
+        }
+        TokenCommand::List { db } => {
+            println!("{:>6}  {:>11}  {:<7}  name", "id", "used/cap", "state");
+            for t in open(&db)?.enrolment_tokens()? {
+                let cap = if t.cap == 0 {
+                    "-".into()
+                } else {
+                    t.cap.to_string()
+                };
+                let state = if t.revoked { "revoked" } else { "active" };
+                println!(
+                    "{:>6}  {:>11}  {state:<7}  {}",
+                    t.id,
+                    format!("{}/{cap}", t.used),
+                    t.name
+                );
+            }
+        }
+        TokenCommand::Revoke { db, id } => {
+            let t = open(&db)?.revoke_enrolment_token(id, now_ms())?;
+            println!(
+                "enrolment token {} ({:?}) revoked; it registered {} workers",
+                t.id, t.name, t.used
+            );
+        }
+    }
+    Ok(())
+}
