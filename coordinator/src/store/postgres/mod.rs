@@ -207,7 +207,26 @@ impl PgStore {
         Ok(())
     }
 
+    /// Runs `f` on a pooled connection. The synchronous client runs a small runtime of its own,
+    /// which tokio refuses inside an async task: called from one (a handler that did not go
+    /// through `spawn_blocking`), the call moves off the runtime with `block_in_place`.
     fn conn<T>(
+        &self,
+        in_tx: bool,
+        f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| self.conn_here(in_tx, f))
+            }
+            Ok(_) => Err(StoreError::Db(
+                "the PostgreSQL store cannot be called on a current-thread runtime".into(),
+            )),
+            Err(_) => self.conn_here(in_tx, f),
+        }
+    }
+
+    fn conn_here<T>(
         &self,
         in_tx: bool,
         f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>,
