@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use c960_coordinator::api::auth;
 use c960_coordinator::clock::now_ms;
-use c960_coordinator::store::{SqliteStore, Store};
+use c960_coordinator::store::Store;
 use clap::Subcommand;
 
 #[derive(Subcommand)]
@@ -40,7 +40,7 @@ pub enum TokenCommand {
 }
 
 /// Runs one token subcommand.
-pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<SqliteStore>) -> Result<()> {
+pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>) -> Result<()> {
     match command {
         TokenCommand::Mint { db, name, cap } => {
             let secret = auth::new_secret();

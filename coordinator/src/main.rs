@@ -15,7 +15,7 @@ use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
-use c960_coordinator::store::{SqliteStore, Store};
+use c960_coordinator::store::{PgStore, SqliteStore, Store, postgres::is_postgres_url};
 use c960_coordinator::trust::Integrity;
 use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
@@ -39,7 +39,8 @@ enum Command {
         /// Address to listen on, e.g. 0.0.0.0:8960 (port 0 picks a free port).
         #[arg(long, default_value = "127.0.0.1:8960")]
         listen: String,
-        /// SQLite database file (created if missing).
+        /// SQLite database file (created if missing), or a PostgreSQL database
+        /// (`postgres://user:password@host:port/db`; several coordinators may share one).
         #[arg(long)]
         db: PathBuf,
         /// Lease duration in seconds.
@@ -167,9 +168,20 @@ enum Command {
         #[command(subcommand)]
         command: cli_campaigns::CampaignCommand,
     },
+    /// Move everything (campaigns, workunits, leases, results, workers and their tokens,
+    /// settings, counters) from one database into another, empty one, e.g. from SQLite to
+    /// PostgreSQL when one coordinator is no longer enough. Stop the coordinators first.
+    Migrate {
+        /// The database to copy (a SQLite file or a `postgres://` URL).
+        #[arg(long)]
+        from: PathBuf,
+        /// The empty database to fill (created and migrated if needed).
+        #[arg(long)]
+        to: PathBuf,
+    },
     /// Export a campaign's table.
     Export {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Campaign id.
@@ -248,13 +260,13 @@ struct StartsArgs {
 enum WorkerCommand {
     /// List every worker with its credit, strikes and state, most validated results first.
     List {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
     },
     /// One worker's standing and its latest results.
     Show {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Worker id.
@@ -262,7 +274,7 @@ enum WorkerCommand {
     },
     /// Ban a worker: it gets nothing more, and what it helped validate is re-verified.
     Ban {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Worker id.
@@ -270,7 +282,7 @@ enum WorkerCommand {
     },
     /// Lift a ban or quarantine (and forgive the worker's strikes).
     Unban {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Worker id.
@@ -278,7 +290,7 @@ enum WorkerCommand {
     },
     /// Trust a worker (the operator vouches for it): its results anchor values at once.
     Trust {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Worker id.
@@ -286,7 +298,7 @@ enum WorkerCommand {
     },
     /// Withdraw a worker's trust (earned or granted).
     Untrust {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Worker id.
@@ -294,12 +306,20 @@ enum WorkerCommand {
     },
 }
 
-/// Opens a database, creating it if missing (`serve` and `run` only).
-fn open(db: &Path) -> Result<SqliteStore> {
-    SqliteStore::open(db).with_context(|| format!("cannot open database {}", db.display()))
+/// Opens a database, creating it if missing (`serve` and `run` only): a `postgres://` URL is a
+/// PostgreSQL database, anything else a SQLite file.
+fn open(db: &Path) -> Result<Box<dyn Store>> {
+    let text = db.to_string_lossy();
+    if is_postgres_url(&text) {
+        return Ok(Box::new(PgStore::open(&text).with_context(|| {
+            format!("cannot open database {}", redact_url(&text))
+        })?));
+    }
+    Ok(Box::new(SqliteStore::open(db).with_context(|| {
+        format!("cannot open database {}", db.display())
+    })?))
 }
 
-/// Opens a database that must exist: a mistyped `--db` must not create an empty one.
 /// A secret kept in a file: its first line, without the line ending; an unreadable or empty
 /// file is an error naming the flag.
 fn secret_from_file(path: &Path, flag: &str) -> Result<String> {
@@ -315,8 +335,21 @@ fn secret_from_file(path: &Path, flag: &str) -> Result<String> {
     Ok(secret.to_string())
 }
 
-fn open_existing(db: &Path) -> Result<SqliteStore> {
-    if !db.is_file() {
+/// A database URL without its password, for messages.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].find(':') {
+            Some(c) => format!("{}:***{}", &url[..s + 3 + c], &url[at..]),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
+/// Opens a database that must exist: a mistyped `--db` must not create an empty one. (A
+/// PostgreSQL database exists or the connection fails; its schema is migrated on open.)
+fn open_existing(db: &Path) -> Result<Box<dyn Store>> {
+    if !is_postgres_url(&db.to_string_lossy()) && !db.is_file() {
         return Err(anyhow!(
             "no database at {} (`c960-coordinator serve --db PATH` creates one)",
             db.display()
@@ -370,7 +403,7 @@ fn serve(
         Some((cert, key)) => Some(c960_coordinator::tls::server_config(&cert, &key)?),
         None => None,
     };
-    let store: Arc<dyn Store> = Arc::new(open(&db)?);
+    let store: Arc<dyn Store> = Arc::from(open(&db)?);
     let _checker = checker::spawn(store.clone(), config.checks);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -548,11 +581,11 @@ fn main() -> ExitCode {
         Command::Worker { command } => {
             let w = match command {
                 WorkerCommand::List { db } => {
-                    cli_workers::list(&open_existing(&db)?)?;
+                    cli_workers::list(&*open_existing(&db)?)?;
                     return Ok(ExitCode::SUCCESS);
                 }
                 WorkerCommand::Show { db, id } => {
-                    cli_workers::show(&open_existing(&db)?, id)?;
+                    cli_workers::show(&*open_existing(&db)?, id)?;
                     return Ok(ExitCode::SUCCESS);
                 }
                 WorkerCommand::Ban { db, id } => {
@@ -580,7 +613,17 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Campaign { command } => {
-            cli_campaigns::run(command, |db| Ok(Box::new(open_existing(db)?)))?;
+            cli_campaigns::run(command, |db| open_existing(db))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Migrate { from, to } => {
+            let source = open_existing(&from)?;
+            let target = open(&to)?;
+            let counts = c960_coordinator::store::copy::copy_store(&*source, &*target)
+                .with_context(|| "migrate: nothing was written".to_string())?;
+            for (table, n) in counts {
+                println!("{table}: {n} rows");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Export {
@@ -591,7 +634,7 @@ fn main() -> ExitCode {
         } => {
             let format = Format::parse(&format).map_err(|e| anyhow!("--format: {e}"))?;
             let mut text =
-                export::render(&open_existing(&db)?, campaign, format)?.map_err(|e| anyhow!(e))?;
+                export::render(&*open_existing(&db)?, campaign, format)?.map_err(|e| anyhow!(e))?;
             if !text.ends_with('\n') {
                 text.push('\n');
             }

@@ -1,6 +1,7 @@
 //! The numbered schema migrations. Each is one entry of [`MIGRATIONS`] with one `.sql` file per
 //! dialect, embedded in the binary; an entry cannot exist for one backend alone. A database
-//! records how many have run (SQLite: `PRAGMA user_version`).
+//! records how many have run (SQLite: `PRAGMA user_version`; PostgreSQL: the table
+//! `c960_schema`).
 
 /// One schema migration.
 #[derive(Clone, Copy, Debug)]
@@ -9,6 +10,8 @@ pub struct Migration {
     pub number: u32,
     /// The SQLite statements.
     pub sqlite: &'static str,
+    /// The PostgreSQL statements.
+    pub postgres: &'static str,
 }
 
 macro_rules! migration {
@@ -16,6 +19,7 @@ macro_rules! migration {
         Migration {
             number: $number,
             sqlite: include_str!(concat!("migrations/sqlite/", $name, ".sql")),
+            postgres: include_str!(concat!("migrations/postgres/", $name, ".sql")),
         }
     };
 }

@@ -15,11 +15,17 @@
 //! - `sql/`: the logic of every [`Store`] method, written once; `Store` is implemented there
 //!   for every [`db::Backend`].
 //! - [`sqlite`]: [`SqliteStore`], the embedded default.
+//! - [`postgres`]: [`PgStore`], for several coordinators on one database.
+//! - [`copy`]: moving a whole store to another backend (`migrate`).
 
 pub mod codes;
+#[cfg(test)]
+pub(crate) mod conformance;
+pub mod copy;
 pub mod db;
 pub mod error;
 pub mod migrations;
+pub mod postgres;
 pub mod records;
 mod sql;
 pub mod sqlite;
@@ -27,6 +33,7 @@ pub mod sqlite;
 use c960_common::wire::Capabilities;
 
 pub use error::{StoreError, StoreResult};
+pub use postgres::PgStore;
 pub use records::*;
 pub use sqlite::SqliteStore;
 
@@ -278,4 +285,11 @@ pub trait Store: Send + Sync {
         last_sp: u16,
         visit: &mut dyn FnMut(SplitUnit),
     ) -> StoreResult<()>;
+    /// Runs `f` in one write transaction of the backend (for [`copy`], which moves rows
+    /// between backends it does not know).
+    #[doc(hidden)]
+    fn raw_tx(&self, f: &mut dyn FnMut(&dyn db::Conn) -> StoreResult<()>) -> StoreResult<()>;
+    /// Runs `f` on the backend's export connection (one snapshot).
+    #[doc(hidden)]
+    fn raw_read(&self, f: &mut dyn FnMut(&dyn db::Conn) -> StoreResult<()>) -> StoreResult<()>;
 }

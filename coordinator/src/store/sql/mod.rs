@@ -329,4 +329,12 @@ impl<B: Backend> Store for B {
     ) -> StoreResult<()> {
         campaigns::visit_split_units_of(self, campaign_id, first_sp, last_sp, visit)
     }
+
+    fn raw_tx(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<()>) -> StoreResult<()> {
+        self.with_tx(f)
+    }
+
+    fn raw_read(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<()>) -> StoreResult<()> {
+        self.with_reader(f)
+    }
 }

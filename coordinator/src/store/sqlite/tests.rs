@@ -1,118 +1,19 @@
-//! The SQLite store's own tests (its files, its connections, its migrations).
+//! The SQLite store's own tests (its files, its connections, its migrations); the behaviour
+//! both backends share is tested in [`crate::store::conformance`].
 
 use super::*;
 use crate::campaign::NewCampaign;
-use crate::store::codes::db_to_u64;
-use crate::store::{Campaign, CheckOutcome, Lease, Store, StoreError, Submission};
+use crate::store::conformance::{self, ALL, counters, recount, sub};
+use crate::store::{Campaign, CheckOutcome, Lease, Store, StoreError};
 use crate::trust::Integrity;
 use c960_common::wire::Capabilities;
-use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
+use c960_common::wire::{PositionSpec, WorkUnitKind};
 use std::collections::BTreeSet;
-
-const ALL: Capabilities = Capabilities {
-    perft: true,
-    builtin_analysis: true,
-    uci_analysis: true,
-};
 
 fn store() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
     let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
     (dir, s)
-}
-
-fn sub(nodes: u64, tag: u8) -> Submission {
-    Submission {
-        result: WorkResult::Perft(PerftResult {
-            nodes,
-            divide: vec![],
-        }),
-        digest: [tag; 32],
-        elapsed_ms: 1,
-        engine: "test 0".into(),
-    }
-}
-
-#[test]
-fn disagreement_up_to_the_cap_fails_the_workunit() {
-    let (_d, s) = store();
-    let c = s
-        .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
-        .unwrap();
-    let w: Vec<u64> = (0..4)
-        .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
-        .collect();
-    let l0 = s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap();
-    assert_eq!(
-        s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap(),
-        l0,
-        "fetching again hands back the open lease, never a second replica"
-    );
-    let l1 = s.assign(w[1], &ALL, 1, 1000).unwrap().unwrap();
-    assert!(
-        s.assign(w[2], &ALL, 1, 1000).unwrap().is_none(),
-        "more replicas than the quorum"
-    );
-    s.submit(w[0], l0.lease_id, &sub(400, 1), 2).unwrap();
-    s.submit(w[1], l1.lease_id, &sub(401, 2), 2).unwrap();
-    let l2 = s
-        .assign(w[2], &ALL, 3, 1000)
-        .unwrap()
-        .expect("disagreement sends one more");
-    s.submit(w[2], l2.lease_id, &sub(402, 3), 4).unwrap();
-    assert!(
-        s.assign(w[3], &ALL, 5, 1000).unwrap().is_none(),
-        "cap reached"
-    );
-    let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("failed", None));
-    assert!(matches!(
-        s.submit(w[0], l0.lease_id, &sub(400, 1), 6),
-        Err(StoreError::LeaseClosed(..))
-    ));
-}
-
-#[test]
-fn expired_lease_is_reissued_and_late_result_refused() {
-    let (_d, s) = store();
-    let c = s
-        .create_campaign(&NewCampaign::new(2, 2, None, vec![0]).unwrap(), 0)
-        .unwrap();
-    let w: Vec<u64> = (0..3)
-        .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
-        .collect();
-    let l0 = s.assign(w[0], &ALL, 0, 100).unwrap().unwrap();
-    let l1 = s.assign(w[1], &ALL, 0, 100).unwrap().unwrap();
-    assert!(s.assign(w[2], &ALL, 50, 100).unwrap().is_none());
-    let l2 = s
-        .assign(w[2], &ALL, 101, 100)
-        .unwrap()
-        .expect("expired replicas are reissued");
-    assert!(matches!(
-        s.submit(w[0], l0.lease_id, &sub(400, 1), 102),
-        Err(StoreError::LeaseExpired(_))
-    ));
-    // The expired holder may take it up again (it never returned a result).
-    let again = s.assign(w[0], &ALL, 103, 100).unwrap().unwrap();
-    assert_eq!(again.workunit_id, l0.workunit_id);
-    s.submit(w[2], l2.lease_id, &sub(400, 1), 104).unwrap();
-    s.submit(w[0], again.lease_id, &sub(400, 1), 105).unwrap();
-    let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(
-        (
-            rows[0].status.as_str(),
-            rows[0].nodes,
-            rows[0].agreeing_results
-        ),
-        ("valid", Some(400), 2)
-    );
-    assert!(
-        s.results(l1.workunit_id)
-            .unwrap()
-            .iter()
-            .any(|r| r.id == l1.lease_id && r.state == "expired")
-    );
-    assert_eq!(s.worker(w[0]).unwrap().unwrap().valid, 1);
 }
 
 #[test]
@@ -132,106 +33,11 @@ fn reopening_keeps_everything() {
     assert_eq!((p.total, p.valid, p.nodes_valid), (2, 1, 20));
 }
 
-/// The progress of every campaign by scanning the tables: what the counters must equal.
-fn recount(s: &SqliteStore) -> Vec<(u64, u64, u64, u64, u64, u128, u128)> {
-    let conn = s.lock().unwrap();
-    let ids: Vec<i64> = conn
-        .prepare("SELECT id FROM campaigns ORDER BY id")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect();
-    ids.into_iter()
-        .map(|id| {
-            let q = |sql: &str| -> i64 { conn.query_row(sql, [id], |r| r.get(0)).unwrap() };
-            let nodes = |sql: &str| -> u128 {
-                conn.prepare(sql)
-                    .unwrap()
-                    .query_map([id], |r| r.get::<_, i64>(0))
-                    .unwrap()
-                    .map(|n| u128::from(db_to_u64(n.unwrap())))
-                    .sum()
-            };
-            (
-                q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1") as u64,
-                q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1 AND state = 1") as u64,
-                q("SELECT COUNT(*) FROM workunits WHERE campaign_id = ?1 AND state = 2") as u64,
-                q("SELECT COALESCE(SUM(needed), 0) FROM workunits WHERE campaign_id = ?1 AND state = 0") as u64,
-                q("SELECT COUNT(*) FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = ?1 AND r.state = 0") as u64,
-                nodes("SELECT nodes FROM workunits WHERE campaign_id = ?1 AND state = 1"),
-                nodes("SELECT r.nodes FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE w.campaign_id = ?1 AND r.state = 1"),
-            )
-        })
-        .collect()
-}
-
-fn counters(s: &SqliteStore) -> Vec<(u64, u64, u64, u64, u64, u128, u128)> {
-    s.progress()
-        .unwrap()
-        .into_iter()
-        .map(|p| {
-            (
-                p.total,
-                p.valid,
-                p.failed,
-                p.queued_replicas,
-                p.in_flight,
-                p.nodes_valid,
-                p.nodes_computed,
-            )
-        })
-        .collect()
-}
-
 #[test]
-fn progress_counters_equal_a_full_recount_through_every_transition() {
+fn counters_survive_reopening_and_migration_5_fills_them_in() {
     let (_d, s) = store();
-    s.create_campaign(
-        &NewCampaign::new(2, 2, Some(3), vec![0, 1, 2, 518]).unwrap(),
-        0,
-    )
-    .unwrap();
-    s.create_campaign(&NewCampaign::new(3, 1, None, vec![5]).unwrap(), 0)
-        .unwrap();
-    assert_eq!(counters(&s), recount(&s));
-    let w: Vec<u64> = (0..4)
-        .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
-        .collect();
-    // Node counts above 2^32 and 2^40 exercise the split of the sums.
-    let big = (1u64 << 40) + 12_345;
-    let a = s.assign_batch(w[0], &ALL, 1, 1000, 8, 0).unwrap();
-    let b = s.assign_batch(w[1], &ALL, 1, 1000, 8, 0).unwrap();
-    assert_eq!(counters(&s), recount(&s));
-    for (i, l) in a.iter().enumerate() {
-        s.submit(w[0], l.lease_id, &sub(big + i as u64, i as u8), 2)
-            .unwrap();
-    }
-    assert_eq!(counters(&s), recount(&s));
-    // Worker 1 agrees on some, disagrees on one, refuses one and abandons one.
-    for (i, l) in b.iter().enumerate() {
-        match i {
-            0 => s.submit(w[1], l.lease_id, &sub(big, 0), 3).unwrap(),
-            1 => s.submit(w[1], l.lease_id, &sub(7, 99), 3).unwrap(),
-            2 => s.refuse(w[1], l.lease_id, "digest mismatch", 3).unwrap(),
-            _ => s.abandon(w[1], l.lease_id, 3).unwrap(),
-        }
-    }
-    assert_eq!(counters(&s), recount(&s));
-    // A lease that expires, and a ban that reopens what the banned worker validated.
-    let c = s.assign_batch(w[2], &ALL, 4, 10, 8, 0).unwrap();
-    assert!(!c.is_empty());
-    s.expire_leases(100).unwrap();
-    assert_eq!(counters(&s), recount(&s));
-    s.set_banned(w[1], true, 101).unwrap();
-    assert_eq!(counters(&s), recount(&s));
-    let p = s.progress().unwrap();
-    assert!(
-        p.iter()
-            .any(|p| p.valid > 0 || p.nodes_computed > u128::from(big))
-    );
+    conformance::progress_counters_equal_a_full_recount_through_every_transition(&s);
     // Reopening keeps the counters too.
-    drop(p);
     let path = _d.path().join("t.db");
     drop(s);
     let s = SqliteStore::open(&path).unwrap();
@@ -263,30 +69,9 @@ fn progress_counters_equal_a_full_recount_through_every_transition() {
 }
 
 #[test]
-fn progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more() {
+fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
     let (d, s) = store();
-    let c = s
-        .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1, 2]).unwrap(), 0)
-        .unwrap();
-    let w = s.register_worker("w", b"h", "e", 0).unwrap();
-    let leases = s.assign_batch(w, &ALL, 1, 1000, 8, 0).unwrap();
-    let counts = [u64::MAX, 1 << 63, (1 << 63) - 1];
-    for (l, n) in leases.iter().zip(counts) {
-        s.submit(w, l.lease_id, &sub(n, 1), 2).unwrap();
-    }
-    let want: u128 = counts.iter().map(|&n| u128::from(n)).sum();
-    let p = s
-        .progress()
-        .unwrap()
-        .into_iter()
-        .find(|p| p.campaign.id == c.id);
-    let p = p.unwrap();
-    assert_eq!((p.valid, p.nodes_valid, p.nodes_computed), (3, want, want));
-    assert_eq!(counters(&s), recount(&s));
-    // Voiding them (a ban reopens what the worker validated) subtracts them exactly.
-    s.set_banned(w, true, 3).unwrap();
-    assert_eq!(counters(&s), recount(&s));
-    assert_eq!(s.progress().unwrap()[0].nodes_valid, 0);
+    conformance::progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more(&s);
     // A database counted by the old triggers (schema 6, before migration 7 masked them) is
     // recounted by the migration (the family columns go too, so migration 8 runs again).
     s.lock()

@@ -1,0 +1,177 @@
+//! Moving a whole store to another backend (`c960-coordinator migrate --from c960.sqlite --to
+//! postgres://…`): every campaign, workunit, lease, result, worker (with its key hash, so its
+//! token keeps working), setting and counter, ids kept, in one transaction on the target, from
+//! one read snapshot of the source. The target must be empty (freshly migrated).
+
+use super::db::{Dialect, Param, Value, params};
+use super::{Store, StoreError, StoreResult};
+
+/// Every table with its columns, parents before children; the counters last, so that the
+/// target's triggers (which update counters that do not exist yet) change nothing while rows
+/// are copied.
+const TABLES: &[(&str, &str)] = &[
+    (
+        "campaigns",
+        "id, kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family",
+    ),
+    (
+        "workers",
+        "id, name, key_hash, engine, created_ms, last_seen_ms, lost_votes, refused, valid, banned, quarantined_ms, \
+         trusted, checks_passed, checks_failed, reg_block, last_block",
+    ),
+    (
+        "workunits",
+        "id, campaign_id, sp, fen, depth, quorum, max_results, state, needed, canonical_result_id, canonical_digest, \
+         nodes, completed_ms, kind, hash_mib, origin_sp, multiplicity, first_moves, known_nodes, check_state, \
+         verified_digest, trusted_only, reverify, family_number",
+    ),
+    (
+        "results",
+        "id, workunit_id, worker_id, state, outcome, issued_ms, deadline_ms, returned_ms, digest, nodes, divide, \
+         elapsed_ms, engine, error, payload, checked",
+    ),
+    ("settings", "key, value"),
+    (
+        "campaign_counts",
+        "campaign_id, total, valid, failed, queued, in_flight, nodes_valid_hi, nodes_valid_lo, nodes_computed_hi, \
+         nodes_computed_lo",
+    ),
+];
+
+impl Param for Value {
+    fn value(&self) -> Value {
+        self.clone()
+    }
+}
+
+/// Rows copied per table, in [`TABLES`] order.
+pub type CopyCounts = Vec<(&'static str, u64)>;
+
+/// Copies everything in `from` into the empty store `to`.
+pub fn copy_store(from: &dyn Store, to: &dyn Store) -> StoreResult<CopyCounts> {
+    let mut out = Vec::new();
+    from.raw_read(&mut |src| {
+        to.raw_tx(&mut |dst| {
+            for (table, _) in TABLES {
+                let n = dst
+                    .query_one(&format!("SELECT COUNT(*) FROM {table}"), params![])?
+                    .u64(0)?;
+                if n > 0 {
+                    return Err(StoreError::Bad(format!(
+                        "the target database is not empty ({table} has {n} rows)"
+                    )));
+                }
+            }
+            let mut counts = Vec::new();
+            for (table, cols) in TABLES {
+                let width = cols.split(',').count();
+                let slots: Vec<String> = (1..=width).map(|i| format!("?{i}")).collect();
+                let insert = format!(
+                    "INSERT INTO {table} ({cols}) VALUES ({})",
+                    slots.join(", ")
+                );
+                let mut n = 0u64;
+                src.each(
+                    &format!("SELECT {cols} FROM {table} ORDER BY 1"),
+                    params![],
+                    &mut |row| {
+                        let p: Vec<&dyn Param> = row.0.iter().map(|v| v as &dyn Param).collect();
+                        dst.exec(&insert, &p)?;
+                        n += 1;
+                        Ok(())
+                    },
+                )?;
+                if dst.dialect() == Dialect::Postgres && *table != "settings" && *table != "campaign_counts" {
+                    // New rows continue after the copied ids.
+                    dst.query_one(
+                        &format!(
+                            "SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)"
+                        ),
+                        params![],
+                    )?;
+                }
+                counts.push((*table, n));
+            }
+            out = counts;
+            Ok(())
+        })
+    })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::NewCampaign;
+    use crate::export::{Format, render};
+    use crate::store::conformance::{self, ALL, postgres_store, sqlite_store, sub};
+
+    /// Everything an operator can read from a store, for comparing two.
+    fn everything(s: &dyn Store) -> Vec<String> {
+        let mut out = vec![
+            format!("{:?}", s.campaigns().unwrap()),
+            format!("{:?}", s.progress().unwrap()),
+            format!("{:?}", s.worker_summary(0).unwrap()),
+            format!("{:?}", s.check_cost().unwrap()),
+        ];
+        for c in s.campaigns().unwrap() {
+            for f in [Format::Csv, Format::Json] {
+                out.push(render(s, c.id, f).unwrap().unwrap());
+            }
+            for row in s.table(c.id).unwrap().1 {
+                out.push(format!("{:?}", s.results(row.workunit_id).unwrap()));
+            }
+        }
+        out
+    }
+
+    fn populate(s: &crate::store::SqliteStore) {
+        // A campaign half done, with a lie caught and re-verified, a split campaign, an open
+        // lease and settings.
+        conformance::quarantine_reopens_what_the_worker_validated(s);
+        s.create_campaign(&NewCampaign::new(3, 1, None, vec![5]).unwrap(), 10)
+            .unwrap();
+        s.create_campaign(
+            &NewCampaign::new(3, 1, None, vec![7])
+                .unwrap()
+                .split_at(1)
+                .unwrap(),
+            10,
+        )
+        .unwrap();
+        let w = s.register_worker("late", b"k2", "e 1", 10).unwrap();
+        let l = s.assign_batch(w, &ALL, 11, 1000, 1, 0).unwrap();
+        assert_eq!(l.len(), 1);
+        s.submit(w, l[0].lease_id, &sub(1 << 40, 4), 12).ok();
+        s.assign_batch(w, &ALL, 13, 1000, 2, 0).unwrap();
+    }
+
+    #[test]
+    fn sqlite_to_postgres_moves_everything_and_the_exports_are_identical() {
+        let (_d, from) = sqlite_store();
+        populate(&from);
+        let before = everything(&from);
+        let Some(to) = postgres_store("copy_target") else {
+            return;
+        };
+        let counts = copy_store(&from, &to).unwrap();
+        assert!(counts.iter().all(|(_, n)| *n > 0), "{counts:?}");
+        assert_eq!(everything(&to), before);
+        // A second copy into the filled target is refused and changes nothing.
+        assert!(matches!(copy_store(&from, &to), Err(StoreError::Bad(_))));
+        assert_eq!(everything(&to), before);
+        // The target goes on: new ids follow the copied ones, the open lease still answers.
+        let w = to.register_worker("new", b"k3", "e", 20).unwrap();
+        assert!(w > from.worker_summary(0).unwrap().registered);
+        assert!(to.assign_batch(w, &ALL, 21, 1000, 4, 0).is_ok());
+    }
+
+    #[test]
+    fn sqlite_to_sqlite_is_identical_too() {
+        let (_d, from) = sqlite_store();
+        populate(&from);
+        let (_e, to) = sqlite_store();
+        copy_store(&from, &to).unwrap();
+        assert_eq!(everything(&to), everything(&from));
+    }
+}

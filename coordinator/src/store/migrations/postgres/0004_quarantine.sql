@@ -1,0 +1,2 @@
+-- 4: in 0001 for PostgreSQL (its schema began at migration 8).
+SELECT 1;

@@ -1,0 +1,445 @@
+//! [`PgStore`]: the PostgreSQL backend, for several coordinators on one database. The store's
+//! logic is in [`super::sql`] (the same as SQLite's); this module holds the connection pool,
+//! the PostgreSQL side of [`super::db::Conn`], transactions with retry, and the migrations.
+//!
+//! Driver: the synchronous [`postgres`] crate with an [`r2d2`] pool. The [`super::Store`]
+//! trait is synchronous and the coordinator calls it from `spawn_blocking` threads (and from
+//! plain threads on the command line), so a blocking client keeps every transaction
+//! straight-line code shared with SQLite; a pooled connection per blocking thread lets
+//! transactions of one coordinator run side by side. (The client must not be called from
+//! inside an async task: it runs its own small runtime per connection.)
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use postgres::{Client, NoTls, Statement};
+
+use super::db::{Backend, Conn, Dialect, Param, Row, Value};
+use super::migrations::MIGRATIONS;
+use super::{StoreError, StoreResult};
+
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        StoreError::backend("postgres", e)
+    }
+}
+
+impl From<r2d2::Error> for StoreError {
+    fn from(e: r2d2::Error) -> Self {
+        StoreError::backend("postgres pool", e)
+    }
+}
+
+/// Which clock transactions decide by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// The database's (`now()` of the transaction): leases expire by one clock however many
+    /// coordinators there are and whatever their clocks say. The default.
+    Database,
+    /// The caller's `now_ms` (tests that play with time, as on SQLite).
+    Caller,
+}
+
+/// How to open a [`PgStore`].
+#[derive(Clone, Debug)]
+pub struct PgOptions {
+    /// Connections in the pool (at least 1).
+    pub pool_size: u32,
+    /// A schema to keep the tables in (created if missing), instead of `public`: the tests give
+    /// each test its own.
+    pub schema: Option<String>,
+    /// The clock.
+    pub clock: Clock,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        PgOptions {
+            pool_size: 16,
+            schema: None,
+            clock: Clock::Database,
+        }
+    }
+}
+
+/// Whether `db` names a PostgreSQL database (`postgres://` or `postgresql://`) rather than a
+/// SQLite file.
+pub fn is_postgres_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
+/// One pooled connection with its prepared statements.
+pub struct PgConnection {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+/// Opens connections for the pool (in the store's schema).
+#[derive(Debug)]
+struct Manager {
+    config: postgres::Config,
+    schema: Option<String>,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = PgConnection;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<PgConnection, postgres::Error> {
+        let mut client = self.config.connect(NoTls)?;
+        if let Some(s) = &self.schema {
+            client.batch_execute(&format!("SET search_path TO {}", quote_ident(s)))?;
+        }
+        Ok(PgConnection {
+            client,
+            statements: HashMap::new(),
+        })
+    }
+
+    fn is_valid(&self, conn: &mut PgConnection) -> Result<(), postgres::Error> {
+        conn.client.simple_query("").map(|_| ())
+    }
+
+    fn has_broken(&self, conn: &mut PgConnection) -> bool {
+        conn.client.is_closed()
+    }
+}
+
+fn quote_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// The PostgreSQL store. See the module documentation.
+pub struct PgStore {
+    pool: r2d2::Pool<Manager>,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("clock", &self.clock)
+            .finish()
+    }
+}
+
+/// SQLSTATEs after which a transaction is simply run again: serialization failure, deadlock.
+fn is_retryable(e: &StoreError) -> bool {
+    let StoreError::Backend { source, .. } = e else {
+        return false;
+    };
+    source
+        .downcast_ref::<postgres::Error>()
+        .and_then(|e| e.code())
+        .is_some_and(|c| {
+            *c == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
+                || *c == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
+        })
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://user:password@host:port/database`) and runs pending
+    /// migrations (one coordinator at a time: they take an advisory lock).
+    pub fn open(url: &str) -> StoreResult<PgStore> {
+        PgStore::open_with(url, &PgOptions::default())
+    }
+
+    /// [`PgStore::open`] with options.
+    pub fn open_with(url: &str, options: &PgOptions) -> StoreResult<PgStore> {
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e: postgres::Error| StoreError::Bad(format!("bad PostgreSQL URL: {e}")))?;
+        config.connect_timeout(Duration::from_secs(10));
+        if config.get_application_name().is_none() {
+            config.application_name("c960-coordinator");
+        }
+        if let Some(s) = &options.schema {
+            let mut c = config.connect(NoTls)?;
+            c.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {}", quote_ident(s)))?;
+        }
+        let pool = r2d2::Pool::builder()
+            .max_size(options.pool_size.max(1))
+            .min_idle(Some(1))
+            .connection_timeout(Duration::from_secs(30))
+            .build(Manager {
+                config,
+                schema: options.schema.clone(),
+            })?;
+        let store = PgStore {
+            pool,
+            clock: options.clock,
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&self) -> StoreResult<()> {
+        let mut conn = self.pool.get()?;
+        let mut tx = conn.client.transaction()?;
+        // Coordinators starting together migrate one after the other.
+        tx.batch_execute(
+            "SELECT pg_advisory_xact_lock(960960);
+             CREATE TABLE IF NOT EXISTS c960_schema (version BIGINT NOT NULL);",
+        )?;
+        let version: i64 = match tx.query_opt("SELECT version FROM c960_schema", &[])? {
+            Some(r) => r.get(0),
+            None => {
+                tx.execute("INSERT INTO c960_schema (version) VALUES (0)", &[])?;
+                0
+            }
+        };
+        if version as usize > MIGRATIONS.len() {
+            return Err(StoreError::Db(format!(
+                "database schema version {version} is newer than this program ({})",
+                MIGRATIONS.len()
+            )));
+        }
+        for m in MIGRATIONS.iter().skip(version as usize) {
+            tx.batch_execute(m.postgres)?;
+            tx.execute(
+                "UPDATE c960_schema SET version = $1",
+                &[&i64::from(m.number)],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Runs `f` on a pooled connection. The synchronous client runs a small runtime of its own,
+    /// which tokio refuses inside an async task: called from one (a handler that did not go
+    /// through `spawn_blocking`), the call moves off the runtime with `block_in_place`.
+    fn conn<T>(
+        &self,
+        in_tx: bool,
+        f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| self.conn_here(in_tx, f))
+            }
+            Ok(_) => Err(StoreError::Db(
+                "the PostgreSQL store cannot be called on a current-thread runtime".into(),
+            )),
+            Err(_) => self.conn_here(in_tx, f),
+        }
+    }
+
+    fn conn_here<T>(
+        &self,
+        in_tx: bool,
+        f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let mut pooled = self.pool.get()?;
+        if !in_tx {
+            let c = PgConn {
+                conn: RefCell::new(&mut pooled),
+                clock: self.clock,
+            };
+            return f(&c);
+        }
+        let _timer = crate::metrics::store_transaction_timer();
+        let mut attempt = 0;
+        loop {
+            pooled.client.batch_execute("BEGIN")?;
+            let out = {
+                let c = PgConn {
+                    conn: RefCell::new(&mut pooled),
+                    clock: self.clock,
+                };
+                f(&c).and_then(|v| {
+                    c.conn.borrow_mut().client.batch_execute("COMMIT")?;
+                    Ok(v)
+                })
+            };
+            match out {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    // A failed COMMIT has ended the transaction already; ROLLBACK then only
+                    // warns.
+                    let _ = pooled.client.batch_execute("ROLLBACK");
+                    attempt += 1;
+                    if attempt < 20 && is_retryable(&e) {
+                        std::thread::sleep(Duration::from_millis(rand::random::<u64>() % 5));
+                        continue;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+impl Backend for PgStore {
+    fn with_tx<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
+        self.conn(true, f)
+    }
+
+    fn with_conn<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
+        self.conn(false, f)
+    }
+
+    fn with_reader<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
+        // MVCC: a read never blocks a writer, so exports need no connection of their own; a
+        // read-only transaction gives them one snapshot.
+        self.conn(true, &mut |c| {
+            c.exec("SET TRANSACTION READ ONLY", &[])?;
+            f(c)
+        })
+    }
+}
+
+/// A pooled connection as a [`Conn`].
+struct PgConn<'a> {
+    conn: RefCell<&'a mut PgConnection>,
+    clock: Clock,
+}
+
+/// `?N` placeholders as PostgreSQL's `$N`.
+fn dollar_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[derive(Debug)]
+struct Bind(Value);
+
+impl ToSql for Bind {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match &self.0 {
+            Value::Null => Ok(IsNull::Yes),
+            Value::I64(v) => match *ty {
+                Type::INT2 => i16::try_from(*v)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
+                Type::BOOL => (*v != 0).to_sql(ty, out),
+                _ => v.to_sql(ty, out),
+            },
+            Value::Bool(b) => match *ty {
+                Type::BOOL => b.to_sql(ty, out),
+                _ => i64::from(*b).to_sql(ty, out),
+            },
+            Value::Text(s) => s.to_sql(ty, out),
+            Value::Blob(b) => b.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+fn value_of(r: &postgres::Row, i: usize) -> StoreResult<Value> {
+    let ty = r.columns()[i].type_();
+    let v = match *ty {
+        Type::INT8 => r.try_get::<_, Option<i64>>(i)?.map(Value::I64),
+        Type::INT4 => r
+            .try_get::<_, Option<i32>>(i)?
+            .map(|v| Value::I64(v.into())),
+        Type::INT2 => r
+            .try_get::<_, Option<i16>>(i)?
+            .map(|v| Value::I64(v.into())),
+        Type::BOOL => r.try_get::<_, Option<bool>>(i)?.map(Value::Bool),
+        Type::BYTEA => r.try_get::<_, Option<Vec<u8>>>(i)?.map(Value::Blob),
+        Type::TEXT | Type::VARCHAR | Type::NAME | Type::BPCHAR => {
+            r.try_get::<_, Option<String>>(i)?.map(Value::Text)
+        }
+        _ => {
+            return Err(StoreError::Db(format!(
+                "column {i} has a type the store does not read: {ty}"
+            )));
+        }
+    };
+    Ok(v.unwrap_or(Value::Null))
+}
+
+impl PgConn<'_> {
+    fn run<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: impl FnOnce(&mut Client, &Statement, &[&(dyn ToSql + Sync)]) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let mut conn = self.conn.borrow_mut();
+        let PgConnection { client, statements } = &mut **conn;
+        let st = match statements.get(sql) {
+            Some(st) => st.clone(),
+            None => {
+                let st = client.prepare(&dollar_placeholders(sql))?;
+                statements.insert(sql.to_string(), st.clone());
+                st
+            }
+        };
+        let binds: Vec<Bind> = params.iter().map(|p| Bind(p.value())).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            binds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        f(client, &st, &refs)
+    }
+}
+
+impl Conn for PgConn<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn exec(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<u64> {
+        self.run(sql, params, |c, st, p| Ok(c.execute(st, p)?))
+    }
+
+    fn query(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<Vec<Row>> {
+        self.run(sql, params, |c, st, p| {
+            c.query(st, p)?
+                .iter()
+                .map(|r| {
+                    Ok(Row((0..r.len())
+                        .map(|i| value_of(r, i))
+                        .collect::<StoreResult<_>>()?))
+                })
+                .collect()
+        })
+    }
+
+    fn each(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: &mut dyn FnMut(Row) -> StoreResult<()>,
+    ) -> StoreResult<()> {
+        self.run(sql, params, |c, st, p| {
+            use postgres::fallible_iterator::FallibleIterator;
+            let mut rows = c.query_raw(st, p.iter().copied())?;
+            while let Some(r) = rows.next()? {
+                f(Row((0..r.len())
+                    .map(|i| value_of(&r, i))
+                    .collect::<StoreResult<_>>()?))?;
+            }
+            Ok(())
+        })
+    }
+
+    fn now_ms(&self, caller_ms: i64) -> StoreResult<i64> {
+        match self.clock {
+            Clock::Caller => Ok(caller_ms),
+            Clock::Database => self
+                .query_one(
+                    "SELECT CAST(FLOOR(EXTRACT(EPOCH FROM now()) * 1000) AS BIGINT)",
+                    &[],
+                )?
+                .i64(0),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Two coordinator processes on one PostgreSQL database, workers split between them, a campaign
+//! over all 960 starts at quorum 2: the table equals the reference, no workunit is validated
+//! twice, no worker holds two replicas of one workunit, and with one coordinator SIGKILLed
+//! mid-run the other finishes the campaign. Needs `C960_TEST_POSTGRES` (skipped loudly without
+//! it, failing under CI).
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use c960_coordinator::campaign::NewCampaign;
+use c960_coordinator::store::Store;
+use c960_coordinator::store::postgres::{PgOptions, PgStore};
+use c960_tests::{ServeProcess, bins, reference};
+
+fn postgres_url() -> Option<String> {
+    match std::env::var("C960_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!(
+                "CI is set but C960_TEST_POSTGRES is not: the PostgreSQL tests must run under CI"
+            )
+        }
+        _ => {
+            eprintln!("SKIPPED: PostgreSQL scale-out test (set C960_TEST_POSTGRES to run it)");
+            None
+        }
+    }
+}
+
+/// Rows of a query that must be empty or a count.
+fn count(store: &dyn Store, sql: &str) -> u64 {
+    let mut n = 0;
+    store
+        .raw_read(&mut |c| {
+            n = c.query_one(sql, &[])?.u64(0)?;
+            Ok(())
+        })
+        .unwrap();
+    n
+}
+
+/// Synchronous on purpose: the PostgreSQL store's client must not be called from an async task
+/// (the coordinator calls it from `spawn_blocking`); the workers run on a runtime of their own.
+fn two_coordinators_finish_a_campaign_with_one_killed(depth: u32, schema: &str) {
+    let Some(base) = postgres_url() else { return };
+    bins();
+    // A schema of its own; the coordinator processes reach it through the URL's options.
+    {
+        let mut c = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .unwrap();
+    }
+    let opts = PgOptions {
+        schema: Some(schema.into()),
+        ..PgOptions::default()
+    };
+    let store = PgStore::open_with(&base, &opts).unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let c = store
+        .create_campaign(
+            &NewCampaign::new(depth, 2, None, (0..960).collect()).unwrap(),
+            0,
+        )
+        .unwrap();
+    let args = [
+        "--open-enrolment",
+        "--shared-address-blocks",
+        "--registrations-per-hour",
+        "0",
+        "--lease-secs",
+        "3",
+        "--rate-per-address",
+        "100000",
+    ];
+    let a = ServeProcess::start(std::path::Path::new(&url), &args, Stdio::null());
+    let mut b = Some(ServeProcess::start(
+        std::path::Path::new(&url),
+        &args,
+        Stdio::null(),
+    ));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        let server = if i % 2 == 0 {
+            &a.url
+        } else {
+            &b.as_ref().unwrap().url
+        };
+        let mut cfg = c960_worker::runner::RunnerConfig::new(server);
+        cfg.name = format!("w{i}");
+        cfg.progress = false;
+        cfg.threads = 1;
+        cfg.hash_mib = 16;
+        cfg.backoff_cap = Duration::from_secs(1);
+        tasks.push(rt.spawn(c960_worker::runner::run(cfg, rx.clone())));
+    }
+    let until = Instant::now() + Duration::from_secs(600);
+    loop {
+        let p = store.progress().unwrap().pop().unwrap();
+        if b.is_some() && p.valid >= p.total / 3 {
+            // SIGKILL mid-run: its open leases expire and go to the workers of the other.
+            b.take().unwrap().stop();
+        }
+        if p.valid == p.total {
+            break;
+        }
+        assert!(Instant::now() < until, "campaign not finished: {p:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        b.is_none(),
+        "the campaign finished before a coordinator was killed"
+    );
+    stop.send(true).unwrap();
+    rt.block_on(async {
+        for t in tasks {
+            // The workers of the killed coordinator give up or stop; neither matters here.
+            let _ = tokio::time::timeout(Duration::from_secs(30), t).await;
+        }
+    });
+    drop(a);
+    let (_, rows) = store.table(c.id).unwrap();
+    assert_eq!(rows.len(), 960);
+    let refs = reference();
+    for r in &rows {
+        let sp = r.sp.unwrap();
+        assert_eq!(r.nodes, Some(refs[&sp][depth as usize - 1]), "start {sp}");
+    }
+    let p = store.progress().unwrap().pop().unwrap();
+    assert_eq!(
+        (p.valid, p.failed),
+        (960, 0),
+        "each workunit counted valid once"
+    );
+    assert_eq!(
+        count(
+            &store,
+            "SELECT COUNT(*) FROM (SELECT workunit_id, worker_id FROM results WHERE state IN (0, 1, 4) GROUP BY workunit_id, worker_id HAVING COUNT(*) > 1) d"
+        ),
+        0,
+        "a worker held two replicas of one workunit"
+    );
+    assert_eq!(
+        count(
+            &store,
+            "SELECT COUNT(*) FROM workunits w WHERE w.state = 1 AND NOT EXISTS (SELECT 1 FROM results r WHERE r.id = w.canonical_result_id AND r.workunit_id = w.id AND r.outcome = 1)"
+        ),
+        0,
+        "a canonical result that is not a valid result of its workunit"
+    );
+}
+
+#[test]
+fn two_coordinators_on_postgres_depth_3() {
+    two_coordinators_finish_a_campaign_with_one_killed(3, "scale_out_d3");
+}
+
+/// The evidence run: depth 5 (release build: `cargo test --release -p c960-tests --test
+/// scale_out -- --ignored`).
+#[test]
+#[ignore]
+fn two_coordinators_on_postgres_depth_5() {
+    two_coordinators_finish_a_campaign_with_one_killed(5, "scale_out_d5");
+}
