@@ -33,9 +33,18 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/admin/campaigns/{id}/priority",
             post(prioritise_campaign),
         )
-        .route("/api/v1/admin/campaigns/{id}/pause", post(pause_campaign))
-        .route("/api/v1/admin/campaigns/{id}/resume", post(resume_campaign))
-        .route("/api/v1/admin/campaigns/{id}/cancel", post(cancel_campaign))
+        .route(
+            "/api/v1/admin/campaigns/{id}/pause",
+            status_route(CampaignAction::Pause),
+        )
+        .route(
+            "/api/v1/admin/campaigns/{id}/resume",
+            status_route(CampaignAction::Resume),
+        )
+        .route(
+            "/api/v1/admin/campaigns/{id}/cancel",
+            status_route(CampaignAction::Cancel),
+        )
         .route("/api/v1/admin/workers/{id}/ban", post(ban))
         .route("/api/v1/admin/workers/{id}/unban", post(unban))
         .route("/api/v1/admin/workunits/{id}/results", get(results))
@@ -239,28 +248,13 @@ async fn prioritise_campaign(
     change_campaign(st, &id, CampaignChange::Priority(priority)).await
 }
 
-async fn pause_campaign(
-    State(st): State<AppState>,
-    _admin: Admin,
-    Path(id): Path<String>,
-) -> Result<Json<Campaign>, ApiError> {
-    change_campaign(st, &id, CampaignChange::Status(CampaignAction::Pause)).await
-}
-
-async fn resume_campaign(
-    State(st): State<AppState>,
-    _admin: Admin,
-    Path(id): Path<String>,
-) -> Result<Json<Campaign>, ApiError> {
-    change_campaign(st, &id, CampaignChange::Status(CampaignAction::Resume)).await
-}
-
-async fn cancel_campaign(
-    State(st): State<AppState>,
-    _admin: Admin,
-    Path(id): Path<String>,
-) -> Result<Json<Campaign>, ApiError> {
-    change_campaign(st, &id, CampaignChange::Status(CampaignAction::Cancel)).await
+/// `POST …/campaigns/{id}/pause`, `…/resume` or `…/cancel`: this status action.
+fn status_route(action: CampaignAction) -> axum::routing::MethodRouter<AppState> {
+    post(
+        move |State(st): State<AppState>, _admin: Admin, Path(id): Path<String>| async move {
+            change_campaign(st, &id, CampaignChange::Status(action)).await
+        },
+    )
 }
 
 /// Store errors of the admin calls: an unknown worker is 404 here (on the worker API it is 401,
