@@ -32,6 +32,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of `serve`'s variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Serve the HTTP API.
