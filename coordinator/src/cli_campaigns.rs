@@ -18,7 +18,7 @@ pub enum CampaignCommand {
     /// Add a perft (or analysis) campaign; prints its id. Warns (and adds it all the same)
     /// when a campaign with the same parameters exists and is not cancelled.
     Add {
-        /// SQLite database file (`serve --db` creates it).
+        /// SQLite database file (`serve --db` creates it), or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Perft depth, or search depth with --analyse.
@@ -51,13 +51,13 @@ pub enum CampaignCommand {
     },
     /// List campaigns with their progress.
     List {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
     },
     /// One campaign: its parameters, status and progress.
     Show {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Campaign id.
@@ -65,7 +65,7 @@ pub enum CampaignCommand {
     },
     /// Name a campaign (without NAME: clear its name).
     Name {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Campaign id.
@@ -75,7 +75,7 @@ pub enum CampaignCommand {
     },
     /// Set a campaign's scheduling priority (higher first; default 0).
     Priority {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Campaign id.
@@ -86,7 +86,7 @@ pub enum CampaignCommand {
     },
     /// Stop handing out a campaign's workunits (leases already out may still be answered).
     Pause {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Campaign id.
@@ -94,7 +94,7 @@ pub enum CampaignCommand {
     },
     /// Hand out a paused campaign's workunits again.
     Resume {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Campaign id.
@@ -102,7 +102,7 @@ pub enum CampaignCommand {
     },
     /// Stop a campaign for good (it cannot be resumed).
     Cancel {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Campaign id.

@@ -13,7 +13,7 @@ use clap::Subcommand;
 pub enum TokenCommand {
     /// Mint a token for one volunteer; prints it once (only its hash is kept).
     Mint {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Whom it is for (your note).
@@ -25,13 +25,13 @@ pub enum TokenCommand {
     },
     /// Every token: id, name, workers registered / cap, revoked.
     List {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
     },
     /// Revoke a token: it registers nobody more (its workers keep working).
     Revoke {
-        /// SQLite database file.
+        /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Token id (the part before the dot).
