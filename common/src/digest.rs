@@ -32,6 +32,20 @@
 //!   depth u32, score_cp and mate as above, nodes u64, wdl as above
 //! ```
 //!
+//! A self-play workunit (protocol 4) encodes its kind and result as
+//!
+//! ```text
+//! kind tag                         u8: 3 = self-play
+//!   position                       as above
+//!   games u32, nodes per move u64, engine tag u8, hash MiB u32, opening plies u32,
+//!   move cap u32, seed u64         all big-endian
+//! result tag                       u8: 0xB1
+//! engine id                        u32 big-endian length, UTF-8 bytes
+//! nodes                            u64 big-endian
+//! white wins, draws, black wins    u32 big-endian each
+//! game count                       u32 big-endian; per game, in order: u32 length, PGN bytes
+//! ```
+//!
 //! The result tag is 0xA1 when the result has no per-depth records (the built-in searcher), so
 //! those digests are unchanged from protocol 2, and 0xA2 when it has them.
 //!
@@ -43,7 +57,8 @@
 use sha2::{Digest as _, Sha256};
 
 use crate::wire::{
-    AnalysisEngine, AnalysisResult, PerftResult, PositionSpec, WorkResult, WorkUnitKind,
+    AnalysisEngine, AnalysisResult, PerftResult, PositionSpec, SelfPlayResult, WorkResult,
+    WorkUnitKind,
 };
 
 /// The canonical byte encoding of a result, the input of [`result_digest`].
@@ -66,18 +81,56 @@ pub fn canonical_bytes(workunit_id: u64, kind: &WorkUnitKind, result: &WorkResul
             out.push(2);
             push_position(&mut out, position);
             out.extend_from_slice(&depth.to_be_bytes());
-            out.push(match engine {
-                AnalysisEngine::Builtin => 1,
-                AnalysisEngine::Uci => 2,
-            });
+            out.push(engine_tag(*engine));
             out.extend_from_slice(&hash_mib.to_be_bytes());
+        }
+        WorkUnitKind::SelfPlay {
+            position,
+            games,
+            nodes,
+            engine,
+            hash_mib,
+            opening_plies,
+            max_plies,
+            seed,
+        } => {
+            out.push(3);
+            push_position(&mut out, position);
+            out.extend_from_slice(&games.to_be_bytes());
+            out.extend_from_slice(&nodes.to_be_bytes());
+            out.push(engine_tag(*engine));
+            out.extend_from_slice(&hash_mib.to_be_bytes());
+            out.extend_from_slice(&opening_plies.to_be_bytes());
+            out.extend_from_slice(&max_plies.to_be_bytes());
+            out.extend_from_slice(&seed.to_be_bytes());
         }
     }
     match result {
         WorkResult::Perft(r) => push_perft(&mut out, r),
         WorkResult::Analysis(r) => push_analysis(&mut out, r),
+        WorkResult::SelfPlay(r) => push_self_play(&mut out, r),
     }
     out
+}
+
+fn engine_tag(engine: AnalysisEngine) -> u8 {
+    match engine {
+        AnalysisEngine::Builtin => 1,
+        AnalysisEngine::Uci => 2,
+    }
+}
+
+fn push_self_play(out: &mut Vec<u8>, r: &SelfPlayResult) {
+    out.push(0xB1);
+    push_bytes(out, r.engine_id.as_bytes());
+    out.extend_from_slice(&r.nodes.to_be_bytes());
+    for n in [r.white_wins, r.draws, r.black_wins] {
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+    out.extend_from_slice(&(r.games.len() as u32).to_be_bytes());
+    for g in &r.games {
+        push_bytes(out, g.as_bytes());
+    }
 }
 
 fn push_position(out: &mut Vec<u8>, position: &PositionSpec) {
@@ -190,7 +243,7 @@ mod tests {
     fn perft(r: &mut WorkResult) -> &mut PerftResult {
         match r {
             WorkResult::Perft(p) => p,
-            WorkResult::Analysis(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 
@@ -313,6 +366,55 @@ mod tests {
         let mut fewer = base.clone();
         fewer.depths.pop();
         assert_ne!(d, result_digest(7, &k, &WorkResult::Analysis(fewer)));
+    }
+
+    #[test]
+    fn self_play_kind_and_games_are_digested() {
+        let kind = |seed: u64, nodes: u64| WorkUnitKind::SelfPlay {
+            position: PositionSpec::StartPosition(518),
+            games: 2,
+            nodes,
+            engine: AnalysisEngine::Uci,
+            hash_mib: 16,
+            opening_plies: 2,
+            max_plies: 400,
+            seed,
+        };
+        let base = SelfPlayResult {
+            engine_id: "Stockfish 15.1 [sha256:0123]".into(),
+            nodes: 5000,
+            white_wins: 1,
+            draws: 1,
+            black_wins: 0,
+            games: vec!["pgn one".into(), "pgn two".into()],
+        };
+        let d = result_digest(9, &kind(9, 1000), &WorkResult::SelfPlay(base.clone()));
+        assert_ne!(
+            d,
+            result_digest(9, &kind(10, 1000), &WorkResult::SelfPlay(base.clone()))
+        );
+        assert_ne!(
+            d,
+            result_digest(9, &kind(9, 1001), &WorkResult::SelfPlay(base.clone()))
+        );
+        let variants: Vec<fn(&mut SelfPlayResult)> = vec![
+            |r| r.engine_id.push('x'),
+            |r| r.nodes += 1,
+            |r| r.white_wins += 1,
+            |r| r.draws += 1,
+            |r| r.black_wins += 1,
+            |r| r.games[1].push(' '),
+            |r| r.games.swap(0, 1),
+            |r| r.games[0] = "pgn onepgn".into(),
+        ];
+        for change in variants {
+            let mut r = base.clone();
+            change(&mut r);
+            assert_ne!(
+                d,
+                result_digest(9, &kind(9, 1000), &WorkResult::SelfPlay(r))
+            );
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod draw;
 pub mod epd;
 pub mod family;
 pub mod fen;
+pub mod game;
 pub mod movegen;
 pub mod perft;
 pub mod position;

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this build. Bumped on any incompatible change of these types.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The largest request body the coordinator accepts, and the decode limit of [`crate::codec`].
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -96,22 +96,46 @@ pub enum WorkUnitKind {
         /// Transposition-table (UCI `Hash`) size in MiB: part of the reproducibility contract.
         hash_mib: u32,
     },
+    /// Play `games` games from `position`, the engine against itself: one thread, a table of
+    /// `hash_mib` MiB cleared by `ucinewgame` before each game, `go nodes {nodes}` for every
+    /// move after the `opening_plies` random ones ([`crate::game::openings`] seeded with
+    /// `seed`), ended by the rules or at `max_plies` ([`crate::game::Game::adjudicate`]).
+    /// Deterministic for one engine build, so replicas are compared exactly.
+    SelfPlay {
+        /// The start position of every game.
+        position: PositionSpec,
+        /// Games to play (≥ 1).
+        games: u32,
+        /// The node budget of every engine move (`go nodes`).
+        nodes: u64,
+        /// Which engine.
+        engine: AnalysisEngine,
+        /// Transposition-table (UCI `Hash`) size in MiB.
+        hash_mib: u32,
+        /// Random legal plies opening each game.
+        opening_plies: u32,
+        /// The move cap in plies (a draw when reached).
+        max_plies: u32,
+        /// The seed of the opening plies (the coordinator uses the workunit id).
+        seed: u64,
+    },
 }
 
 impl WorkUnitKind {
     /// The root position of the workunit.
     pub fn position(&self) -> &PositionSpec {
         match self {
-            WorkUnitKind::Perft { position, .. } | WorkUnitKind::Analysis { position, .. } => {
-                position
-            }
+            WorkUnitKind::Perft { position, .. }
+            | WorkUnitKind::Analysis { position, .. }
+            | WorkUnitKind::SelfPlay { position, .. } => position,
         }
     }
 
-    /// The depth in plies.
+    /// The depth in plies (0 for self-play, which is limited by nodes per move).
     pub fn depth(&self) -> u32 {
         match self {
             WorkUnitKind::Perft { depth, .. } | WorkUnitKind::Analysis { depth, .. } => *depth,
+            WorkUnitKind::SelfPlay { .. } => 0,
         }
     }
 }
@@ -126,6 +150,8 @@ pub struct Capabilities {
     pub builtin_analysis: bool,
     /// Analysis with a UCI engine (the worker was started with one).
     pub uci_analysis: bool,
+    /// Self-play games, with each engine the two fields above allow (protocol 4).
+    pub self_play: bool,
 }
 
 impl Capabilities {
@@ -135,6 +161,7 @@ impl Capabilities {
             perft: true,
             builtin_analysis: true,
             uci_analysis: false,
+            self_play: true,
         }
     }
 
@@ -150,6 +177,13 @@ impl Capabilities {
                 engine: AnalysisEngine::Uci,
                 ..
             } => self.uci_analysis,
+            WorkUnitKind::SelfPlay { engine, .. } => {
+                self.self_play
+                    && match engine {
+                        AnalysisEngine::Builtin => self.builtin_analysis,
+                        AnalysisEngine::Uci => self.uci_analysis,
+                    }
+            }
         }
     }
 }
@@ -261,6 +295,23 @@ pub struct DepthRecord {
     pub nodes: u64,
 }
 
+/// The payload of a self-play result: the games and their score, White's point of view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelfPlayResult {
+    /// The engine id, as for analysis (digested: only replicas of one build agree).
+    pub engine_id: String,
+    /// Nodes searched over all games, as the engine counts them.
+    pub nodes: u64,
+    /// Games White won.
+    pub white_wins: u32,
+    /// Games drawn.
+    pub draws: u32,
+    /// Games Black won.
+    pub black_wins: u32,
+    /// Every game as PGN ([`crate::game::to_pgn`]), in the order played.
+    pub games: Vec<String>,
+}
+
 /// The payload of a submitted result, by workunit kind.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WorkResult {
@@ -268,6 +319,8 @@ pub enum WorkResult {
     Perft(PerftResult),
     /// Answer to [`WorkUnitKind::Analysis`].
     Analysis(AnalysisResult),
+    /// Answer to [`WorkUnitKind::SelfPlay`].
+    SelfPlay(SelfPlayResult),
 }
 
 impl WorkResult {
@@ -276,6 +329,7 @@ impl WorkResult {
         match self {
             WorkResult::Perft(r) => r.nodes,
             WorkResult::Analysis(r) => r.nodes,
+            WorkResult::SelfPlay(r) => r.nodes,
         }
     }
 }

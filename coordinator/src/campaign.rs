@@ -170,7 +170,25 @@ pub struct NewCampaign {
     pub name: Option<String>,
     /// Scheduling priority (higher served first; default 0).
     pub priority: i64,
+    /// Self-play: games per workunit and nodes per move, played with the engine `analysis`
+    /// names (depth is then 0).
+    pub self_play: Option<SelfPlayBudget>,
 }
+
+/// What a self-play campaign plays per start: games per workunit, nodes per engine move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SelfPlayBudget {
+    /// Games per workunit (one workunit per start), 1..=[`MAX_SELF_PLAY_GAMES`].
+    pub games: u32,
+    /// `go nodes` of every engine move, 1..=[`MAX_SELF_PLAY_NODES`].
+    pub nodes: u64,
+}
+
+/// The most games per self-play workunit (the worker's limit).
+pub const MAX_SELF_PLAY_GAMES: u32 = c960_worker::selfplay::MAX_GAMES;
+
+/// The largest node budget per move (the worker's limit).
+pub const MAX_SELF_PLAY_NODES: u64 = c960_worker::selfplay::MAX_NODES_PER_MOVE;
 
 impl NewCampaign {
     /// Checks the parameters; the cap defaults to quorum + 2 (room for two disagreements).
@@ -206,6 +224,7 @@ impl NewCampaign {
             numbers: Vec::new(),
             name: None,
             priority: 0,
+            self_play: None,
         })
     }
 
@@ -270,6 +289,31 @@ impl NewCampaign {
         Ok(self)
     }
 
+    /// Turns the campaign into a self-play campaign: `budget.games` games per start, the
+    /// engine kind `engine` against itself at `budget.nodes` nodes a move.
+    pub fn play(
+        mut self,
+        engine: AnalysisEngine,
+        budget: SelfPlayBudget,
+    ) -> Result<NewCampaign, String> {
+        if budget.games == 0 || budget.games > MAX_SELF_PLAY_GAMES {
+            return Err(format!(
+                "games {} is out of range 1..{MAX_SELF_PLAY_GAMES}",
+                budget.games
+            ));
+        }
+        if budget.nodes == 0 || budget.nodes > MAX_SELF_PLAY_NODES {
+            return Err(format!(
+                "nodes per move {} is out of range 1..{MAX_SELF_PLAY_NODES}",
+                budget.nodes
+            ));
+        }
+        self.analysis = Some(engine);
+        self.self_play = Some(budget);
+        self.depth = 0;
+        Ok(self)
+    }
+
     /// Splits each start position's perft at `ply` with transposition merging
     /// ([`c960_common::split`]): one workunit per distinct position, depth − ply deep.
     pub fn split_at(mut self, ply: u32) -> Result<NewCampaign, String> {
@@ -316,12 +360,12 @@ impl NewCampaign {
         self
     }
 
-    /// `perft` or `analysis`, as stored.
+    /// `perft`, `analysis` or `selfplay`, as stored.
     pub fn kind_name(&self) -> &'static str {
-        if self.analysis.is_some() {
-            "analysis"
-        } else {
-            "perft"
+        match (self.analysis, self.self_play) {
+            (_, Some(_)) => "selfplay",
+            (Some(_), None) => "analysis",
+            (None, None) => "perft",
         }
     }
 }
@@ -331,12 +375,17 @@ impl NewCampaign {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CampaignRequest {
-    /// Perft depth, or search depth of an analysis.
+    /// Perft depth, or search depth of an analysis (not given for self-play).
+    #[serde(default)]
     pub depth: u32,
-    /// `perft` (default) or `analysis`.
+    /// `perft` (default), `analysis` or `selfplay`.
     pub kind: Option<String>,
-    /// Analysis only: `builtin` (default) or `uci`.
+    /// Analysis and self-play: `builtin` (default) or `uci`.
     pub engine: Option<String>,
+    /// Self-play: games per start (one workunit each).
+    pub games: Option<u32>,
+    /// Self-play: nodes per engine move (`go nodes`).
+    pub nodes: Option<u64>,
     /// Perft only: a ply number (0: no split) or `auto` (default).
     pub split_ply: Option<SplitPly>,
     /// Agreeing results needed (default 2).
@@ -376,25 +425,40 @@ impl CampaignRequest {
             self.sample,
             self.seed.unwrap_or(0),
         )?;
+        let kind = self.kind.as_deref().unwrap_or("perft");
+        let self_play = kind == "selfplay";
+        if self_play && self.depth != 0 {
+            return Err("a self-play campaign has games and nodes, not a depth".into());
+        }
+        if !self_play && (self.games.is_some() || self.nodes.is_some()) {
+            return Err("games and nodes are for self-play campaigns only".into());
+        }
         let mut spec = NewCampaign::in_family(
             family,
-            self.depth,
+            if self_play { 1 } else { self.depth },
             self.quorum.unwrap_or(2),
             self.max_results,
             numbers,
         )?;
-        match self.kind.as_deref().unwrap_or("perft") {
+        let engine = || {
+            let name = self.engine.as_deref().unwrap_or("builtin");
+            AnalysisEngine::parse(name)
+                .ok_or_else(|| format!("engine {name:?}: use builtin or uci"))
+        };
+        match kind {
             "perft" if self.engine.is_some() => {
-                return Err("an engine is for analysis campaigns only".into());
+                return Err("an engine is for analysis and self-play campaigns only".into());
             }
             "perft" => {}
-            "analysis" => {
-                let name = self.engine.as_deref().unwrap_or("builtin");
-                let engine = AnalysisEngine::parse(name)
-                    .ok_or_else(|| format!("engine {name:?}: use builtin or uci"))?;
-                spec = spec.analyse(engine)?;
+            "analysis" => spec = spec.analyse(engine()?)?,
+            "selfplay" => {
+                let budget = SelfPlayBudget {
+                    games: self.games.ok_or("a self-play campaign needs games")?,
+                    nodes: self.nodes.ok_or("a self-play campaign needs nodes")?,
+                };
+                spec = spec.play(engine()?, budget)?;
             }
-            other => return Err(format!("kind {other:?}: use perft or analysis")),
+            other => return Err(format!("kind {other:?}: use perft, analysis or selfplay")),
         }
         let split = match &self.split_ply {
             None => "auto".to_string(),
@@ -510,7 +574,25 @@ mod tests {
             (c.family, c.numbers.len(), c.name.as_deref()),
             (Family::Shuffle, 5, Some("s"))
         );
+        let c = req(r#"{"kind": "selfplay", "engine": "uci", "games": 8, "nodes": 2000, "positions": "518"}"#)
+            .unwrap();
+        assert_eq!(
+            (c.kind_name(), c.depth, c.analysis, c.self_play),
+            (
+                "selfplay",
+                0,
+                Some(AnalysisEngine::Uci),
+                Some(SelfPlayBudget {
+                    games: 8,
+                    nodes: 2000
+                })
+            )
+        );
         for bad in [
+            r#"{"kind": "selfplay", "games": 8}"#,
+            r#"{"kind": "selfplay", "games": 0, "nodes": 10}"#,
+            r#"{"kind": "selfplay", "games": 8, "nodes": 10, "depth": 3}"#,
+            r#"{"depth": 3, "games": 8}"#,
             r#"{"depth": 0}"#,
             r#"{"depth": 2, "kind": "mystery"}"#,
             r#"{"depth": 2, "engine": "uci"}"#,

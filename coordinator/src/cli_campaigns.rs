@@ -21,14 +21,24 @@ pub enum CampaignCommand {
         /// SQLite database file (`serve --db` creates it), or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
-        /// Perft depth, or search depth with --analyse.
-        #[arg(long)]
-        depth: u32,
+        /// Perft depth, or search depth with --analyse (not with --self-play).
+        #[arg(long, required_unless_present = "self_play")]
+        depth: Option<u32>,
         /// An analysis campaign (fixed-depth search per start position) instead of perft.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "self_play")]
         analyse: bool,
-        /// With --analyse: `builtin` (default) or `uci` (volunteers' UCI engines).
-        #[arg(long, requires = "analyse")]
+        /// A self-play campaign: --games games per start, the engine against itself at --nodes
+        /// nodes a move.
+        #[arg(long, requires_all = ["games", "nodes"])]
+        self_play: bool,
+        /// With --self-play: games per start (one workunit each).
+        #[arg(long, requires = "self_play")]
+        games: Option<u32>,
+        /// With --self-play: nodes per engine move (`go nodes`).
+        #[arg(long, requires = "self_play")]
+        nodes: Option<u64>,
+        /// With --analyse or --self-play: `builtin` (default) or `uci` (volunteers' UCI engines).
+        #[arg(long)]
         engine: Option<String>,
         /// Perft: split each start position at this ply, merging transpositions (0: no split;
         /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
@@ -110,10 +120,10 @@ pub enum CampaignCommand {
     },
 }
 
-/// `perft` or `analysis/ENGINE`.
+/// `perft`, `analysis/ENGINE` or `selfplay/ENGINE`.
 fn kind(c: &Campaign) -> String {
     match &c.engine {
-        Some(e) => format!("analysis/{e}"),
+        Some(e) => format!("{}/{e}", c.kind),
         None => c.kind.clone(),
     }
 }
@@ -163,6 +173,9 @@ pub fn run(
             db,
             depth,
             analyse,
+            self_play,
+            games,
+            nodes,
             engine,
             split_ply,
             quorum,
@@ -171,10 +184,17 @@ pub fn run(
             priority,
             starts,
         } => {
+            let kind = match (analyse, self_play) {
+                (_, true) => "selfplay",
+                (true, false) => "analysis",
+                (false, false) => "perft",
+            };
             let spec = CampaignRequest {
-                depth,
-                kind: Some(if analyse { "analysis" } else { "perft" }.into()),
+                depth: depth.unwrap_or(0),
+                kind: Some(kind.into()),
                 engine,
+                games,
+                nodes,
                 split_ply: Some(SplitPly::Text(split_ply)),
                 quorum: Some(quorum),
                 max_results,
@@ -196,9 +216,11 @@ pub fn run(
             eprintln!(
                 "campaign {}: {} depth {} over {} {}, quorum {}, priority {}",
                 c.id,
-                match &c.engine {
-                    Some(e) => format!("analysis ({e})"),
-                    None => "perft".into(),
+                match (&c.engine, c.games, c.move_nodes) {
+                    (Some(e), Some(g), Some(n)) =>
+                        format!("self-play ({e}, {g} games a start at {n} nodes a move)"),
+                    (Some(e), _, _) => format!("analysis ({e})"),
+                    _ => "perft".into(),
                 },
                 c.depth,
                 c.family,
@@ -226,6 +248,9 @@ pub fn run(
             println!("priority     {}", c.priority);
             println!("kind         {}", kind(c));
             println!("depth        {}", c.depth);
+            if let (Some(g), Some(n)) = (c.games, c.move_nodes) {
+                println!("self-play    {g} games a start, {n} nodes a move");
+            }
             println!("split ply    {}", c.split_ply);
             println!("family       {}", c.family);
             println!("positions    {}", c.positions);

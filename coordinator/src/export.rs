@@ -22,6 +22,8 @@ pub enum Format {
     Svg,
     /// Analysis campaigns: every completed depth of every canonical result, one CSV row each.
     Depths,
+    /// Self-play campaigns: every canonical game as one PGN file.
+    Pgn,
 }
 
 impl Format {
@@ -33,8 +35,9 @@ impl Format {
             "balance" => Ok(Format::Balance),
             "svg" => Ok(Format::Svg),
             "depths" => Ok(Format::Depths),
+            "pgn" => Ok(Format::Pgn),
             other => Err(format!(
-                "unknown format {other:?}; use csv, json, balance, svg or depths"
+                "unknown format {other:?}; use csv, json, balance, svg, depths or pgn"
             )),
         }
     }
@@ -45,6 +48,7 @@ impl Format {
             Format::Csv | Format::Depths => "text/csv; charset=utf-8",
             Format::Json | Format::Balance => "application/json",
             Format::Svg => "image/svg+xml",
+            Format::Pgn => "application/x-chess-pgn",
         }
     }
 }
@@ -79,6 +83,22 @@ pub fn render(
         .find(|c| c.id == campaign_id)
         .map(|c| c.kind.clone())
         .ok_or(crate::store::StoreError::UnknownCampaign(campaign_id))?;
+    let not_for = |what: &str| {
+        Err(format!(
+            "campaign {campaign_id} is a {kind} campaign; {what}"
+        ))
+    };
+    if kind == "selfplay" {
+        let (c, rows) = store.self_play_table(campaign_id)?;
+        return Ok(match format {
+            Format::Csv => Ok(crate::self_play::csv(&c, &rows)),
+            Format::Json => Ok(crate::self_play::json(&c, &rows)),
+            Format::Pgn => Ok(crate::self_play::pgn(&rows)),
+            Format::Balance | Format::Svg | Format::Depths => {
+                not_for("balance reports need an analysis campaign")
+            }
+        });
+    }
     if kind == "analysis" {
         let (c, rows) = store.analysis_table(campaign_id)?;
         return Ok(match format {
@@ -87,6 +107,7 @@ pub fn render(
             Format::Balance => balance_json(&c, &rows),
             Format::Svg => balance_svg(&c, &rows),
             Format::Depths => Ok(depths_csv(&rows)),
+            Format::Pgn => not_for("games are exported from self-play campaigns"),
         });
     }
     if campaigns
@@ -97,7 +118,7 @@ pub fn render(
         return Ok(match format {
             Format::Csv => Ok(crate::assembly::split_csv(&rows)),
             Format::Json => Ok(split_json(&c, &rows)),
-            Format::Balance | Format::Svg | Format::Depths => Err(format!(
+            Format::Balance | Format::Svg | Format::Depths | Format::Pgn => Err(format!(
                 "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
             )),
         });
@@ -106,7 +127,7 @@ pub fn render(
     Ok(match format {
         Format::Csv => Ok(csv_for(&c, &rows)),
         Format::Json => Ok(json(&c, &rows)),
-        Format::Balance | Format::Svg | Format::Depths => Err(format!(
+        Format::Balance | Format::Svg | Format::Depths | Format::Pgn => Err(format!(
             "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
         )),
     })
@@ -169,7 +190,7 @@ pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
 /// workunit: the one export that grows with a campaign; a split table is per start position,
 /// analysis tables and the reports are built in memory).
 pub fn streams(campaign: &Campaign, format: Format) -> bool {
-    format == Format::Csv && campaign.kind != "analysis" && campaign.split_ply == 0
+    format == Format::Csv && campaign.kind == "perft" && campaign.split_ply == 0
 }
 
 /// The CSV of a perft table streamed from one read snapshot: `send` gets chunks of about
@@ -595,6 +616,8 @@ mod tests {
             name: None,
             priority: 0,
             status: Default::default(),
+            games: None,
+            move_nodes: None,
         };
         let text = json(&campaign, &rows);
         let sum = 2 * u128::from(u64::MAX) + (1 << 53) + 1;

@@ -13,7 +13,8 @@
 //! - [`quarantine`]: voiding a caught worker's results and re-verifying what it validated.
 //! - [`tls`]: HTTPS with rustls.
 //! - [`conn`]: `serve`'s connection loop: caps per address and in all, header and idle timeouts.
-//! - [`export`]: the table as CSV or JSON.
+//! - [`export`]: the table as CSV or JSON; [`self_play`]: self-play tables (score, interval,
+//!   Elo-style White advantage) as CSV, JSON or PGN.
 //! - [`assembly`]: split campaigns' per-position totals and the reference/OEIS checks.
 //! - [`reads`]: the pages' read-only store queries (leaderboard, worker history).
 //! - [`metrics`]: the Prometheus registry and the request-logging middleware.
@@ -36,6 +37,7 @@ pub mod quarantine;
 pub mod reads;
 pub mod run;
 pub mod scheduler;
+pub mod self_play;
 pub mod stall;
 pub mod store;
 pub mod tls;

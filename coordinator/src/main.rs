@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use c960_common::wire::AnalysisEngine;
 use c960_coordinator::api::auth::{self, Enrolment};
 use c960_coordinator::api::limits::Rate;
@@ -190,7 +190,7 @@ enum Command {
         #[arg(long)]
         campaign: u64,
         /// csv or json; for analysis campaigns also balance (JSON report), svg (chart) or depths
-        /// (every completed depth of every result, CSV).
+        /// (every completed depth of every result, CSV); for self-play campaigns also pgn.
         #[arg(long, default_value = "csv")]
         format: String,
         /// Output file (default stdout).
@@ -200,15 +200,25 @@ enum Command {
     /// Run a whole perft (or analysis) campaign on this machine with in-process workers, then
     /// print the table.
     Run {
-        /// Perft depth, or search depth with --analyse.
-        #[arg(long)]
-        depth: u32,
+        /// Perft depth, or search depth with --analyse (not with --self-play).
+        #[arg(long, required_unless_present = "self_play")]
+        depth: Option<u32>,
         /// An analysis campaign (fixed-depth search per start position) instead of perft.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "self_play")]
         analyse: bool,
-        /// With --analyse: `builtin`, or `uci:COMMAND` for a UCI engine such as
+        /// A self-play campaign: --games games per start, the engine against itself at --nodes
+        /// nodes a move; writes the per-start score table (CSV).
+        #[arg(long, requires_all = ["games", "nodes"])]
+        self_play: bool,
+        /// With --self-play: games per start.
+        #[arg(long, requires = "self_play")]
+        games: Option<u32>,
+        /// With --self-play: nodes per engine move (`go nodes`).
+        #[arg(long, requires = "self_play")]
+        nodes: Option<u64>,
+        /// With --analyse or --self-play: `builtin`, or `uci:COMMAND` for a UCI engine such as
         /// /usr/games/stockfish or "node /opt/sf/stockfish-19-single.js".
-        #[arg(long, requires = "analyse")]
+        #[arg(long)]
         engine: Option<String>,
         /// Perft: split each start position at this ply, merging transpositions (0: no split;
         /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
@@ -650,6 +660,9 @@ fn main() -> ExitCode {
         Command::Run {
             depth,
             analyse,
+            self_play,
+            games,
+            nodes,
             engine,
             split_ply,
             hash,
@@ -661,16 +674,25 @@ fn main() -> ExitCode {
             max_results,
             lease_secs,
         } => {
-            let (analysis, uci) = if analyse {
+            let (analysis, uci) = if analyse || self_play {
                 parse_run_engine(engine.as_deref().unwrap_or("builtin"))?
+            } else if engine.is_some() {
+                bail!("--engine is for --analyse and --self-play");
             } else {
                 (None, None)
             };
+            let self_play = match (self_play, games, nodes) {
+                (true, Some(games), Some(nodes)) => {
+                    Some(c960_coordinator::campaign::SelfPlayBudget { games, nodes })
+                }
+                _ => None,
+            };
             init_tracing("warn", false);
             let opts = RunOptions {
-                depth,
+                depth: depth.unwrap_or(0),
                 analysis,
                 uci,
+                self_play,
                 split_ply,
                 hash_mib: hash,
                 local_workers,

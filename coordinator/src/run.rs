@@ -30,6 +30,9 @@ pub struct RunOptions {
     pub analysis: Option<AnalysisEngine>,
     /// The UCI engine the local workers drive (required for UCI analysis).
     pub uci: Option<c960_worker::uci_engine::UciCommand>,
+    /// `Some`: a self-play campaign with this budget, played with the engine `analysis` names
+    /// (the depth is then ignored).
+    pub self_play: Option<crate::campaign::SelfPlayBudget>,
     /// Perft: split each start position at this ply (`0`: no split, `auto`: see
     /// [`crate::campaign::auto_split_ply`]).
     pub split_ply: String,
@@ -83,14 +86,22 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome> {
         opts.seed,
     )
     .map_err(|e| anyhow!(e))?;
-    let mut spec =
-        NewCampaign::in_family(family, opts.depth, opts.quorum, opts.max_results, numbers)
-            .map_err(|e| anyhow!(e))?;
+    let depth = if opts.self_play.is_some() {
+        1
+    } else {
+        opts.depth
+    };
+    let mut spec = NewCampaign::in_family(family, depth, opts.quorum, opts.max_results, numbers)
+        .map_err(|e| anyhow!(e))?;
     if let Some(engine) = opts.analysis {
         if engine == AnalysisEngine::Uci && opts.uci.is_none() {
-            bail!("a UCI analysis needs the engine's command: --engine uci:COMMAND");
+            bail!("a UCI engine's campaign needs the engine's command: --engine uci:COMMAND");
         }
-        spec = spec.analyse(engine).map_err(|e| anyhow!(e))?;
+        spec = match opts.self_play {
+            Some(budget) => spec.play(engine, budget),
+            None => spec.analyse(engine),
+        }
+        .map_err(|e| anyhow!(e))?;
     }
     spec = spec.split_by(&opts.split_ply).map_err(|e| anyhow!(e))?;
     let cores = std::thread::available_parallelism()
@@ -146,6 +157,11 @@ async fn run_async(
         "campaign {}: {} depth {} over {} start positions {}, quorum {}; {} of {} workunits already done{}",
         campaign.id,
         match (&campaign.engine, campaign.split_ply) {
+            (Some(e), _) if campaign.kind == "selfplay" => format!(
+                "self-play ({e}, {} games a start at {} nodes a move)",
+                campaign.games.unwrap_or(0),
+                campaign.move_nodes.unwrap_or(0)
+            ),
             (Some(e), _) => format!("analysis ({e})"),
             (None, 0) => "perft".into(),
             (None, k) => format!("perft split at ply {k}"),
@@ -178,6 +194,9 @@ async fn run_async(
 
     if campaign.kind == "analysis" {
         return finish_analysis(&opts, &store, campaign.id).await;
+    }
+    if campaign.kind == "selfplay" {
+        return finish_self_play(&opts, &store, campaign.id).await;
     }
     if campaign.split_ply > 0 {
         return finish_split(&opts, &store, campaign.id).await;
@@ -267,6 +286,46 @@ async fn finish_split(
         });
     }
     Ok(RunOutcome::Complete(total))
+}
+
+/// Writes the self-play CSV ([`crate::self_play::csv`]) and prints the pooled score on
+/// standard error.
+async fn finish_self_play(
+    opts: &RunOptions,
+    store: &Arc<dyn Store>,
+    campaign_id: u64,
+) -> Result<RunOutcome> {
+    let s2 = store.clone();
+    let (campaign, rows) =
+        tokio::task::spawn_blocking(move || s2.self_play_table(campaign_id)).await??;
+    write_table(
+        opts.out.as_deref(),
+        &crate::self_play::csv(&campaign, &rows),
+        None,
+    )?;
+    let p = crate::self_play::pooled(&rows);
+    if let (Some(score), Some((lo, hi))) = (p.score, p.score_ci) {
+        eprintln!(
+            "self-play: {} games, White {} / draws {} / Black {}; White scores {:.3} [{lo:.3}, {hi:.3}] ({:+.0} Elo)",
+            p.games,
+            p.white_wins,
+            p.draws,
+            p.black_wins,
+            score,
+            p.elo.unwrap_or(f64::NAN)
+        );
+    }
+    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    Ok(if failed > 0 {
+        RunOutcome::Failed { failed }
+    } else {
+        RunOutcome::Complete(
+            rows.iter()
+                .filter_map(|r| r.result.as_ref())
+                .map(|r| u128::from(r.nodes))
+                .sum(),
+        )
+    })
 }
 
 /// Writes the analysis CSV (header `sp,fen,depth,score_cp,mate,best_move,engine,…`, or

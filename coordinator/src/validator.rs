@@ -3,9 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use c960_common::game::{self, Outcome};
 use c960_common::search::ENGINE_ID;
 use c960_common::wire::{
-    AnalysisEngine, AnalysisResult, PerftResult, PositionSpec, WorkResult, WorkUnitKind,
+    AnalysisEngine, AnalysisResult, PerftResult, PositionSpec, SelfPlayResult, WorkResult,
+    WorkUnitKind,
 };
 use c960_common::{Position, StartPosition};
 
@@ -80,6 +82,9 @@ pub enum ShapeError {
     /// The analysis result is impossible (score, moves or engine id).
     #[error("impossible analysis: {0}")]
     Analysis(String),
+    /// The self-play result is impossible (games, moves, results or engine id).
+    #[error("impossible self-play result: {0}")]
+    SelfPlay(String),
     /// A count is above what any position can have at that depth ([`subtree_bound`]).
     #[error("{mv} has {count} nodes, more than any position can have (at most {bound})")]
     Implausible {
@@ -117,13 +122,14 @@ pub fn check_result_shape(kind: &WorkUnitKind, result: &WorkResult) -> Result<()
     match (kind, result) {
         (WorkUnitKind::Perft { .. }, WorkResult::Perft(r)) => check_perft_shape(kind, r),
         (WorkUnitKind::Analysis { .. }, WorkResult::Analysis(r)) => check_analysis_shape(kind, r),
-        (WorkUnitKind::Perft { .. }, WorkResult::Analysis(_)) => Err(ShapeError::WrongKind {
-            want: "perft",
-            got: "analysis",
-        }),
-        (WorkUnitKind::Analysis { .. }, WorkResult::Perft(_)) => Err(ShapeError::WrongKind {
-            want: "analysis",
-            got: "perft",
+        (WorkUnitKind::SelfPlay { .. }, WorkResult::SelfPlay(r)) => check_self_play_shape(kind, r),
+        (_, result) => Err(ShapeError::WrongKind {
+            want: kind_name(kind),
+            got: match result {
+                WorkResult::Perft(_) => "perft",
+                WorkResult::Analysis(_) => "analysis",
+                WorkResult::SelfPlay(_) => "self-play",
+            },
         }),
     }
 }
@@ -151,24 +157,7 @@ pub fn check_analysis_shape(kind: &WorkUnitKind, r: &AnalysisResult) -> Result<(
         });
     };
     let bad = |m: String| Err(ShapeError::Analysis(m));
-    let id = &r.engine_id;
-    if id.is_empty() || id.len() > 100 || id.chars().any(char::is_control) {
-        return bad(format!(
-            "engine id {id:?} is empty, too long or has control characters"
-        ));
-    }
-    let builtin = id.starts_with("c960-builtin ");
-    match engine {
-        AnalysisEngine::Builtin if id != ENGINE_ID && !builtin => {
-            return bad(format!("engine id {id:?} is not the built-in searcher"));
-        }
-        AnalysisEngine::Uci if builtin => {
-            return bad(format!(
-                "engine id {id:?} is the built-in searcher, not a UCI engine"
-            ));
-        }
-        _ => {}
-    }
+    check_engine_id(*engine, &r.engine_id).map_err(ShapeError::Analysis)?;
     match (r.score_cp, r.mate) {
         (Some(cp), None) if cp.abs() <= MAX_SCORE_CP => {}
         (None, Some(m)) if m.abs() <= MAX_MATE => {}
@@ -209,6 +198,99 @@ pub fn check_analysis_shape(kind: &WorkUnitKind, r: &AnalysisResult) -> Result<(
         pos = pos.play(mv);
     }
     Ok(())
+}
+
+/// An engine id that fits the workunit's engine kind: printable, at most 100 bytes, the
+/// built-in searcher's for built-in workunits and anything else for UCI ones.
+fn check_engine_id(engine: AnalysisEngine, id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > 100 || id.chars().any(char::is_control) {
+        return Err(format!(
+            "engine id {id:?} is empty, too long or has control characters"
+        ));
+    }
+    let builtin = id.starts_with("c960-builtin ");
+    match engine {
+        AnalysisEngine::Builtin if id != ENGINE_ID && !builtin => {
+            Err(format!("engine id {id:?} is not the built-in searcher"))
+        }
+        AnalysisEngine::Uci if builtin => Err(format!(
+            "engine id {id:?} is the built-in searcher, not a UCI engine"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a self-play result without playing again: the engine id fits the workunit; exactly
+/// the games asked for, each a PGN that reads back to legal moves from the workunit's start,
+/// opens with the seeded plies ([`c960_common::game::openings`]), ends where the rules (or
+/// the move cap) end it with the result they give, and is byte for byte the canonical PGN of
+/// its moves ([`c960_common::game::to_pgn`], players the engine id, rounds 1..n); and the
+/// W/D/L counts are those of the games. Which moves the engine chose is for the quorum.
+pub fn check_self_play_shape(kind: &WorkUnitKind, r: &SelfPlayResult) -> Result<(), ShapeError> {
+    let WorkUnitKind::SelfPlay {
+        position,
+        games,
+        engine,
+        opening_plies,
+        max_plies,
+        seed,
+        ..
+    } = kind
+    else {
+        return Err(ShapeError::WrongKind {
+            want: kind_name(kind),
+            got: "self-play",
+        });
+    };
+    let bad = |m: String| ShapeError::SelfPlay(m);
+    check_engine_id(*engine, &r.engine_id).map_err(bad)?;
+    if r.games.len() != *games as usize {
+        return Err(bad(format!("{} games for {games} asked", r.games.len())));
+    }
+    let start = root(position)?;
+    let openings = game::openings(&start, *seed, *games, *opening_plies);
+    let mut wdl = [0u32; 3];
+    for (i, (text, opening)) in r.games.iter().zip(&openings).enumerate() {
+        let at = |m: String| bad(format!("game {}: {m}", i + 1));
+        let parsed = game::parse_pgn(text).map_err(at)?;
+        if parsed.start != start {
+            return Err(at("does not start from the workunit's position".into()));
+        }
+        if !parsed.moves.starts_with(opening) {
+            return Err(at("does not open with the seeded plies".into()));
+        }
+        let (outcome, termination) = game::check_finished(&parsed, *max_plies).map_err(at)?;
+        let played = game::PlayedGame {
+            start,
+            moves: parsed.moves,
+            outcome,
+            termination,
+        };
+        if game::to_pgn(&played, &r.engine_id, i as u32 + 1) != *text {
+            return Err(at("is not the canonical PGN of its moves".into()));
+        }
+        wdl[match outcome {
+            Outcome::WhiteWins => 0,
+            Outcome::Draw => 1,
+            Outcome::BlackWins => 2,
+        }] += 1;
+    }
+    if wdl != [r.white_wins, r.draws, r.black_wins] {
+        return Err(bad(format!(
+            "W/D/L {}/{}/{} but the games say {}/{}/{}",
+            r.white_wins, r.draws, r.black_wins, wdl[0], wdl[1], wdl[2]
+        )));
+    }
+    Ok(())
+}
+
+/// `perft`, `analysis` or `self-play`.
+fn kind_name(kind: &WorkUnitKind) -> &'static str {
+    match kind {
+        WorkUnitKind::Perft { .. } => "perft",
+        WorkUnitKind::Analysis { .. } => "analysis",
+        WorkUnitKind::SelfPlay { .. } => "self-play",
+    }
 }
 
 /// The per-depth records of an analysis: at most one per depth up to the workunit's depth,

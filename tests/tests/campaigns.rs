@@ -169,7 +169,7 @@ async fn every_kind_and_family_is_created_over_http_and_an_identical_one_warns()
             "bad_field",
         ),
         (json!({"depth": 1, "colour": "white"}), 422, "bad_body"),
-        (json!({"positions": "0"}), 422, "bad_body"),
+        (json!({"positions": "0"}), 400, "bad_field"),
     ] {
         let (st, v) = post(&s, "", body.clone()).await;
         assert_eq!((st, code(&v)), (want_status, want), "{body}");

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use c960_common::search::{self, SearchLimits};
+use c960_common::search;
 use c960_common::wire::{
     AnalysisEngine, Assignment, PerftResult, PositionSpec, WorkResult, WorkUnitKind,
 };
@@ -14,6 +14,7 @@ use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
 
 use crate::engine::{Engine, to_wire};
 use crate::report::{self, LiveLine, thousands};
+use crate::selfplay::{SelfPlaySpec, play_games};
 use crate::uci_engine::UciCommand;
 
 /// The largest table an analysis workunit may ask for, in MiB: a coordinator asking for more
@@ -56,70 +57,102 @@ impl UciSlot {
     }
 }
 
-/// Computes any workunit. Perft goes root move by root move (see [`compute`]); analysis uses
-/// the built-in searcher (a fresh table each time, so replicas agree exactly) or the UCI engine
-/// in `uci`, which is started on first use, kept across workunits (it gets `ucinewgame` each
-/// time), and dropped — killing the process — after any failure.
+/// Computes any workunit. Perft goes root move by root move (see [`compute`]); analysis and
+/// self-play games ([`crate::selfplay`]) use the built-in searcher or the UCI engine in `uci`
+/// (see [`with_engine`]).
 pub fn compute_any(
     kind: &WorkUnitKind,
     cancel: &AtomicBool,
     perft: &PerftEngine,
     uci: Option<&mut UciSlot>,
-    progress: impl FnMut(usize, usize, u64),
+    mut progress: impl FnMut(usize, usize, u64),
 ) -> Result<WorkResult, ComputeError> {
-    let WorkUnitKind::Analysis {
-        depth,
-        engine,
-        hash_mib,
-        ..
-    } = kind
-    else {
-        return compute_with(perft, kind, cancel, progress).map(WorkResult::Perft);
-    };
-    let pos = root_position(kind)?;
-    if *depth == 0 || *depth > search::MAX_DEPTH {
-        return Err(ComputeError::BadPosition(format!(
-            "analysis depth {depth} is out of range 1..{}",
-            search::MAX_DEPTH
-        )));
+    match kind {
+        WorkUnitKind::Perft { .. } => {
+            compute_with(perft, kind, cancel, progress).map(WorkResult::Perft)
+        }
+        WorkUnitKind::Analysis {
+            depth,
+            engine,
+            hash_mib,
+            ..
+        } => {
+            let pos = root_position(kind)?;
+            if *depth == 0 || *depth > search::MAX_DEPTH {
+                return Err(ComputeError::BadPosition(format!(
+                    "analysis depth {depth} is out of range 1..{}",
+                    search::MAX_DEPTH
+                )));
+            }
+            with_engine(*engine, *hash_mib, uci, |e| {
+                let a = e
+                    .analyse(&pos, *depth)
+                    .map_err(|e| ComputeError::EngineFailed(format!("{e:#}")))?;
+                Ok(WorkResult::Analysis(to_wire(&a, &e.id())))
+            })
+        }
+        WorkUnitKind::SelfPlay {
+            games,
+            nodes,
+            engine,
+            hash_mib,
+            opening_plies,
+            max_plies,
+            seed,
+            ..
+        } => {
+            let pos = root_position(kind)?;
+            let spec = SelfPlaySpec {
+                games: *games,
+                nodes: *nodes,
+                opening_plies: *opening_plies,
+                max_plies: *max_plies,
+                seed: *seed,
+            };
+            with_engine(*engine, *hash_mib, uci, |e| {
+                play_games(e, &pos, spec, cancel, |done, total| {
+                    progress(done as usize, total as usize, 0)
+                })
+                .map(WorkResult::SelfPlay)
+            })
+        }
     }
-    if *hash_mib == 0 || *hash_mib > MAX_ANALYSIS_HASH_MIB {
+}
+
+/// Runs `work` with the engine a workunit asks for: the built-in searcher (a fresh table each
+/// search, so replicas agree exactly), or the UCI engine in `uci`, started on first use, kept
+/// across workunits (each analysis and game begins with `ucinewgame`), and dropped — killing the
+/// process — after any failure.
+fn with_engine<T>(
+    engine: AnalysisEngine,
+    hash_mib: u32,
+    uci: Option<&mut UciSlot>,
+    work: impl FnOnce(&mut Engine) -> Result<T, ComputeError>,
+) -> Result<T, ComputeError> {
+    if hash_mib == 0 || hash_mib > MAX_ANALYSIS_HASH_MIB {
         return Err(ComputeError::BadPosition(format!(
             "analysis hash {hash_mib} MiB is out of range 1..{MAX_ANALYSIS_HASH_MIB}"
         )));
     }
     match engine {
-        AnalysisEngine::Builtin => {
-            let a = search::analyse(
-                &pos,
-                &SearchLimits {
-                    depth: *depth,
-                    hash_mib: *hash_mib as usize,
-                },
-            );
-            Ok(WorkResult::Analysis(to_wire(&a, search::ENGINE_ID)))
-        }
+        AnalysisEngine::Builtin => work(&mut Engine::Builtin {
+            hash_mib: hash_mib as usize,
+        }),
         AnalysisEngine::Uci => {
             let slot = uci.ok_or_else(|| {
                 ComputeError::EngineFailed("this worker has no UCI engine (--uci)".into())
             })?;
             // A different table size needs a fresh process: `Hash` is part of the
             // reproducibility contract and is set once at start.
-            let (mut engine, _) = match slot.running.take() {
-                Some((e, h)) if h == *hash_mib => (e, h),
-                _ => {
-                    let e = Engine::start(Some(&slot.command), *hash_mib as usize, slot.timeout)
-                        .map_err(|e| ComputeError::EngineFailed(format!("{e:#}")))?;
-                    (e, *hash_mib)
-                }
+            let mut engine = match slot.running.take() {
+                Some((e, h)) if h == hash_mib => e,
+                _ => Engine::start(Some(&slot.command), hash_mib as usize, slot.timeout)
+                    .map_err(|e| ComputeError::EngineFailed(format!("{e:#}")))?,
             };
             // On error `engine` is dropped here, which kills the process.
-            let a = engine
-                .analyse(&pos, *depth)
-                .map_err(|e| ComputeError::EngineFailed(format!("{e:#}")))?;
-            let result = to_wire(&a, &engine.id());
-            slot.running = Some((engine, *hash_mib));
-            Ok(WorkResult::Analysis(result))
+            let result = work(&mut engine)?;
+            slot.running = Some((engine, hash_mib));
+            Ok(result)
         }
     }
 }
@@ -221,7 +254,10 @@ pub(crate) fn compute_one(
     );
     tracing::debug!("workunit {}: {what}", a.workunit_id);
     let mut slot = match (&a.kind, &uci.engine) {
-        (WorkUnitKind::Analysis { .. }, Some((command, timeout))) => Some(
+        (
+            WorkUnitKind::Analysis { .. } | WorkUnitKind::SelfPlay { .. },
+            Some((command, timeout)),
+        ) => Some(
             uci.idle
                 .lock()
                 .ok()

@@ -12,6 +12,7 @@ pub mod identity;
 pub mod machine;
 pub mod report;
 pub mod runner;
+pub mod selfplay;
 pub mod uci_engine;
 
 /// The engine name reported with results.

@@ -127,6 +127,18 @@ pub fn workunit(kind: &WorkUnitKind) -> String {
             };
             format!("analysis of {position} to depth {depth} ({engine})")
         }
+        WorkUnitKind::SelfPlay {
+            games,
+            nodes,
+            engine,
+            ..
+        } => {
+            let engine = match engine {
+                AnalysisEngine::Builtin => "built-in",
+                AnalysisEngine::Uci => "UCI",
+            };
+            format!("{games} self-play games from {position} at {nodes} nodes a move ({engine})")
+        }
     }
 }
 

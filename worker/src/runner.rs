@@ -480,7 +480,7 @@ impl Worker {
         for (index, a) in batch.into_iter().enumerate() {
             open.insert(index, a.lease_id);
             let need = match a.kind {
-                WorkUnitKind::Analysis { .. } => 1,
+                WorkUnitKind::Analysis { .. } | WorkUnitKind::SelfPlay { .. } => 1,
                 _ => threads,
             };
             let permits = permits.clone();

@@ -476,6 +476,69 @@ impl UciEngine {
         })
     }
 
+    /// Starts a new game: `ucinewgame` (which clears the engine's hash) and `isready`.
+    pub fn new_game(&mut self) -> Result<()> {
+        if self.dead {
+            bail!("the UCI engine was stopped after an earlier error");
+        }
+        let r = self.send("ucinewgame").and_then(|()| self.sync());
+        if r.is_err() {
+            self.kill();
+        }
+        r
+    }
+
+    /// The engine's move after `moves` from `start` with `go nodes {nodes}`, and the nodes it
+    /// reported searching. The whole game goes in the `position` command, so the engine sees
+    /// repetitions as a game would. On any error the engine process is killed.
+    pub fn best_move_nodes(
+        &mut self,
+        start: &Position,
+        moves: &[Move],
+        current: &Position,
+        nodes: u64,
+    ) -> Result<(Move, u64)> {
+        if self.dead {
+            bail!("the UCI engine was stopped after an earlier error");
+        }
+        let result = self.try_best_move_nodes(start, moves, current, nodes);
+        if result.is_err() {
+            self.kill();
+        }
+        result
+    }
+
+    fn try_best_move_nodes(
+        &mut self,
+        start: &Position,
+        moves: &[Move],
+        current: &Position,
+        nodes: u64,
+    ) -> Result<(Move, u64)> {
+        let mut command = format!("position fen {}", start.to_fen(CastlingNotation::Shredder));
+        if !moves.is_empty() {
+            command.push_str(" moves");
+            for m in moves {
+                command.push(' ');
+                command.push_str(&m.to_string());
+            }
+        }
+        self.send(&command)?;
+        self.send(&format!("go nodes {nodes}"))?;
+        let deadline = Instant::now() + self.config.search_timeout;
+        let mut searched = 0;
+        let best = loop {
+            let line = self.read_line(deadline, "bestmove")?;
+            if let Some(rest) = line.trim().strip_prefix("bestmove") {
+                break rest.split_whitespace().next().unwrap_or("").to_string();
+            }
+            if let Some(n) = parse_info(&line).and_then(|i| i.nodes) {
+                searched = n;
+            }
+        };
+        Ok((parse_move(current, &best, "bestmove")?, searched))
+    }
+
     fn send(&mut self, line: &str) -> Result<()> {
         writeln!(self.stdin, "{line}")
             .and_then(|()| self.stdin.flush())

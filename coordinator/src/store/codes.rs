@@ -15,13 +15,20 @@ pub const KIND_PERFT: i64 = 0;
 pub const KIND_BUILTIN_ANALYSIS: i64 = 1;
 /// `workunits.kind` of an analysis with a UCI engine.
 pub const KIND_UCI_ANALYSIS: i64 = 2;
+/// `workunits.kind` of self-play games with the built-in engine.
+pub const KIND_BUILTIN_SELF_PLAY: i64 = 3;
+/// `workunits.kind` of self-play games with a UCI engine.
+pub const KIND_UCI_SELF_PLAY: i64 = 4;
 
-/// The stored kind of a workunit of this campaign kind.
-pub fn kind_code(analysis: Option<AnalysisEngine>) -> i64 {
-    match analysis {
-        None => KIND_PERFT,
-        Some(AnalysisEngine::Builtin) => KIND_BUILTIN_ANALYSIS,
-        Some(AnalysisEngine::Uci) => KIND_UCI_ANALYSIS,
+/// The stored kind of a workunit of this campaign kind (`self_play`: games with the engine
+/// `analysis` names).
+pub fn kind_code(analysis: Option<AnalysisEngine>, self_play: bool) -> i64 {
+    match (analysis, self_play) {
+        (None, _) => KIND_PERFT,
+        (Some(AnalysisEngine::Builtin), false) => KIND_BUILTIN_ANALYSIS,
+        (Some(AnalysisEngine::Uci), false) => KIND_UCI_ANALYSIS,
+        (Some(AnalysisEngine::Builtin), true) => KIND_BUILTIN_SELF_PLAY,
+        (Some(AnalysisEngine::Uci), true) => KIND_UCI_SELF_PLAY,
     }
 }
 
@@ -37,36 +44,81 @@ pub fn accepted_kinds(c: &Capabilities) -> Vec<i64> {
     if c.uci_analysis {
         codes.push(KIND_UCI_ANALYSIS);
     }
+    if c.self_play && c.builtin_analysis {
+        codes.push(KIND_BUILTIN_SELF_PLAY);
+    }
+    if c.self_play && c.uci_analysis {
+        codes.push(KIND_UCI_SELF_PLAY);
+    }
     codes
 }
 
-/// What a stored workunit asks, from its columns `sp, fen, depth, kind, hash_mib`.
-pub fn kind_of(
-    sp: Option<i64>,
-    fen: String,
-    depth: i64,
-    kind: i64,
-    hash_mib: Option<i64>,
-) -> WorkUnitKind {
-    let position = match sp {
+/// The columns [`kind_of`] reads, in order, as every query that builds a workunit's kind
+/// selects them from `workunits w`.
+pub const KIND_COLUMNS: &str =
+    "w.sp, w.fen, w.depth, w.kind, w.hash_mib, w.games, w.move_nodes, w.id";
+
+/// The number of [`KIND_COLUMNS`].
+pub const KIND_COLUMN_COUNT: usize = 8;
+
+/// A stored workunit's columns, as [`KIND_COLUMNS`] lists them.
+#[derive(Clone, Debug)]
+pub struct KindColumns {
+    /// `sp`.
+    pub sp: Option<i64>,
+    /// `fen`.
+    pub fen: String,
+    /// `depth`.
+    pub depth: i64,
+    /// `kind`.
+    pub kind: i64,
+    /// `hash_mib`.
+    pub hash_mib: Option<i64>,
+    /// `games` (self-play).
+    pub games: Option<i64>,
+    /// `move_nodes` (self-play).
+    pub move_nodes: Option<i64>,
+    /// `id`: the seed of a self-play workunit's openings.
+    pub id: i64,
+}
+
+/// What a stored workunit asks. A self-play workunit's openings are seeded with its id, and
+/// its opening plies and move cap are this build's ([`c960_common::game`]).
+pub fn kind_of(c: KindColumns) -> WorkUnitKind {
+    let position = match c.sp {
         Some(n) => PositionSpec::StartPosition(n as u16),
-        None => PositionSpec::Fen(fen),
+        None => PositionSpec::Fen(c.fen),
     };
-    let engine = match kind {
-        KIND_BUILTIN_ANALYSIS => AnalysisEngine::Builtin,
-        KIND_UCI_ANALYSIS => AnalysisEngine::Uci,
+    let hash_mib = c.hash_mib.unwrap_or(i64::from(ANALYSIS_HASH_MIB)) as u32;
+    let (engine, self_play) = match c.kind {
+        KIND_BUILTIN_ANALYSIS => (AnalysisEngine::Builtin, false),
+        KIND_UCI_ANALYSIS => (AnalysisEngine::Uci, false),
+        KIND_BUILTIN_SELF_PLAY => (AnalysisEngine::Builtin, true),
+        KIND_UCI_SELF_PLAY => (AnalysisEngine::Uci, true),
         _ => {
             return WorkUnitKind::Perft {
                 position,
-                depth: depth as u32,
+                depth: c.depth as u32,
             };
         }
     };
+    if self_play {
+        return WorkUnitKind::SelfPlay {
+            position,
+            games: c.games.unwrap_or(0) as u32,
+            nodes: c.move_nodes.unwrap_or(0) as u64,
+            engine,
+            hash_mib,
+            opening_plies: c960_common::game::OPENING_PLIES,
+            max_plies: c960_common::game::MAX_PLIES,
+            seed: c.id as u64,
+        };
+    }
     WorkUnitKind::Analysis {
         position,
-        depth: depth as u32,
+        depth: c.depth as u32,
         engine,
-        hash_mib: hash_mib.unwrap_or(i64::from(ANALYSIS_HASH_MIB)) as u32,
+        hash_mib,
     }
 }
 

@@ -19,6 +19,7 @@ pub(crate) const ALL: Capabilities = Capabilities {
     perft: true,
     builtin_analysis: true,
     uci_analysis: true,
+    self_play: true,
 };
 
 /// A SQLite store in a temporary directory.
@@ -396,6 +397,7 @@ pub(crate) fn a_batch_assign_respects_the_lease_cap_in_its_transaction<S: Backen
         perft: false,
         builtin_analysis: true,
         uci_analysis: false,
+        self_play: false,
     };
     assert!(matches!(
         s.assign_batch(w, &analysis_only, 5, 1000, 8, 5),

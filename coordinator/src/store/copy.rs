@@ -12,7 +12,7 @@ use super::{Store, StoreError, StoreResult};
 const TABLES: &[(&str, &str)] = &[
     (
         "campaigns",
-        "id, kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family",
+        "id, kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, games, move_nodes",
     ),
     (
         "workers",
@@ -23,7 +23,7 @@ const TABLES: &[(&str, &str)] = &[
         "workunits",
         "id, campaign_id, sp, fen, depth, quorum, max_results, state, needed, canonical_result_id, canonical_digest, \
          nodes, completed_ms, kind, hash_mib, origin_sp, multiplicity, first_moves, known_nodes, check_state, \
-         verified_digest, trusted_only, reverify, family_number",
+         verified_digest, trusted_only, reverify, family_number, games, move_nodes",
     ),
     (
         "results",

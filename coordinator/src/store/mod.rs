@@ -30,7 +30,7 @@ pub mod records;
 mod sql;
 pub mod sqlite;
 
-use c960_common::wire::Capabilities;
+use c960_common::wire::{Capabilities, SelfPlayResult};
 
 pub use error::{StoreError, StoreResult};
 pub use postgres::PgStore;
@@ -252,6 +252,11 @@ pub trait Store: Send + Sync {
     fn set_banned(&self, worker_id: u64, banned: bool, now_ms: i64) -> StoreResult<WorkerRecord>;
     /// The table of an analysis campaign with the canonical result of each valid workunit.
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)>;
+    /// The table of a self-play campaign with the canonical games of each valid workunit.
+    fn self_play_table(
+        &self,
+        campaign_id: u64,
+    ) -> StoreResult<(Campaign, Vec<AnalysisRow<SelfPlayResult>>)>;
     /// The workunits of a split campaign, for [`crate::assembly::assemble`].
     fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)> {
         let mut units = Vec::new();

@@ -33,6 +33,10 @@ pub struct Campaign {
     pub priority: i64,
     /// Active, paused or cancelled.
     pub status: CampaignStatus,
+    /// Self-play campaigns: games per start.
+    pub games: Option<u32>,
+    /// Self-play campaigns: nodes per engine move.
+    pub move_nodes: Option<u64>,
 }
 
 /// An operator's change to a campaign.
@@ -269,9 +273,10 @@ pub enum Settlement {
     },
 }
 
-/// One row of an analysis campaign table.
+/// One row of an analysis campaign table (or, with `R` = [`c960_common::wire::SelfPlayResult`], of a self-play
+/// campaign's, whose depth is 0).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AnalysisRow {
+pub struct AnalysisRow<R = AnalysisResult> {
     /// Workunit id.
     pub workunit_id: u64,
     /// Start position number.
@@ -287,5 +292,5 @@ pub struct AnalysisRow {
     /// Results that agree with the canonical one.
     pub agreeing_results: u32,
     /// The canonical result once valid.
-    pub result: Option<AnalysisResult>,
+    pub result: Option<R>,
 }

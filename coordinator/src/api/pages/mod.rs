@@ -742,6 +742,8 @@ mod tests {
             name: None,
             priority: 0,
             status: Default::default(),
+            games: None,
+            move_nodes: None,
         }
     }
 

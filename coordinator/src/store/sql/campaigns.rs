@@ -21,11 +21,13 @@ pub(super) fn create_campaign(
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
         let engine = c.analysis.map(|e| e.name().to_string());
+        let games = c.self_play.map(|b| b.games);
+        let move_nodes = c.self_play.map(|b| u64_to_db(b.nodes));
         let id = tx.query_one(
-            "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, name, priority) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
-            params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name(), c.name, c.priority],
+            "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, name, priority, games, move_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
+            params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name(), c.name, c.priority, games, move_nodes],
         )?.i64(0)?;
-        let kind = kind_code(c.analysis);
+        let kind = kind_code(c.analysis, c.self_play.is_some());
         let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
         let needed = match scheduler::transition(QuorumPolicy { quorum: c.quorum, max_results: c.max_results }, &[]) {
             Transition::Pending { needed } => needed,
@@ -51,15 +53,15 @@ pub(super) fn create_campaign(
             let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
             let known = if c.analysis.is_none() { crate::known::perft(sp, c.depth).map(u64_to_db) } else { None };
             tx.exec(
-                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, known_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, known],
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, known_nodes, games, move_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, known, games, move_nodes],
             )?;
         }
         // Other families: the FEN is all a worker needs; the number is kept for exports.
         for (number, fen) in &family_units {
             tx.exec(
-                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, family_number) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![id, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, number],
+                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, family_number, games, move_nodes) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![id, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, number, games, move_nodes],
             )?;
         }
         // The counters the triggers keep from now on start from the units just inserted.
@@ -80,6 +82,8 @@ pub(super) fn create_campaign(
             name: c.name.clone(),
             priority: c.priority,
             status: CampaignStatus::Active,
+            games,
+            move_nodes: c.self_play.map(|b| b.nodes),
         })
     })
 }
@@ -120,7 +124,8 @@ pub(super) fn find_campaign(s: &impl Backend, c: &NewCampaign) -> StoreResult<Op
             &format!(
                 "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
                  AND max_results = ?3 AND positions = ?4 AND engine IS NOT DISTINCT FROM CAST(?6 AS TEXT) AND split_ply = ?7
-                 AND family = ?8 AND status != 2 ORDER BY id LIMIT 1"
+                 AND family = ?8 AND games IS NOT DISTINCT FROM CAST(?9 AS BIGINT)
+                 AND move_nodes IS NOT DISTINCT FROM CAST(?10 AS BIGINT) AND status != 2 ORDER BY id LIMIT 1"
             ),
             params![
                 c.depth,
@@ -130,7 +135,9 @@ pub(super) fn find_campaign(s: &impl Backend, c: &NewCampaign) -> StoreResult<Op
                 c.kind_name(),
                 c.analysis.map(|e| e.name()),
                 c.split_ply,
-                c.family.name()
+                c.family.name(),
+                c.self_play.map(|b| i64::from(b.games)),
+                c.self_play.map(|b| u64_to_db(b.nodes))
             ],
         )?
         .as_ref()
@@ -271,10 +278,12 @@ pub(super) fn visit_split_units(
     })
 }
 
-pub(super) fn analysis_table(
+/// The table of an analysis or self-play campaign: each workunit with its canonical payload
+/// (`results.payload`, JSON of `R`) once valid.
+pub(super) fn payload_table<R: serde::de::DeserializeOwned>(
     s: &impl Backend,
     campaign_id: u64,
-) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
+) -> StoreResult<(Campaign, Vec<AnalysisRow<R>>)> {
     s.with_reader(&mut |tx| {
         let campaign = campaign_by_id(tx, campaign_id)?;
         let rows = tx

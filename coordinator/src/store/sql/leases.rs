@@ -6,8 +6,8 @@ use super::Tx;
 use super::transition::{bump_setting, expire, fail_check, integrity_in, replicas, retransition};
 use crate::scheduler::{self, CampaignSlot, ReplicaState};
 use crate::store::codes::{
-    accepted_kinds, campaign_status, db_to_u64, kind_of, replica_code, replica_state, trust_level,
-    u64_to_db,
+    KIND_COLUMN_COUNT, KIND_COLUMNS, KindColumns, accepted_kinds, campaign_status, db_to_u64,
+    kind_of, replica_code, replica_state, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Row, params};
 use crate::store::{Lease, LeaseInfo, Settlement, StoreError, StoreResult, Submission};
@@ -63,6 +63,7 @@ fn store_result_in(
     let (divide, payload) = match &s.result {
         WorkResult::Perft(r) => (Some(json(serde_json::to_string(&r.divide))?), None),
         WorkResult::Analysis(r) => (None, Some(json(serde_json::to_string(r))?)),
+        WorkResult::SelfPlay(r) => (None, Some(json(serde_json::to_string(r))?)),
     };
     let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
     tx.exec(
@@ -158,7 +159,7 @@ fn own_open_leases(
     // `codes` holds integers from accepted_codes only.
     tx.query(
         &format!(
-            "SELECT r.id, w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, r.deadline_ms
+            "SELECT r.id, w.id, {KIND_COLUMNS}, r.deadline_ms
              FROM results r JOIN workunits w ON w.id = r.workunit_id
              WHERE r.worker_id = ?1 AND r.state = 0 AND r.deadline_ms >= ?2 AND w.kind IN ({codes})
              ORDER BY r.id LIMIT ?3"
@@ -171,29 +172,34 @@ fn own_open_leases(
             lease_id: r.u64(0)?,
             workunit_id: r.u64(1)?,
             kind: workunit_kind(r, 2)?,
-            deadline_ms: r.i64(7)?,
+            deadline_ms: r.i64(2 + KIND_COLUMN_COUNT)?,
         })
     })
     .collect()
 }
 
-/// The kind of a workunit from the columns `sp, fen, depth, kind, hash_mib` starting at `at`.
+/// The kind of a workunit from the [`KIND_COLUMNS`] starting at `at`.
 pub(super) fn workunit_kind(r: &Row, at: usize) -> StoreResult<c960_common::wire::WorkUnitKind> {
-    Ok(kind_of(
-        r.opt_i64(at)?,
-        r.text(at + 1)?,
-        r.i64(at + 2)?,
-        r.i64(at + 3)?,
-        r.opt_i64(at + 4)?,
-    ))
+    Ok(kind_of(KindColumns {
+        sp: r.opt_i64(at)?,
+        fen: r.text(at + 1)?,
+        depth: r.i64(at + 2)?,
+        kind: r.i64(at + 3)?,
+        hash_mib: r.opt_i64(at + 4)?,
+        games: r.opt_i64(at + 5)?,
+        move_nodes: r.opt_i64(at + 6)?,
+        id: r.i64(at + 7)?,
+    }))
 }
 
 /// A lease with its workunit's kind.
 fn lease_in(tx: Tx, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
     tx.query_opt(
-        "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, w.sp, w.fen, w.depth, w.kind, w.hash_mib,
+        &format!(
+            "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, {KIND_COLUMNS},
                 r.issued_ms, w.known_nodes
-         FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1",
+         FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1"
+        ),
         params![u64_to_db(lease_id)],
     )?
     .map(|r| {
@@ -204,8 +210,8 @@ fn lease_in(tx: Tx, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
             state: replica_state(r.i64(3)?),
             deadline_ms: r.i64(4)?,
             kind: workunit_kind(&r, 5)?,
-            issued_ms: r.i64(10)?,
-            known_nodes: r.opt_i64(11)?.map(|n| n as u64),
+            issued_ms: r.i64(5 + KIND_COLUMN_COUNT)?,
+            known_nodes: r.opt_i64(6 + KIND_COLUMN_COUNT)?.map(|n| n as u64),
         })
     })
     .transpose()
@@ -310,7 +316,7 @@ pub(super) fn assign_from(
             })
             .collect::<StoreResult<Vec<_>>>()?;
         let sql = format!(
-            "SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib FROM workunits w{}
+            "SELECT w.id, {KIND_COLUMNS} FROM workunits w{}
              WHERE w.campaign_id = ?10 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
              AND NOT EXISTS (
                 SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))

@@ -20,7 +20,7 @@ mod reads;
 mod transition;
 mod workers;
 
-use c960_common::wire::Capabilities;
+use c960_common::wire::{Capabilities, SelfPlayResult};
 
 use super::codes::{campaign_status, trust_level, u64_to_db};
 use super::db::{Backend, Conn, Row, params};
@@ -68,7 +68,7 @@ fn worker_in(tx: Tx, id: u64) -> StoreResult<Option<WorkerRecord>> {
 }
 
 /// The columns [`campaign_row`] reads.
-const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply, family, name, priority, status";
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply, family, name, priority, status, games, move_nodes";
 
 /// A [`Campaign`] from a row of [`CAMPAIGN_COLS`].
 fn campaign_row(r: &Row) -> StoreResult<Campaign> {
@@ -85,6 +85,8 @@ fn campaign_row(r: &Row) -> StoreResult<Campaign> {
         name: r.opt_text(9)?,
         priority: r.i64(10)?,
         status: campaign_status(r.i64(11)?),
+        games: r.opt_i64(12)?.map(|n| n as u32),
+        move_nodes: r.opt_i64(13)?.map(|n| n as u64),
     })
 }
 
@@ -285,7 +287,14 @@ impl<B: Backend> Store for B {
     }
 
     fn analysis_table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<AnalysisRow>)> {
-        campaigns::analysis_table(self, campaign_id)
+        campaigns::payload_table(self, campaign_id)
+    }
+
+    fn self_play_table(
+        &self,
+        campaign_id: u64,
+    ) -> StoreResult<(Campaign, Vec<AnalysisRow<SelfPlayResult>>)> {
+        campaigns::payload_table(self, campaign_id)
     }
 
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>> {

@@ -2,7 +2,7 @@
 
 use super::transition::{bump_setting, retransition};
 use super::{WORKER_COLS, worker_in, worker_row};
-use crate::store::codes::{trust_code, u64_to_db};
+use crate::store::codes::{KIND_COLUMN_COUNT, KIND_COLUMNS, trust_code, u64_to_db};
 use crate::store::db::{Backend, params};
 use crate::store::{
     CheckCost, CheckOutcome, CheckRequest, StoreError, StoreResult, WorkerRecord, WorkerSummary,
@@ -75,9 +75,9 @@ pub(super) fn set_integrity(s: &impl Backend, integrity: &Integrity) -> StoreRes
 pub(super) fn checks_wanted(s: &impl Backend, limit: usize) -> StoreResult<Vec<CheckRequest>> {
     s.with_conn(&mut |tx| {
         tx.query(
-            "SELECT * FROM (SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, 0 AS resplit FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1) AS checks
+            &format!("SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 0 AS resplit FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1) AS checks
              UNION ALL
-             SELECT * FROM (SELECT w.id, w.sp, w.fen, w.depth, w.kind, w.hash_mib, 1 AS resplit FROM workunits w WHERE w.check_state = 4 ORDER BY w.id LIMIT ?1) AS resplits",
+             SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 1 AS resplit FROM workunits w WHERE w.check_state = 4 ORDER BY w.id LIMIT ?1) AS resplits"),
             params![limit as i64],
         )?
         .iter()
@@ -85,7 +85,7 @@ pub(super) fn checks_wanted(s: &impl Backend, limit: usize) -> StoreResult<Vec<C
             Ok(CheckRequest {
                 workunit_id: r.u64(0)?,
                 kind: super::leases::workunit_kind(r, 1)?,
-                resplit: r.bool(6)?,
+                resplit: r.bool(1 + KIND_COLUMN_COUNT)?,
             })
         })
         .collect()

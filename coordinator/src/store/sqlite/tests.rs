@@ -57,6 +57,8 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
              DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
              DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
              DROP TABLE enrolment_tokens;
+             ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
+             ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              PRAGMA user_version = 4;",
         )
         .unwrap();
@@ -80,6 +82,8 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
              DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
              DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
              DROP TABLE enrolment_tokens; DROP INDEX workunits_resplits;
+             ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
+             ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              PRAGMA user_version = 6;",
         )
         .unwrap();

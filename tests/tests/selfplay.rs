@@ -1,0 +1,276 @@
+//! Self-play game workunits: the same unit played twice gives identical games, PGN and digest
+//! (Debian's Stockfish at a small node budget, and the built-in engine through the same path);
+//! the games of one unit differ; every PGN reads back to legal moves and passes the
+//! coordinator's shape check; two workers with one engine build form a quorum through a real
+//! coordinator and another build does not; `run --self-play` writes the score table.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use c960_common::digest::result_digest;
+use c960_common::game::{self, MAX_PLIES, OPENING_PLIES};
+use c960_common::wire::{AnalysisEngine, PositionSpec, SelfPlayResult, WorkResult, WorkUnitKind};
+use c960_common::{PerftEngine, PerftOptions, StartPosition};
+use c960_coordinator::campaign::{NewCampaign, SelfPlayBudget, parse_positions};
+use c960_coordinator::store::Store;
+use c960_coordinator::validator::check_self_play_shape;
+use c960_tests::{TestServer, bins, quick_config};
+use c960_worker::compute::{UciSlot, compute_any};
+use c960_worker::runner::{self, RunnerConfig};
+use c960_worker::uci_engine::UciCommand;
+
+const DEBIAN_STOCKFISH: &str = "/usr/games/stockfish";
+
+fn debian_stockfish() -> Option<UciCommand> {
+    if !std::path::Path::new(DEBIAN_STOCKFISH).is_file() {
+        println!("note: {DEBIAN_STOCKFISH} is absent (apt-get install stockfish); skipping");
+        return None;
+    }
+    Some(UciCommand::parse(DEBIAN_STOCKFISH).unwrap())
+}
+
+fn kind(sp: u16, games: u32, nodes: u64, engine: AnalysisEngine, seed: u64) -> WorkUnitKind {
+    WorkUnitKind::SelfPlay {
+        position: PositionSpec::StartPosition(sp),
+        games,
+        nodes,
+        engine,
+        // The built-in searcher clears its table for every search: a small one is quicker.
+        hash_mib: if engine == AnalysisEngine::Builtin {
+            1
+        } else {
+            16
+        },
+        opening_plies: OPENING_PLIES,
+        max_plies: MAX_PLIES,
+        seed,
+    }
+}
+
+fn play(kind: &WorkUnitKind, uci: Option<&mut UciSlot>) -> SelfPlayResult {
+    let perft = PerftEngine::new(PerftOptions::default());
+    let no = AtomicBool::new(false);
+    match compute_any(kind, &no, &perft, uci, |_, _, _| {}).unwrap() {
+        WorkResult::SelfPlay(r) => r,
+        other => panic!("not a self-play result: {other:?}"),
+    }
+}
+
+/// The unit played twice (with a fresh engine process each time for UCI) is identical, byte
+/// for byte and by digest; its games differ; every PGN reads back and passes the shape check.
+fn assert_deterministic(kind: &WorkUnitKind, uci: Option<&UciCommand>) -> SelfPlayResult {
+    let slot = || uci.map(|c| UciSlot::new(c.clone(), Duration::from_secs(60)));
+    let (mut s1, mut s2) = (slot(), slot());
+    let a = play(kind, s1.as_mut());
+    let b = play(kind, s2.as_mut());
+    assert_eq!(a, b);
+    let digest = |r: &SelfPlayResult| result_digest(77, kind, &WorkResult::SelfPlay(r.clone()));
+    assert_eq!(digest(&a), digest(&b));
+    check_self_play_shape(kind, &a).unwrap();
+    let distinct: BTreeSet<&String> = a.games.iter().collect();
+    assert_eq!(distinct.len(), a.games.len(), "games of one unit differ");
+    let WorkUnitKind::SelfPlay { position, .. } = kind else {
+        unreachable!()
+    };
+    let PositionSpec::StartPosition(sp) = position else {
+        unreachable!()
+    };
+    let start = StartPosition::new(u32::from(*sp)).unwrap().position();
+    for pgn in &a.games {
+        assert!(pgn.contains("[Variant \"Chess960\"]") && pgn.contains("[SetUp \"1\"]"));
+        let g = game::parse_pgn(pgn).unwrap();
+        assert_eq!(g.start, start);
+        assert!(g.moves.len() > OPENING_PLIES as usize, "{pgn}");
+        game::check_finished(&g, MAX_PLIES).unwrap();
+    }
+    assert_eq!(
+        (a.white_wins + a.draws + a.black_wins) as usize,
+        a.games.len()
+    );
+    // Another seed plays other games.
+    let WorkUnitKind::SelfPlay { seed, .. } = kind else {
+        unreachable!()
+    };
+    let mut other = kind.clone();
+    if let WorkUnitKind::SelfPlay { seed: s, .. } = &mut other {
+        *s = seed + 1;
+    }
+    let mut s3 = slot();
+    assert_ne!(play(&other, s3.as_mut()).games, a.games);
+    a
+}
+
+#[test]
+fn self_play_units_are_deterministic_with_debian_stockfish() {
+    let Some(sf) = debian_stockfish() else { return };
+    // Start 0 (BBQNNRKR): castling needs king-takes-rook on the wire.
+    let r = assert_deterministic(&kind(0, 3, 1000, AnalysisEngine::Uci, 5), Some(&sf));
+    assert!(r.engine_id.starts_with("Stockfish") && r.engine_id.contains("sha256:"));
+    assert!(r.nodes > 0);
+    // A tampered game, count or engine id is refused by the shape check.
+    let k = kind(0, 3, 1000, AnalysisEngine::Uci, 5);
+    let mut lie = r.clone();
+    lie.white_wins += 1;
+    assert!(check_self_play_shape(&k, &lie).is_err());
+    let mut lie = r.clone();
+    lie.games[0] = lie.games[0].replace("[Round \"1\"]", "[Round \"9\"]");
+    assert!(check_self_play_shape(&k, &lie).is_err());
+    let mut lie = r.clone();
+    lie.games.swap(0, 1);
+    assert!(check_self_play_shape(&k, &lie).is_err());
+    let mut lie = r;
+    lie.engine_id = c960_common::search::ENGINE_ID.into();
+    assert!(check_self_play_shape(&k, &lie).is_err());
+}
+
+#[test]
+fn self_play_units_are_deterministic_with_the_builtin_engine() {
+    assert_deterministic(&kind(518, 2, 150, AnalysisEngine::Builtin, 9), None);
+}
+
+/// Runs one in-process worker with `engine` until `workunit` has more than `before` results.
+async fn one_result(
+    server: &TestServer,
+    name: &str,
+    engine: UciCommand,
+    workunit: u64,
+    before: usize,
+) {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut cfg = RunnerConfig::new(&server.url);
+    cfg.name = name.into();
+    cfg.progress = false;
+    cfg.backoff_base = Duration::from_millis(20);
+    cfg.backoff_cap = Duration::from_millis(200);
+    cfg.uci = Some(engine);
+    let task = tokio::spawn(runner::run(cfg, rx));
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let results = server.store.results(workunit).unwrap();
+        if results.iter().filter(|r| r.digest.is_some()).count() > before {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} returned nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tx.send(true).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
+    let Some(sf) = debian_stockfish() else { return };
+    // Another build of the same engine: a wrapper script is another engine file, so another
+    // engine id (the same `id name`, another hash).
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("stockfish-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec {DEBIAN_STOCKFISH} \"$@\"\n"),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let other = UciCommand::parse(&wrapper.display().to_string()).unwrap();
+    assert_ne!(other.build.tag(), sf.build.tag());
+
+    let server = TestServer::start(quick_config()).await;
+    let spec = NewCampaign::new(1, 2, None, parse_positions("518").unwrap())
+        .unwrap()
+        .play(
+            AnalysisEngine::Uci,
+            SelfPlayBudget {
+                games: 2,
+                nodes: 800,
+            },
+        )
+        .unwrap();
+    let c = server
+        .store
+        .create_campaign(&spec, c960_coordinator::clock::now_ms())
+        .unwrap();
+    let (_, rows) = server.store.self_play_table(c.id).unwrap();
+    let workunit = rows[0].workunit_id;
+    one_result(&server, "debian-a", sf.clone(), workunit, 0).await;
+    one_result(&server, "wrapped", other, workunit, 1).await;
+    let (_, rows) = server.store.self_play_table(c.id).unwrap();
+    assert_eq!(rows[0].status, "open", "two builds never agree");
+    let results = server.store.results(workunit).unwrap();
+    assert_ne!(results[0].digest, results[1].digest);
+    one_result(&server, "debian-b", sf, workunit, 2).await;
+    let (campaign, rows) = server.store.self_play_table(c.id).unwrap();
+    assert_eq!(rows[0].status, "valid");
+    let outcomes: Vec<String> = server
+        .store
+        .results(workunit)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.outcome)
+        .collect();
+    assert_eq!(outcomes, ["valid", "invalid", "valid"]);
+    let r = rows[0].result.as_ref().unwrap();
+    assert_eq!(r.games.len(), 2);
+    // The exports: the score row and every game as PGN.
+    let csv = c960_coordinator::self_play::csv(&campaign, &rows);
+    let line: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(line[0], "518");
+    assert_eq!(line[2], "2");
+    let s = c960_coordinator::self_play::summary_of(r);
+    assert_eq!(line[6], format!("{:.4}", s.score.unwrap()));
+    let pgn = c960_coordinator::self_play::pgn(&rows);
+    assert_eq!(pgn.matches("[Variant \"Chess960\"]").count(), 2);
+}
+
+#[test]
+fn run_self_play_writes_the_score_table() {
+    let (coordinator, _) = bins();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("selfplay.csv");
+    let run = Command::new(coordinator)
+        .args([
+            "run",
+            "--self-play",
+            "--games",
+            "2",
+            "--nodes",
+            "100",
+            "--engine",
+            "builtin",
+            "--positions",
+            "518",
+            "--local-workers",
+            "2",
+        ])
+        .arg("--db")
+        .arg(dir.path().join("run.db"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        c960_coordinator::self_play::SELF_PLAY_CSV_HEADER
+    );
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!((row[0], row[2], row[16]), ("518", "2", "valid"));
+    assert!(stderr.contains("self-play: 2 games"), "{stderr}");
+    // Self-play needs its budget: one line on stderr, non-zero exit.
+    let bad = Command::new(coordinator)
+        .args(["run", "--self-play", "--games", "2"])
+        .arg("--db")
+        .arg(dir.path().join("bad.db"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+}
