@@ -12,9 +12,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use c960_common::wire::AnalysisEngine;
+use c960_coordinator::api::pages::campaign_state;
 use c960_coordinator::api::pages::format::grouped;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
-use c960_coordinator::store::{Campaign, Store};
+use c960_coordinator::scheduler::CampaignAction;
+use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
 use c960_tests::{TestServer, quick_config};
 
 const HOSTILE: &str = "<script>alert(1)</script> & \"co\"";
@@ -158,6 +160,41 @@ fn credit(store: &dyn Store, campaigns: &[Campaign]) -> BTreeMap<u64, (u64, u128
     out
 }
 
+fn progress_of(store: &dyn Store, id: u64) -> CampaignProgress {
+    store
+        .progress()
+        .unwrap()
+        .into_iter()
+        .find(|p| p.campaign.id == id)
+        .unwrap()
+}
+
+/// The campaign's name (escaped), priority and state as the page shows them equal the store's.
+fn assert_shows_name_priority_and_state(page: &str, p: &CampaignProgress) {
+    let c = &p.campaign;
+    let id = c.id;
+    match &c.name {
+        Some(name) => assert_eq!(
+            text_after(page, &format!("data-name=\"{id}\"")),
+            name.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;"),
+            "campaign {id} name"
+        ),
+        None => assert!(!page.contains(&format!("data-name=\"{id}\""))),
+    }
+    assert_eq!(
+        text_after(page, &format!("data-priority=\"{id}\"")),
+        c.priority.to_string(),
+        "campaign {id} priority"
+    );
+    assert_eq!(
+        text_after(page, &format!("data-state=\"{id}\"")),
+        campaign_state(p),
+        "campaign {id} state"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
     let Some(exe) = chromium() else { return };
@@ -195,13 +232,33 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
     for t in tasks {
         t.await.unwrap().unwrap();
     }
-    // A deep campaign over all 960 that has not started: its OEIS check is pending.
+    // A deep campaign over all 960 that has not started: its OEIS check is pending. The
+    // operator names and prioritises it and pauses it; another one is named and cancelled.
     let pending = store.create_campaign(&spec(5, "0-959"), now).unwrap();
+    let cancelled = store.create_campaign(&spec(4, "0-9"), now).unwrap();
+    for (id, change) in [
+        (
+            perft.id,
+            CampaignChange::Name(Some("classical & neighbours <depth 3>".into())),
+        ),
+        (
+            pending.id,
+            CampaignChange::Name(Some("all 960 at depth 5".into())),
+        ),
+        (pending.id, CampaignChange::Priority(7)),
+        (pending.id, CampaignChange::Status(CampaignAction::Pause)),
+        (cancelled.id, CampaignChange::Name(Some("a mistake".into()))),
+        (cancelled.id, CampaignChange::Priority(-2)),
+        (cancelled.id, CampaignChange::Status(CampaignAction::Cancel)),
+    ] {
+        store.update_campaign(id, &change).unwrap();
+    }
     let campaigns = [
         perft.clone(),
         split.clone(),
         analysis.clone(),
         pending.clone(),
+        cancelled.clone(),
     ];
 
     let profile = tempfile::tempdir().unwrap();
@@ -221,9 +278,21 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
         assert_eq!(nodes, grouped(p.nodes_valid), "campaign {id} nodes");
         let failed = text_after(&page, &format!("data-live=\"c{id}.failed\""));
         assert_eq!(failed, p.failed.to_string());
+        assert_shows_name_priority_and_state(&page, &p);
     }
+    let shown_state = |id: u64| text_after(&page, &format!("data-state=\"{id}\""));
+    assert_eq!(shown_state(perft.id), "complete");
+    assert_eq!(shown_state(pending.id), "paused");
+    assert_eq!(shown_state(cancelled.id), "cancelled");
+    // Listed as the scheduler serves them: priority 7, then 0 by age, then -2.
+    let at = |id: u64| page.find(&format!("data-state=\"{id}\"")).unwrap();
+    assert!(at(pending.id) < at(perft.id) && at(perft.id) < at(split.id));
+    assert!(at(analysis.id) < at(cancelled.id));
     // The reference check of the depth-3 table: all 13 start positions agree.
-    assert_eq!(text_after(&page, "data-check=\"reference\""), "13 / 13");
+    assert_eq!(
+        text_after(&page[at(perft.id)..], "data-check=\"reference\""),
+        "13 / 13"
+    );
     assert!(
         page.contains("OEIS A157851 a(5) = <strong>4,433,048,830</strong>"),
         "{page}"
@@ -245,6 +314,7 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
         &format!("{url}/campaigns/{}", perft.id),
     )
     .await;
+    assert_shows_name_priority_and_state(&page, &progress_of(&*store, perft.id));
     let (_, rows) = store.table(perft.id).unwrap();
     assert_eq!(rows.len(), 13);
     for r in &rows {
@@ -258,6 +328,19 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
         assert_eq!(cells[5], "✓ agrees");
     }
     assert!(page.contains(&format!("/api/v1/campaigns/{}/table?format=csv", perft.id)));
+
+    // The paused campaign's page says so, with its name and priority.
+    let page = dom(
+        &exe,
+        profile.path(),
+        &format!("{url}/campaigns/{}", pending.id),
+    )
+    .await;
+    assert_shows_name_priority_and_state(&page, &progress_of(&*store, pending.id));
+    assert_eq!(
+        text_after(&page, &format!("data-state=\"{}\"", pending.id)),
+        "paused"
+    );
 
     // The split table: per start position the assembled total and its ply-1 divide.
     let page = dom(

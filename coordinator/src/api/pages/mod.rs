@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::assembly::{self, CheckReport};
 use crate::reads::StandingsQuery;
+use crate::scheduler::CampaignStatus;
 use crate::store::{Campaign, CampaignProgress, Store, StoreError};
 use format::{duration, grouped, per_second, percent};
 use live::{Ring, Sample};
@@ -161,8 +162,12 @@ pub struct CampaignCard {
     pub id: u64,
     /// `perft`, `perft (split)` or `analysis (ENGINE)`.
     pub kind: String,
-    /// `waiting` (nothing done or leased yet), `running`, `complete` or `failed`.
-    pub state: String,
+    /// The operator's name for it, if any.
+    pub name: Option<String>,
+    /// Scheduling priority (higher first).
+    pub priority: i64,
+    /// What it is doing: see [`campaign_state`].
+    pub state: &'static str,
     /// Depth.
     pub depth: u32,
     /// Split ply (0: none).
@@ -250,6 +255,21 @@ pub fn check_view(c: &Campaign, report: Option<&CheckReport>) -> Option<CheckVie
     (reference.is_some() || oeis.is_some()).then_some(CheckView { reference, oeis })
 }
 
+/// What a campaign is doing, as the pages show it: `complete` (or `failed`, some workunit
+/// failed) once every workunit is done, whatever its status; otherwise `cancelled` or `paused`
+/// as the operator set it, else `running` (`waiting` until anything was done or leased).
+pub fn campaign_state(p: &CampaignProgress) -> &'static str {
+    let remaining = p.total - p.valid - p.failed;
+    match p.campaign.status {
+        _ if remaining == 0 && p.failed > 0 => "failed",
+        _ if remaining == 0 => "complete",
+        CampaignStatus::Cancelled => "cancelled",
+        CampaignStatus::Paused => "paused",
+        CampaignStatus::Active if p.in_flight == 0 && p.valid + p.failed == 0 => "waiting",
+        CampaignStatus::Active => "running",
+    }
+}
+
 fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> CampaignCard {
     let c = &p.campaign;
     let remaining = p.total - p.valid - p.failed;
@@ -261,16 +281,9 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
             (None, 0) => c.kind.clone(),
             (None, _) => format!("{} (split)", c.kind),
         },
-        state: if remaining > 0 && p.in_flight == 0 && p.valid + p.failed == 0 {
-            "waiting"
-        } else if remaining > 0 {
-            "running"
-        } else if p.failed > 0 {
-            "failed"
-        } else {
-            "complete"
-        }
-        .into(),
+        name: c.name.clone(),
+        priority: c.priority,
+        state: campaign_state(p),
         depth: c.depth,
         split_ply: c.split_ply,
         quorum: c.quorum,
@@ -442,7 +455,10 @@ async fn dashboard(Extension(pages): Extension<Arc<Pages>>) -> Response {
         let now = now_ms();
         let progress = pages.progress()?;
         let mut cards = Vec::with_capacity(progress.len());
-        for p in &progress {
+        // In the order the scheduler serves them: higher priority first, then oldest first.
+        let mut order: Vec<&CampaignProgress> = progress.iter().collect();
+        order.sort_by_key(|p| (std::cmp::Reverse(p.campaign.priority), p.campaign.id));
+        for p in order {
             let checks = cached_checks(&pages, p)?;
             cards.push(card(&pages, p, checks));
         }
@@ -763,5 +779,31 @@ mod tests {
         let one = check_view(&campaign(1, "0-959", "perft"), Some(&report)).unwrap();
         assert_eq!(one.oeis.unwrap().verdict, Some(false));
         assert_eq!(one.reference.unwrap().1, 960);
+    }
+
+    #[test]
+    fn state_says_complete_over_the_operators_status_and_paused_or_cancelled_before_running() {
+        let progress = |status, valid, failed, in_flight| CampaignProgress {
+            campaign: Campaign {
+                status,
+                ..campaign(3, "0-9", "perft")
+            },
+            total: 10,
+            valid,
+            failed,
+            queued_replicas: 0,
+            in_flight,
+            nodes_valid: 0,
+            nodes_computed: 0,
+        };
+        use CampaignStatus::*;
+        assert_eq!(campaign_state(&progress(Active, 0, 0, 0)), "waiting");
+        assert_eq!(campaign_state(&progress(Active, 0, 0, 1)), "running");
+        assert_eq!(campaign_state(&progress(Active, 3, 0, 0)), "running");
+        assert_eq!(campaign_state(&progress(Paused, 3, 0, 1)), "paused");
+        assert_eq!(campaign_state(&progress(Paused, 0, 0, 0)), "paused");
+        assert_eq!(campaign_state(&progress(Cancelled, 3, 0, 0)), "cancelled");
+        assert_eq!(campaign_state(&progress(Cancelled, 10, 0, 0)), "complete");
+        assert_eq!(campaign_state(&progress(Paused, 9, 1, 0)), "failed");
     }
 }

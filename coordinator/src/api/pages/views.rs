@@ -50,7 +50,7 @@ fn state_badge(state: &str) -> Markup {
     let class = match state {
         "valid" | "complete" | "active" => "ok",
         "failed" | "quarantined" | "banned" | "invalid" | "differs" => "bad",
-        "partial" | "running" | "pending" | "waiting" => "warn",
+        "partial" | "running" | "pending" | "waiting" | "paused" => "warn",
         _ => "muted",
     };
     html! { span class={ "badge " (class) } { (state) } }
@@ -77,7 +77,9 @@ fn checks(c: &CheckView) -> Markup {
     html! {
         @if let Some((agree, compared, ref mismatches)) = c.reference {
             div.check {
-                @if mismatches.is_empty() {
+                @if compared == 0 {
+                    (state_badge("pending"))
+                } @else if mismatches.is_empty() {
                     (state_badge("valid"))
                 } @else {
                     (state_badge("differs"))
@@ -115,12 +117,14 @@ pub fn campaign_card(c: &CampaignCard, link: bool) -> Markup {
                 h2 {
                     @if link { a href={ "/campaigns/" (c.id) } { "Campaign " (c.id) } }
                     @else { "Campaign " (c.id) }
+                    @if let Some(name) = &c.name { " · " span.name data-name=(c.id) { (name) } }
                 }
                 span.kind { (c.kind) }
-                (state_badge(&c.state))
+                span data-state=(c.id) { (state_badge(c.state)) }
             }
             p.params {
-                "depth " strong { (c.depth) }
+                "priority " strong data-priority=(c.id) { (c.priority) }
+                " · depth " strong { (c.depth) }
                 @if c.split_ply > 0 { " · split at ply " strong { (c.split_ply) } }
                 " · quorum " strong { (c.quorum) }
                 " · start positions " strong.mono { (c.positions) }
@@ -239,7 +243,10 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
     let base = format!("/campaigns/{}", c.id);
     let export = format!("/api/v1/campaigns/{}", c.id);
     layout(
-        &format!("Campaign {}", c.id),
+        &match &c.name {
+            Some(name) => format!("Campaign {} · {name}", c.id),
+            None => format!("Campaign {}", c.id),
+        },
         "/",
         true,
         html! {
