@@ -10,14 +10,14 @@
 #   scripts/selfplay-demo.sh assemble   # joins them into data/selfplay_sf15_n$NODES.csv/.pgn
 #
 # C960_COORDINATOR names the binary (default target/debug/c960-coordinator: the engine does the
-# work); scratch files go to .selfplay-demo/ (not committed).
+# work); scratch files go to .selfplay-demo/nNODES_gGAMES/ (not committed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${C960_COORDINATOR:-target/debug/c960-coordinator}
 games=${GAMES:-32}
 nodes=${NODES:-1000}
 engine=${ENGINE:-/usr/games/stockfish}
-work=.selfplay-demo
+work=.selfplay-demo/n${nodes}_g${games}
 out=data/selfplay_sf15_n$nodes
 chunks=("13,63,95,236" "270,340,446,491" "495,518,552,578" "590,594,602,884")
 mkdir -p "$work"

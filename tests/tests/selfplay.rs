@@ -226,6 +226,31 @@ async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
     assert_eq!(line[6], format!("{:.4}", s.score.unwrap()));
     let pgn = c960_coordinator::self_play::pgn(&rows);
     assert_eq!(pgn.matches("[Variant \"Chess960\"]").count(), 2);
+    // Over HTTP: the PGN export and the campaign page with the score.
+    let http = reqwest::Client::new();
+    let got = http
+        .get(format!(
+            "{}/api/v1/campaigns/{}/table?format=pgn",
+            server.url, c.id
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200);
+    assert_eq!(got.text().await.unwrap(), pgn);
+    let page = http
+        .get(format!("{}/campaigns/{}", server.url, c.id))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("White advantage, Elo")
+            && page.contains(&format!("{:.3} [", s.score.unwrap())),
+        "{page}"
+    );
 }
 
 #[test]

@@ -294,7 +294,7 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
         in_flight: p.in_flight,
         queued: p.queued_replicas,
         nodes_valid: p.nodes_valid,
-        nodes_label: if c.kind == "analysis" {
+        nodes_label: if c.kind == "analysis" || c.kind == "selfplay" {
             "nodes searched"
         } else {
             "nodes (valid)"
@@ -369,6 +369,26 @@ pub struct TablePage {
     pub split: Option<Vec<assembly::SplitRow>>,
     /// Analysis rows.
     pub analysis: Option<Vec<AnalysisRowView>>,
+    /// Self-play rows.
+    pub self_play: Option<Vec<SelfPlayRowView>>,
+}
+
+/// A row of a self-play table: White's results, score with its interval and Elo-style advantage.
+pub struct SelfPlayRowView {
+    /// Start position.
+    pub sp: u16,
+    /// FEN.
+    pub fen: String,
+    /// Status.
+    pub status: String,
+    /// `W / D / L`.
+    pub wdl: String,
+    /// White's score and its 95 % interval.
+    pub score: String,
+    /// The Elo-style White advantage and its interval.
+    pub elo: String,
+    /// Agreeing results.
+    pub agreeing: u32,
 }
 
 /// A row of an unsplit perft table.
@@ -535,8 +555,36 @@ fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePage, S
         perft: None,
         split: None,
         analysis: None,
+        self_play: None,
     };
-    if c.kind == "analysis" {
+    if c.kind == "selfplay" {
+        let (_, rows) = store.self_play_table(c.id)?;
+        let elo = |v: Option<f64>| v.map_or_else(|| "—".to_string(), |e| format!("{e:+.0}"));
+        out.self_play = Some(
+            rows.into_iter()
+                .filter(|r| in_page(r.sp))
+                .map(|r| {
+                    let s = r.result.as_ref().map(crate::self_play::summary_of);
+                    SelfPlayRowView {
+                        sp: r.sp.unwrap_or_default(),
+                        fen: r.fen.clone(),
+                        status: r.status.clone(),
+                        wdl: s.map_or_else(String::new, |s| {
+                            format!("{} / {} / {}", s.white_wins, s.draws, s.black_wins)
+                        }),
+                        score: match s.and_then(|s| s.score.zip(s.score_ci)) {
+                            Some((v, (lo, hi))) => format!("{v:.3} [{lo:.3}, {hi:.3}]"),
+                            None => String::new(),
+                        },
+                        elo: s.map_or_else(String::new, |s| {
+                            format!("{} [{}, {}]", elo(s.elo), elo(s.elo_lo), elo(s.elo_hi))
+                        }),
+                        agreeing: r.agreeing_results,
+                    }
+                })
+                .collect(),
+        );
+    } else if c.kind == "analysis" {
         let (_, rows) = store.analysis_table(c.id)?;
         out.analysis = Some(
             rows.into_iter()

@@ -258,6 +258,9 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                     "Download: "
                     a href={ (export) "/table?format=csv" } { "CSV" } " · "
                     a href={ (export) "/table?format=json" } { "JSON" }
+                    @if c.kind == "selfplay" {
+                        " · " a href={ (export) "/table?format=pgn" } { "games (PGN)" }
+                    }
                     @if c.kind == "analysis" {
                         " · " a href={ (export) "/balance" } { "balance report (JSON)" }
                         " · " a href={ (export) "/balance?format=svg" } { "balance chart (SVG)" }
@@ -329,6 +332,24 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                                         td.mono { (r.best_move) }
                                         td.num { (r.agreeing) }
                                         td.small { (r.engine) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    TablePage { self_play: Some(rows), .. } => {
+                        table.data {
+                            thead { tr { th.num { "sp" } th { "FEN" } th { "status" } th.num { "White / draws / Black" } th.num { "White's score [95 %]" } th.num { "White advantage, Elo [95 %]" } th.num { "agreeing workers" } } }
+                            tbody {
+                                @for r in rows {
+                                    tr data-sp=(r.sp) {
+                                        td.num { (r.sp) }
+                                        td.mono.small { (r.fen) }
+                                        td { (state_badge(&r.status)) }
+                                        td.num { (r.wdl) }
+                                        td.num { (r.score) }
+                                        td.num { (r.elo) }
+                                        td.num { (r.agreeing) }
                                     }
                                 }
                             }
