@@ -74,7 +74,7 @@ def main():
         plies += float(r["mean_plies"]) * int(r["games"])
         nodes += int(r["nodes"])
         elo = lambda k: r[k] if r[k] else "—"
-        mark = " (518)" if sp == 518 else ""
+        mark = " (RNBQKBNR)" if sp == 518 else ""
         print(f"| {sp}{mark} | {r['games']} | {w} / {d} / {l} | {float(r['score']):.3f} "
               f"[{float(r['score_lo']):.3f}, {float(r['score_hi']):.3f}] | {elo('elo')} "
               f"[{elo('elo_lo')}, {elo('elo_hi')}] | {float(r['mean_plies']):.0f} | "
@@ -108,7 +108,8 @@ def main():
         replicas = 2 * games
         print(f"- cost: {wall / 60:.1f} min wall for {replicas} games played ({games} at quorum 2); "
               f"{wall / replicas:.2f} s wall and {nodes / games:,.0f} engine nodes per game "
-              f"(the coordinator process's own CPU: {user:.0f} s)")
+              f"({user / replicas:.2f} CPU-s of user time per game played, the run process and "
+              f"the engines it reaped)")
 
 
 main()
