@@ -11,7 +11,7 @@ use c960_coordinator::scheduler::CampaignAction;
 use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
 use clap::Subcommand;
 
-use crate::StartsArgs;
+use crate::{SelfPlayArgs, StartsArgs};
 
 #[derive(Subcommand)]
 pub enum CampaignCommand {
@@ -27,16 +27,8 @@ pub enum CampaignCommand {
         /// An analysis campaign (fixed-depth search per start position) instead of perft.
         #[arg(long, conflicts_with = "self_play")]
         analyse: bool,
-        /// A self-play campaign: --games games per start, the engine against itself at --nodes
-        /// nodes a move.
-        #[arg(long, requires_all = ["games", "nodes"])]
-        self_play: bool,
-        /// With --self-play: games per start (one workunit each).
-        #[arg(long, requires = "self_play")]
-        games: Option<u32>,
-        /// With --self-play: nodes per engine move (`go nodes`).
-        #[arg(long, requires = "self_play")]
-        nodes: Option<u64>,
+        #[command(flatten)]
+        self_play: SelfPlayArgs,
         /// With --analyse or --self-play: `builtin` (default) or `uci` (volunteers' UCI engines).
         #[arg(long)]
         engine: Option<String>,
@@ -174,8 +166,6 @@ pub fn run(
             depth,
             analyse,
             self_play,
-            games,
-            nodes,
             engine,
             split_ply,
             quorum,
@@ -184,7 +174,8 @@ pub fn run(
             priority,
             starts,
         } => {
-            let kind = match (analyse, self_play) {
+            let budget = self_play.budget();
+            let kind = match (analyse, self_play.self_play) {
                 (_, true) => "selfplay",
                 (true, false) => "analysis",
                 (false, false) => "perft",
@@ -193,8 +184,8 @@ pub fn run(
                 depth: depth.unwrap_or(0),
                 kind: Some(kind.into()),
                 engine,
-                games,
-                nodes,
+                games: budget.map(|b| b.games),
+                nodes: budget.map(|b| b.nodes),
                 split_ply: Some(SplitPly::Text(split_ply)),
                 quorum: Some(quorum),
                 max_results,

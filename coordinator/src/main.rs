@@ -206,16 +206,8 @@ enum Command {
         /// An analysis campaign (fixed-depth search per start position) instead of perft.
         #[arg(long, conflicts_with = "self_play")]
         analyse: bool,
-        /// A self-play campaign: --games games per start, the engine against itself at --nodes
-        /// nodes a move; writes the per-start score table (CSV).
-        #[arg(long, requires_all = ["games", "nodes"])]
-        self_play: bool,
-        /// With --self-play: games per start.
-        #[arg(long, requires = "self_play")]
-        games: Option<u32>,
-        /// With --self-play: nodes per engine move (`go nodes`).
-        #[arg(long, requires = "self_play")]
-        nodes: Option<u64>,
+        #[command(flatten)]
+        self_play: SelfPlayArgs,
         /// With --analyse or --self-play: `builtin`, or `uci:COMMAND` for a UCI engine such as
         /// /usr/games/stockfish or "node /opt/sf/stockfish-19-single.js".
         #[arg(long)]
@@ -248,6 +240,33 @@ enum Command {
         #[arg(long, default_value_t = 3600)]
         lease_secs: u64,
     },
+}
+
+/// A self-play campaign's budget (`campaign add` and `run`).
+#[derive(clap::Args)]
+struct SelfPlayArgs {
+    /// A self-play campaign: --games games per start, the engine against itself at --nodes
+    /// nodes a move (`run` writes the per-start score table, CSV).
+    #[arg(long, requires_all = ["games", "nodes"])]
+    self_play: bool,
+    /// With --self-play: games per start (one workunit each).
+    #[arg(long, requires = "self_play")]
+    games: Option<u32>,
+    /// With --self-play: nodes per engine move (`go nodes`).
+    #[arg(long, requires = "self_play")]
+    nodes: Option<u64>,
+}
+
+impl SelfPlayArgs {
+    /// The budget, when --self-play was given.
+    fn budget(&self) -> Option<c960_coordinator::campaign::SelfPlayBudget> {
+        match (self.self_play, self.games, self.nodes) {
+            (true, Some(games), Some(nodes)) => {
+                Some(c960_coordinator::campaign::SelfPlayBudget { games, nodes })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Which starts a campaign covers.
@@ -661,8 +680,6 @@ fn main() -> ExitCode {
             depth,
             analyse,
             self_play,
-            games,
-            nodes,
             engine,
             split_ply,
             hash,
@@ -674,19 +691,14 @@ fn main() -> ExitCode {
             max_results,
             lease_secs,
         } => {
-            let (analysis, uci) = if analyse || self_play {
+            let (analysis, uci) = if analyse || self_play.self_play {
                 parse_run_engine(engine.as_deref().unwrap_or("builtin"))?
             } else if engine.is_some() {
                 bail!("--engine is for --analyse and --self-play");
             } else {
                 (None, None)
             };
-            let self_play = match (self_play, games, nodes) {
-                (true, Some(games), Some(nodes)) => {
-                    Some(c960_coordinator::campaign::SelfPlayBudget { games, nodes })
-                }
-                _ => None,
-            };
+            let self_play = self_play.budget();
             init_tracing("warn", false);
             let opts = RunOptions {
                 depth: depth.unwrap_or(0),

@@ -248,6 +248,45 @@ pub fn quick_config() -> Config {
     }
 }
 
+/// Runs one in-process worker named `name` with the UCI `engine` until `workunit` has more
+/// than `returned_before` returned results, then stops it (at most two minutes).
+pub async fn one_uci_result(
+    server: &TestServer,
+    name: &str,
+    engine: c960_worker::uci_engine::UciCommand,
+    workunit: u64,
+    returned_before: usize,
+) {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
+    cfg.name = name.into();
+    cfg.progress = false;
+    cfg.backoff_base = Duration::from_millis(20);
+    cfg.backoff_cap = Duration::from_millis(200);
+    cfg.uci = Some(engine);
+    let task = tokio::spawn(c960_worker::runner::run(cfg, rx));
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let returned = server
+            .store
+            .results(workunit)
+            .unwrap()
+            .iter()
+            .filter(|r| r.digest.is_some())
+            .count();
+        if returned > returned_before {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} returned nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tx.send(true).unwrap();
+    task.await.unwrap().unwrap();
+}
+
 /// A raw POST, as a misbehaving client would send it: status, the refusal's machine-readable
 /// `code` (or the whole body when it is not a JSON refusal) and the `Retry-After` header.
 pub async fn raw_post(

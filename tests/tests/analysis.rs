@@ -355,44 +355,6 @@ fn outcomes(server: &TestServer, workunit: u64) -> Vec<String> {
     results.into_iter().map(|r| r.outcome).collect()
 }
 
-/// Runs one in-process worker with `engine` until it has submitted a result for `workunit`.
-async fn one_uci_result(
-    server: &TestServer,
-    name: &str,
-    engine: c960_worker::uci_engine::UciCommand,
-    workunit: u64,
-    returned_before: usize,
-) {
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut cfg = RunnerConfig::new(&server.url);
-    cfg.name = name.into();
-    cfg.progress = false;
-    cfg.backoff_base = Duration::from_millis(20);
-    cfg.backoff_cap = Duration::from_millis(200);
-    cfg.uci = Some(engine);
-    let task = tokio::spawn(runner::run(cfg, rx));
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let returned = server
-            .store
-            .results(workunit)
-            .unwrap()
-            .iter()
-            .filter(|r| r.digest.is_some())
-            .count();
-        if returned > returned_before {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{name} returned nothing"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    tx.send(true).unwrap();
-    task.await.unwrap().unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
     let Some(wasm) = c960_tests::wasm_stockfish() else {
@@ -412,14 +374,14 @@ async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     let workunit = rows[0].workunit_id;
     // The WASM build and Debian's build: two results, no quorum.
-    one_uci_result(&server, "wasm-a", wasm.clone(), workunit, 0).await;
-    one_uci_result(&server, "debian", debian, workunit, 1).await;
+    c960_tests::one_uci_result(&server, "wasm-a", wasm.clone(), workunit, 0).await;
+    c960_tests::one_uci_result(&server, "debian", debian, workunit, 1).await;
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     assert_eq!(rows[0].status, "open");
     let results = server.store.results(workunit).unwrap();
     assert_ne!(results[0].digest, results[1].digest);
     // A second worker with the same WASM build agrees with the first: valid.
-    one_uci_result(&server, "wasm-b", wasm, workunit, 2).await;
+    c960_tests::one_uci_result(&server, "wasm-b", wasm, workunit, 2).await;
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     assert_eq!(rows[0].status, "valid");
     let r = rows[0].result.as_ref().unwrap();

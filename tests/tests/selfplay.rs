@@ -18,7 +18,6 @@ use c960_coordinator::store::Store;
 use c960_coordinator::validator::check_self_play_shape;
 use c960_tests::{TestServer, bins, quick_config};
 use c960_worker::compute::{UciSlot, compute_any};
-use c960_worker::runner::{self, RunnerConfig};
 use c960_worker::uci_engine::UciCommand;
 
 const DEBIAN_STOCKFISH: &str = "/usr/games/stockfish";
@@ -130,38 +129,6 @@ fn self_play_units_are_deterministic_with_the_builtin_engine() {
     assert_deterministic(&kind(518, 2, 150, AnalysisEngine::Builtin, 9), None);
 }
 
-/// Runs one in-process worker with `engine` until `workunit` has more than `before` results.
-async fn one_result(
-    server: &TestServer,
-    name: &str,
-    engine: UciCommand,
-    workunit: u64,
-    before: usize,
-) {
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut cfg = RunnerConfig::new(&server.url);
-    cfg.name = name.into();
-    cfg.progress = false;
-    cfg.backoff_base = Duration::from_millis(20);
-    cfg.backoff_cap = Duration::from_millis(200);
-    cfg.uci = Some(engine);
-    let task = tokio::spawn(runner::run(cfg, rx));
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let results = server.store.results(workunit).unwrap();
-        if results.iter().filter(|r| r.digest.is_some()).count() > before {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{name} returned nothing"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    tx.send(true).unwrap();
-    task.await.unwrap().unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
     let Some(sf) = debian_stockfish() else { return };
@@ -198,13 +165,13 @@ async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
         .unwrap();
     let (_, rows) = server.store.self_play_table(c.id).unwrap();
     let workunit = rows[0].workunit_id;
-    one_result(&server, "debian-a", sf.clone(), workunit, 0).await;
-    one_result(&server, "wrapped", other, workunit, 1).await;
+    c960_tests::one_uci_result(&server, "debian-a", sf.clone(), workunit, 0).await;
+    c960_tests::one_uci_result(&server, "wrapped", other, workunit, 1).await;
     let (_, rows) = server.store.self_play_table(c.id).unwrap();
     assert_eq!(rows[0].status, "open", "two builds never agree");
     let results = server.store.results(workunit).unwrap();
     assert_ne!(results[0].digest, results[1].digest);
-    one_result(&server, "debian-b", sf, workunit, 2).await;
+    c960_tests::one_uci_result(&server, "debian-b", sf, workunit, 2).await;
     let (campaign, rows) = server.store.self_play_table(c.id).unwrap();
     assert_eq!(rows[0].status, "valid");
     let outcomes: Vec<String> = server
@@ -290,6 +257,38 @@ fn run_self_play_writes_the_score_table() {
     let row: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!((row[0], row[2], row[16]), ("518", "2", "valid"));
     assert!(stderr.contains("self-play: 2 games"), "{stderr}");
+    // `campaign add --self-play` on the same database, shown with its budget.
+    let db = dir.path().join("run.db");
+    let add = Command::new(coordinator)
+        .args([
+            "campaign",
+            "add",
+            "--self-play",
+            "--games",
+            "4",
+            "--nodes",
+            "300",
+        ])
+        .args(["--engine", "uci", "--positions", "0-3", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        add.status.success(),
+        "{}",
+        String::from_utf8_lossy(&add.stderr)
+    );
+    let id = String::from_utf8(add.stdout).unwrap().trim().to_string();
+    let show = Command::new(coordinator)
+        .args(["campaign", "show", &id, "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let show = String::from_utf8(show.stdout).unwrap();
+    assert!(
+        show.contains("selfplay/uci") && show.contains("4 games a start, 300 nodes a move"),
+        "{show}"
+    );
     // Self-play needs its budget: one line on stderr, non-zero exit.
     let bad = Command::new(coordinator)
         .args(["run", "--self-play", "--games", "2"])

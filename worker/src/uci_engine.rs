@@ -385,10 +385,16 @@ impl UciEngine {
     ///
     /// On any error the engine process is killed; the engine cannot be used afterwards.
     pub fn analyse(&mut self, pos: &Position, depth: u32) -> Result<Analysis> {
+        self.guarded(|e| e.try_analyse(pos, depth))
+    }
+
+    /// Runs `work` on a live engine and kills the process when it fails: an engine that
+    /// answered nonsense once is not trusted again.
+    fn guarded<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         if self.dead {
             bail!("the UCI engine was stopped after an earlier error");
         }
-        let result = self.try_analyse(pos, depth);
+        let result = work(self);
         if result.is_err() {
             self.kill();
         }
@@ -478,14 +484,7 @@ impl UciEngine {
 
     /// Starts a new game: `ucinewgame` (which clears the engine's hash) and `isready`.
     pub fn new_game(&mut self) -> Result<()> {
-        if self.dead {
-            bail!("the UCI engine was stopped after an earlier error");
-        }
-        let r = self.send("ucinewgame").and_then(|()| self.sync());
-        if r.is_err() {
-            self.kill();
-        }
-        r
+        self.guarded(|e| e.send("ucinewgame").and_then(|()| e.sync()))
     }
 
     /// The engine's move after `moves` from `start` with `go nodes {nodes}`, and the nodes it
@@ -498,14 +497,7 @@ impl UciEngine {
         current: &Position,
         nodes: u64,
     ) -> Result<(Move, u64)> {
-        if self.dead {
-            bail!("the UCI engine was stopped after an earlier error");
-        }
-        let result = self.try_best_move_nodes(start, moves, current, nodes);
-        if result.is_err() {
-            self.kill();
-        }
-        result
+        self.guarded(|e| e.try_best_move_nodes(start, moves, current, nodes))
     }
 
     fn try_best_move_nodes(
