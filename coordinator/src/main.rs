@@ -260,7 +260,7 @@ struct StartsArgs {
 
 #[derive(Subcommand)]
 enum WorkerCommand {
-    /// List every worker with its credit, strikes and state, most validated results first.
+    /// List every worker with its credit, strikes and state, most credit (validated nodes, then results) first.
     List {
         /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]

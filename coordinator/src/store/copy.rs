@@ -17,7 +17,7 @@ const TABLES: &[(&str, &str)] = &[
     (
         "workers",
         "id, name, key_hash, engine, created_ms, last_seen_ms, lost_votes, refused, valid, banned, quarantined_ms, \
-         trusted, checks_passed, checks_failed, reg_block, last_block",
+         trusted, checks_passed, checks_failed, reg_block, last_block, credit_results, credit_nodes_hi, credit_nodes_lo",
     ),
     (
         "workunits",
@@ -113,6 +113,17 @@ mod tests {
             format!("{:?}", s.progress().unwrap()),
             format!("{:?}", s.worker_summary(0).unwrap()),
             format!("{:?}", s.check_cost().unwrap()),
+            // The leaderboard: the kept credit columns, in their order.
+            format!(
+                "{:?}",
+                s.standings(&crate::reads::StandingsQuery {
+                    seen_since_ms: None,
+                    recent_since_ms: 0,
+                    offset: 0,
+                    limit: 100,
+                })
+                .unwrap()
+            ),
         ];
         for c in s.campaigns().unwrap() {
             for f in [Format::Csv, Format::Json] {
