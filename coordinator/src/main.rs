@@ -14,6 +14,7 @@ use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
+use c960_coordinator::proxies::TrustedProxies;
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{PgStore, SqliteStore, Store, postgres::is_postgres_url};
 use c960_coordinator::trust::Integrity;
@@ -154,6 +155,12 @@ enum Command {
         /// Log lines as `text` (colour only on a terminal) or `json` (one object a line).
         #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         log_format: String,
+        /// A reverse proxy (an IP address or a CIDR block; repeatable) whose X-Forwarded-For
+        /// names the client: requests from it are limited, blocked and logged by the rightmost
+        /// forwarded address that is not itself a trusted proxy. From any other peer the
+        /// header is ignored.
+        #[arg(long, value_parser = c960_coordinator::proxies::parse_proxy)]
+        trusted_proxy: Vec<ipnet::IpNet>,
     },
     /// Inspect and manage workers (list, show, ban, unban, trust, untrust).
     Worker {
@@ -424,8 +431,12 @@ fn serve(
             Enrolment::Closed => "closed",
         };
         tracing::info!(db = %db.display(), enrolment, "serving");
+        if !config.trusted_proxies.is_empty() {
+            tracing::info!(proxies = ?config.trusted_proxies, "X-Forwarded-For believed from these peers");
+        }
+        let listener =
+            GatedListener::behind(listener, connections, config.trusted_proxies.clone());
         let app = api::app(AppState::new(store, config));
-        let listener = GatedListener::new(listener, connections);
         match tls {
             Some(tls) => {
                 let listener = c960_coordinator::tls::TlsListener::new(listener, tls)?;
@@ -479,6 +490,7 @@ fn main() -> ExitCode {
             idle_timeout_secs,
             tls_cert,
             tls_key,
+            trusted_proxy,
             check_rate,
             check_rate_trusted,
             check_max_nodes,
@@ -559,6 +571,7 @@ fn main() -> ExitCode {
                     ..CheckBudget::default()
                 },
                 trust_enrolled: false,
+                trusted_proxies: TrustedProxies::new(trusted_proxy),
             };
             let connections = ConnLimits {
                 per_address: max_connections_per_address,
