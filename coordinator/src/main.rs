@@ -22,6 +22,7 @@ use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
 mod cli_campaigns;
+mod cli_config;
 mod cli_tokens;
 mod cli_workers;
 
@@ -39,6 +40,11 @@ struct Cli {
 enum Command {
     /// Serve the HTTP API.
     Serve {
+        /// Read options from this TOML file: each key is a flag's name in snake_case
+        /// (`lease_secs = 600`, `open_enrolment = true`, `trusted_proxy = ["127.0.0.1"]`);
+        /// flags on the command line override it. Secrets only by file (`admin_token_file`).
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// Address to listen on, e.g. 0.0.0.0:8960 (port 0 picks a free port).
         #[arg(long, default_value = "127.0.0.1:8960")]
         listen: String,
@@ -462,12 +468,17 @@ fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCom
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match cli_config::parse(std::env::args_os().collect()) {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(cli_config::Refusal::File(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        Err(cli_config::Refusal::Clap(e)) => e.exit(),
     };
     let result: Result<ExitCode> = (|| match cli.command {
         Command::Serve {
+            config: _,
             listen,
             db,
             lease_secs,
