@@ -183,8 +183,8 @@ enum Command {
         #[command(subcommand)]
         command: cli_campaigns::CampaignCommand,
     },
-    /// Move everything (campaigns, workunits, leases, results, workers and their tokens,
-    /// settings, counters) from one database into another, empty one, e.g. from SQLite to
+    /// Move everything (campaigns with their names, priorities and states, enrolment tokens,
+    /// workunits, leases, results, workers and their tokens, settings, counters) from one database into another, empty one, e.g. from SQLite to
     /// PostgreSQL when one coordinator is no longer enough. Stop the coordinators first.
     Migrate {
         /// The database to copy (a SQLite file or a `postgres://` URL).
