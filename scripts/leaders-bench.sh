@@ -25,6 +25,10 @@
 # included for every engine alike (a few ms); perft_cpu_2026 also counts depths 1..D-1 first,
 # which adds about 3 % to its time.
 #
+# The last case is hashed (perft(7) of SP 518, one thread, PERFT_HASH_MIB MiB tables, default
+# 256): c960.tt against cozy.tt, cozy-chess with a plain always-replace table of the same size;
+# its ratio column is to cozy.tt. HASHED=0 leaves it out.
+#
 # Usage: scripts/leaders-bench.sh [RUNS]   (default 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -115,6 +119,10 @@ run_engine() { # engine fen depth
         c960.native) timed "$build/perft_one.native" c960 "$fen" "$depth" ;;
         cozy.portable) timed "$build/perft_one.portable" cozy "$fen" "$depth" ;;
         cozy.native) timed "$build/perft_one.native" cozy "$fen" "$depth" ;;
+        # Hashed, one thread, PERFT_HASH_MIB (default 256) MiB tables: c960's own table
+        # against cozy-chess (native) with a plain always-replace table.
+        c960.tt) timed "$build/perft_one.portable" c960-tt "$fen" "$depth" ;;
+        cozy.tt) timed "$build/perft_one.native" cozy-tt "$fen" "$depth" ;;
         # The leaders read classical castling letters only.
         perft_cpu.*) timed "$build/$engine" "${fen/ HAha / KQkq }" "$depth" -nott ;;
         gigantua) timed "$build/gigantua" "${fen/ HAha / KQkq }" "$depth" ;;
@@ -144,9 +152,11 @@ add_case "sp 0 d6" 6 "$ours" "$(sp_fen 0)"
 add_case "sp 959 d6" 6 "$ours" "$(sp_fen 959)"
 add_case "kiwipete960 d5" 5 "$ours" "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w HAha - 0 1"
 add_case "cpw960 1-20 d5" 5 "$ours" "$(IFS=';'; echo "${cpw[*]}")"
+# The hashed target: perft(7) of SP 518 with a 256 MiB table, one thread (ratio to cozy.tt).
+[[ ${HASHED:-1} == 1 ]] && add_case "sp 518 d7 tt" 7 "c960.tt cozy.tt" "$(sp_fen 518)"
 
 printf 'single thread, no hash table; %s alternating runs, medians of CPU time (user+sys)\n' "$runs"
-printf '%-15s %-19s %13s %9s %9s %10s %10s\n' case engine nodes "cpu s" "wall s" "Mn/s" "÷cozy-nat"
+printf '%-15s %-19s %13s %9s %9s %10s %10s\n' case engine nodes "cpu s" "wall s" "Mn/s" "÷cozy-nat/tt"
 for c in "${cases[@]}"; do
     IFS='|' read -r name depth engines fens <<<"$c"
     IFS=';' read -ra fen_list <<<"$fens"
@@ -157,14 +167,16 @@ for c in "${cases[@]}"; do
             for f in "${fen_list[@]}"; do
                 expected=${per_fen[$f]:-0}
                 read -r n cs ws < <(run_engine "$e" "$f" "$depth")
-                [[ $e == c960.portable ]] && per_fen[$f]=$n
+                [[ $e == c960.portable || $e == c960.tt ]] && per_fen[$f]=$n
                 tn=$((tn + n)); tc=$(awk -v a="$tc" -v b="$cs" 'BEGIN{print a+b}')
                 tw=$(awk -v a="$tw" -v b="$ws" 'BEGIN{print a+b}')
             done
             cpu[$e]+="$tc "; wall[$e]+="$tw "; nodes[$e]=$tn
         done
     done
-    ref=$(tr ' ' '\n' <<<"${cpu[cozy.native]}" | grep . | median)
+    ref_engine=cozy.native
+    [[ " $engines " == *" cozy.tt "* ]] && ref_engine=cozy.tt
+    ref=$(tr ' ' '\n' <<<"${cpu[$ref_engine]}" | grep . | median)
     for e in $engines; do
         mc=$(tr ' ' '\n' <<<"${cpu[$e]}" | grep . | median)
         mw=$(tr ' ' '\n' <<<"${wall[$e]}" | grep . | median)

@@ -98,12 +98,14 @@ impl MoveBatch {
     }
 
     /// Calls `f` with the origin and target of each move of a batch whose moves are all
-    /// normal ([`MoveBatch::is_normal`]).
+    /// normal ([`MoveBatch::is_normal`]); `PAWN` says whether it is a batch of pawns.
     #[inline(always)]
-    pub(crate) fn for_each_normal(&self, mut f: impl FnMut(u8, u8)) {
+    pub(crate) fn for_each_normal<const PAWN: bool>(&self, mut f: impl FnMut(u8, u8)) {
         debug_assert!(self.is_normal());
+        debug_assert_eq!(PAWN, self.role == Role::Pawn);
         for to in bb::squares(self.to) {
-            let from = if self.pawn_step == 0 {
+            // Only pawns come in batches of several pieces.
+            let from = if !PAWN || self.pawn_step == 0 {
                 self.from
             } else {
                 (to as i8 - self.pawn_step) as u8
@@ -359,6 +361,25 @@ impl ChildMoveCounter {
     /// The number of legal moves in `child`, a child of the counter's position.
     #[inline(always)]
     pub(crate) fn count<const PEXT: bool>(&self, child: &Position) -> u64 {
+        self.count_child::<PEXT, false>(child, 0, 0)
+    }
+
+    /// [`ChildMoveCounter::count`] for a child reached by a normal move (no castling, en
+    /// passant or promotion) from `from` to `to`: the squares the move changed are known
+    /// without comparing the positions.
+    #[inline(always)]
+    pub(crate) fn count_normal<const PEXT: bool>(&self, child: &Position, from: u8, to: u8) -> u64 {
+        self.count_child::<PEXT, true>(child, from, to)
+    }
+
+    /// The count of `child`; with `NORMAL`, the child of the normal move `from`-`to`.
+    #[inline(always)]
+    fn count_child<const PEXT: bool, const NORMAL: bool>(
+        &self,
+        child: &Position,
+        from: u8,
+        to: u8,
+    ) -> u64 {
         if child.checkers != 0 {
             return child.count_moves_with::<PEXT>();
         }
@@ -371,13 +392,18 @@ impl ChildMoveCounter {
         let captured = self.own ^ ours;
         let diag = child.by_role[Role::Bishop.index()] | child.by_role[Role::Queen.index()];
         let ortho = child.by_role[Role::Rook.index()] | child.by_role[Role::Queen.index()];
-        let theirs = child.by_color[us.other().index()];
         // Pins change only when something changed on the king's lines: an occupancy, the
         // owner of a square (a capture), or a pinner (castling can put a rook where the king
         // stood, changing no occupancy).
-        let pinners_moved =
-            (self.pinners[0] ^ (diag & theirs)) | (self.pinners[1] ^ (ortho & theirs));
-        let key = changed | captured | pinners_moved;
+        // A normal move changes occupancy, owner or slider on its two squares only.
+        let key = if NORMAL {
+            (1u64 << from) | (1u64 << to)
+        } else {
+            let theirs = child.by_color[us.other().index()];
+            let pinners_moved =
+                (self.pinners[0] ^ (diag & theirs)) | (self.pinners[1] ^ (ortho & theirs));
+            changed | captured | pinners_moved
+        };
         let pinned = if key & self.king_lines == 0 {
             self.pinned
         } else {
@@ -397,8 +423,15 @@ impl ChildMoveCounter {
         // Lines are symmetric: the sliders whose lines cross a changed square are those on the
         // changed square's own lines.
         let mut affected = 0;
-        for c in bb::squares(changed) {
-            affected |= (bishop_rays(c) & diag) | (rook_rays(c) & ortho);
+        if NORMAL {
+            // The origin, and the target unless the move captured there: no loop.
+            let to_changed = 0u64.wrapping_sub((changed >> to) & 1);
+            affected = ((bishop_rays(from) | (bishop_rays(to) & to_changed)) & diag)
+                | ((rook_rays(from) | (rook_rays(to) & to_changed)) & ortho);
+        } else {
+            for c in bb::squares(changed) {
+                affected |= (bishop_rays(c) & diag) | (rook_rays(c) & ortho);
+            }
         }
         affected &= ours;
         for sq in bb::squares(affected) {

@@ -145,20 +145,20 @@ macro_rules! count_leaf_parent {
         pos.generate_with::<$pext>(&mut |batch| {
             if batch.is_normal() {
                 macro_rules! each {
-                    ($role:expr) => {
-                        batch.for_each_normal(|from, to| {
+                    ($role:expr, $pawn:literal) => {
+                        batch.for_each_normal::<$pawn>(|from, to| {
                             let child = pos.play_normal_unhashed::<$pext>($role, from, to);
-                            nodes += counter.count::<$pext>(&child)
+                            nodes += counter.count_normal::<$pext>(&child, from, to)
                         })
                     };
                 }
                 match batch.role {
-                    Role::Pawn => each!(Role::Pawn),
-                    Role::Knight => each!(Role::Knight),
-                    Role::Bishop => each!(Role::Bishop),
-                    Role::Rook => each!(Role::Rook),
-                    Role::Queen => each!(Role::Queen),
-                    Role::King => each!(Role::King),
+                    Role::Pawn => each!(Role::Pawn, true),
+                    Role::Knight => each!(Role::Knight, false),
+                    Role::Bishop => each!(Role::Bishop, false),
+                    Role::Rook => each!(Role::Rook, false),
+                    Role::Queen => each!(Role::Queen, false),
+                    Role::King => each!(Role::King, false),
                 }
             } else {
                 batch.for_each(|m| {

@@ -22,7 +22,7 @@ fn clean(text: &str) -> String {
     text.escape_debug().to_string()
 }
 
-/// Prints every worker, most validated results first; a header line, tab-separated columns.
+/// Prints every worker, most credit (validated nodes, then results) first; a header line, tab-separated columns.
 pub fn list(store: &dyn Store) -> Result<()> {
     let now = now_ms();
     let rows = store.standings(&StandingsQuery {

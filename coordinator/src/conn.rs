@@ -37,6 +37,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tower::Service;
 
+use crate::proxies::TrustedProxies;
+
 /// Operator limits on connections (`serve` flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnLimits {
@@ -79,6 +81,8 @@ struct Counts {
 /// The shared connection counter of one listener.
 struct Gate {
     limits: ConnLimits,
+    /// Trusted reverse proxies carry many clients' connections: only the total cap applies.
+    proxies: TrustedProxies,
     counts: Mutex<Counts>,
 }
 
@@ -89,7 +93,10 @@ impl Gate {
 
     fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Permit> {
         let mut c = self.lock();
-        let from = c.by_address.get(&ip).copied().unwrap_or(0);
+        let from = match self.proxies.contains(ip) {
+            true => 0,
+            false => c.by_address.get(&ip).copied().unwrap_or(0),
+        };
         if !admits(&self.limits, c.total, from) {
             return None;
         }
@@ -250,10 +257,17 @@ pub struct GatedListener {
 impl GatedListener {
     /// Gates `tcp` with `limits`.
     pub fn new(tcp: TcpListener, limits: ConnLimits) -> GatedListener {
+        GatedListener::behind(tcp, limits, TrustedProxies::default())
+    }
+
+    /// Gates `tcp` with `limits`, except that connections from trusted `proxies` count only
+    /// against the total cap (each carries many clients).
+    pub fn behind(tcp: TcpListener, limits: ConnLimits, proxies: TrustedProxies) -> GatedListener {
         GatedListener {
             tcp,
             gate: Arc::new(Gate {
                 limits,
+                proxies,
                 counts: Mutex::default(),
             }),
         }
@@ -416,6 +430,7 @@ mod tests {
                 total: 2,
                 ..ConnLimits::default()
             },
+            proxies: TrustedProxies::default(),
             counts: Mutex::default(),
         });
         let a: IpAddr = [10, 0, 0, 1].into();
@@ -429,5 +444,28 @@ mod tests {
         drop(q);
         assert_eq!(gate.lock().total, 0);
         assert!(gate.lock().by_address.is_empty());
+    }
+
+    #[test]
+    fn a_trusted_proxy_counts_only_against_the_total() {
+        let gate = Arc::new(Gate {
+            limits: ConnLimits {
+                per_address: 1,
+                total: 3,
+                ..ConnLimits::default()
+            },
+            proxies: TrustedProxies::new(vec![crate::proxies::parse_proxy("10.0.0.1").unwrap()]),
+            counts: Mutex::default(),
+        });
+        let proxy: IpAddr = [10, 0, 0, 1].into();
+        let held: Vec<Permit> = (0..3).map(|_| gate.admit(proxy).unwrap()).collect();
+        assert!(gate.admit(proxy).is_none(), "the total cap still holds");
+        drop(held);
+        let other: IpAddr = [10, 0, 0, 2].into();
+        let _one = gate.admit(other).unwrap();
+        assert!(
+            gate.admit(other).is_none(),
+            "others keep the per-address cap"
+        );
     }
 }

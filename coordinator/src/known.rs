@@ -1,5 +1,5 @@
 //! Public known answers the coordinator embeds: perft of every start position at depths 1–6
-//! (the reference table), 7 (all 960, `data/perft_d7_all960.csv`) and 8 (start positions 0–9).
+//! (the reference table), 7 (all 960, `data/perft_d7_all960.csv`) and 8 (the starts of `data/perft_d8_all960.csv` computed so far).
 //! A start-position workunit whose answer is known is checked against it on receipt. Anyone can
 //! look these up, so answering them right earns no trust (see [`crate::trust`]); it only catches
 //! a lie.
@@ -19,7 +19,7 @@ fn table() -> &'static BTreeMap<(u16, u32), u64> {
         }
         for (depth, text) in [
             (7, include_str!("../../data/perft_d7_all960.csv")),
-            (8, include_str!("../../data/perft_d8_sp0-9.csv")),
+            (8, include_str!("../../data/perft_d8_all960.csv")),
         ] {
             for line in text.lines().skip(1) {
                 let f: Vec<&str> = line.split(',').collect();
@@ -53,7 +53,8 @@ mod tests {
         assert_eq!(perft(518, 6), Some(119_060_324));
         assert_eq!(perft(0, 7), Some(3_249_555_919));
         assert_eq!(perft(0, 8), Some(85_793_216_142));
-        assert_eq!(perft(10, 8), None);
+        assert_eq!(perft(10, 8), Some(78_197_069_053));
+        assert_eq!(perft(959, 8), None);
         assert_eq!(perft(0, 9), None);
         assert_eq!(table().keys().filter(|k| k.1 == 7).count(), 960);
     }

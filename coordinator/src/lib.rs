@@ -33,6 +33,7 @@ pub mod enrolment;
 pub mod export;
 pub mod known;
 pub mod metrics;
+pub mod proxies;
 pub mod quarantine;
 pub mod reads;
 pub mod run;

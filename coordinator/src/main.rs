@@ -14,6 +14,7 @@ use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
+use c960_coordinator::proxies::TrustedProxies;
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{PgStore, SqliteStore, Store, postgres::is_postgres_url};
 use c960_coordinator::trust::Integrity;
@@ -21,6 +22,7 @@ use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
 mod cli_campaigns;
+mod cli_config;
 mod cli_tokens;
 mod cli_workers;
 
@@ -38,6 +40,11 @@ struct Cli {
 enum Command {
     /// Serve the HTTP API.
     Serve {
+        /// Read options from this TOML file: each key is a flag's name in snake_case
+        /// (`lease_secs = 600`, `open_enrolment = true`, `trusted_proxy = ["127.0.0.1"]`);
+        /// flags on the command line override it. Secrets only by file (`admin_token_file`).
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// Address to listen on, e.g. 0.0.0.0:8960 (port 0 picks a free port).
         #[arg(long, default_value = "127.0.0.1:8960")]
         listen: String,
@@ -154,6 +161,12 @@ enum Command {
         /// Log lines as `text` (colour only on a terminal) or `json` (one object a line).
         #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         log_format: String,
+        /// A reverse proxy (an IP address or a CIDR block; repeatable) whose X-Forwarded-For
+        /// names the client: requests from it are limited, blocked and logged by the rightmost
+        /// forwarded address that is not itself a trusted proxy. From any other peer the
+        /// header is ignored.
+        #[arg(long, value_parser = c960_coordinator::proxies::parse_proxy)]
+        trusted_proxy: Vec<ipnet::IpNet>,
     },
     /// Inspect and manage workers (list, show, ban, unban, trust, untrust).
     Worker {
@@ -170,8 +183,8 @@ enum Command {
         #[command(subcommand)]
         command: cli_campaigns::CampaignCommand,
     },
-    /// Move everything (campaigns, workunits, leases, results, workers and their tokens,
-    /// settings, counters) from one database into another, empty one, e.g. from SQLite to
+    /// Move everything (campaigns with their names, priorities and states, enrolment tokens,
+    /// workunits, leases, results, workers and their tokens, settings, counters) from one database into another, empty one, e.g. from SQLite to
     /// PostgreSQL when one coordinator is no longer enough. Stop the coordinators first.
     Migrate {
         /// The database to copy (a SQLite file or a `postgres://` URL).
@@ -289,7 +302,7 @@ struct StartsArgs {
 
 #[derive(Subcommand)]
 enum WorkerCommand {
-    /// List every worker with its credit, strikes and state, most validated results first.
+    /// List every worker with its credit, strikes and state, most credit (validated nodes, then results) first.
     List {
         /// SQLite database file, or a `postgres://` URL.
         #[arg(long)]
@@ -453,8 +466,12 @@ fn serve(
             Enrolment::Closed => "closed",
         };
         tracing::info!(db = %db.display(), enrolment, "serving");
+        if !config.trusted_proxies.is_empty() {
+            tracing::info!(proxies = ?config.trusted_proxies, "X-Forwarded-For believed from these peers");
+        }
+        let listener =
+            GatedListener::behind(listener, connections, config.trusted_proxies.clone());
         let app = api::app(AppState::new(store, config));
-        let listener = GatedListener::new(listener, connections);
         match tls {
             Some(tls) => {
                 let listener = c960_coordinator::tls::TlsListener::new(listener, tls)?;
@@ -480,12 +497,17 @@ fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCom
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match cli_config::parse(std::env::args_os().collect()) {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(cli_config::Refusal::File(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        Err(cli_config::Refusal::Clap(e)) => e.exit(),
     };
     let result: Result<ExitCode> = (|| match cli.command {
         Command::Serve {
+            config: _,
             listen,
             db,
             lease_secs,
@@ -508,6 +530,7 @@ fn main() -> ExitCode {
             idle_timeout_secs,
             tls_cert,
             tls_key,
+            trusted_proxy,
             check_rate,
             check_rate_trusted,
             check_max_nodes,
@@ -588,6 +611,7 @@ fn main() -> ExitCode {
                     ..CheckBudget::default()
                 },
                 trust_enrolled: false,
+                trusted_proxies: TrustedProxies::new(trusted_proxy),
             };
             let connections = ConnLimits {
                 per_address: max_connections_per_address,

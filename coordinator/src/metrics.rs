@@ -169,8 +169,9 @@ pub fn requests_answered() -> u64 {
 pub struct RefusalCode(pub &'static str);
 
 /// Middleware over every route: counts and times the request by matched route, and logs a
-/// refusal (4xx/5xx) at info level with route, status, code and the worker the bearer token
-/// names (as claimed: the token may be what was refused).
+/// refusal (4xx/5xx) at info level with route, status, code, the client's address
+/// ([`crate::proxies`]) and the worker the bearer token names (as claimed: the token may be
+/// what was refused).
 pub async fn track(req: Request, next: Next) -> Response {
     let route = req
         .extensions()
@@ -183,6 +184,7 @@ pub async fn track(req: Request, next: Next) -> Response {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split_once(' ')?.1.split_once('.')?.0.parse::<u64>().ok());
+    let address = crate::proxies::ClientAddr::of(req.extensions());
     let start = Instant::now();
     let resp = next.run(req).await;
     REQUESTS_ANSWERED.fetch_add(1, Ordering::Relaxed);
@@ -202,6 +204,7 @@ pub async fn track(req: Request, next: Next) -> Response {
             status = status.as_u16(),
             code,
             worker = claimed_worker,
+            address = address.map(tracing::field::display),
             "refused"
         );
     }

@@ -2,11 +2,12 @@
 //! split campaign's table): the types they return. The queries are the `Store` trait methods of
 //! the same names, in each backend (SQLite: `store/sqlite/reads.rs`).
 //!
-//! Cost: each query reads only what the page shows. Credit is summed per listed worker through
-//! the `results(worker_id)` index (so a leaderboard page reads the results of its listed
-//! workers, never the whole results table) and is therefore always exact: a result voided by
-//! quarantine stops counting at once. The order of the leaderboard is the trigger-free
-//! `workers.valid` counter, which the store keeps in the same transactions as the outcomes.
+//! Cost: each query reads only what the page shows. Credit is two columns of the worker row
+//! (valid results, their nodes as hi/lo halves: migration 12), kept by a trigger in the very
+//! statement that grades a result valid, voids it (quarantine) or ungrades it (re-verification),
+//! so it is exact in every transaction and a leaderboard page reads no results for it; the
+//! leaderboard is ordered by it through the `workers_credit` index. Only the throughput window
+//! reads the listed workers' recent results (the `results(worker_id, returned_ms)` index).
 
 use serde::Serialize;
 
@@ -49,7 +50,7 @@ fn u128_str<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StandingsQuery {
     /// Only workers seen since then (the "connected" list), most recently seen first; `None`:
-    /// every worker, most validated results first.
+    /// every worker, most credit (validated nodes, then validated results) first.
     pub seen_since_ms: Option<i64>,
     /// `recent_nodes` counts results returned since then.
     pub recent_since_ms: i64,

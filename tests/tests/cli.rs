@@ -310,3 +310,61 @@ async fn serve_reads_its_secrets_from_files_and_refuses_a_missing_or_empty_one()
         );
     }
 }
+
+/// `serve --config FILE`: the file's keys take effect, a flag on the command line overrides its
+/// key, and a misspelt key stops serve with one line on stderr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_takes_its_options_from_a_toml_file_and_flags_override_it() {
+    c960_worker::client::install_crypto_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.db");
+    let config = dir.path().join("c960.toml");
+    // `listen` is overridden by ServeProcess's own --listen 127.0.0.1:0: were the file's value
+    // used, serve could not start.
+    std::fs::write(
+        &config,
+        "listen = \"256.0.0.1:1\"\nopen_enrolment = true\nrate_per_address = 0.25\n\
+         trusted_proxy = [\"10.0.0.0/8\"]\n",
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    let registrations = |url: String| async move {
+        let client = c960_worker::client::Client::new(&url).unwrap();
+        let mut codes = Vec::new();
+        for _ in 0..2 {
+            codes.push(match client.register("w", 1, 0).await {
+                Ok(_) => "ok".to_string(),
+                Err(e) => e.code().unwrap_or("?").to_string(),
+            });
+        }
+        codes
+    };
+    // From the file: open enrolment (else registration is refused) and 0.25 requests/s per
+    // address (a burst of 1).
+    let serve =
+        c960_tests::ServeProcess::start(&db, &["--config", path], std::process::Stdio::null());
+    assert_eq!(
+        registrations(serve.url.clone()).await,
+        ["ok", "rate_limited"]
+    );
+    drop(serve);
+    // The command line's --rate-per-address 0 (no limit) overrides the file's.
+    let serve = c960_tests::ServeProcess::start(
+        &db,
+        &["--config", path, "--rate-per-address", "0"],
+        std::process::Stdio::null(),
+    );
+    assert_eq!(registrations(serve.url.clone()).await, ["ok", "ok"]);
+    drop(serve);
+
+    // A misspelt key: one line on stderr naming it, non-zero exit.
+    std::fs::write(&config, "db = \"x.db\"\nrate_per_adress = 5\n").unwrap();
+    let out = Command::new(&bins().0)
+        .args(["serve", "--config", path])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("unknown key `rate_per_adress`"), "{err}");
+}

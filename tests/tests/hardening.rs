@@ -373,3 +373,104 @@ async fn table_exports_are_rate_limited_per_address() {
         200
     );
 }
+
+/// `serve --trusted-proxy`: a forwarded-for header from an untrusted peer changes nothing; from
+/// the trusted proxy (127.0.0.1 here) each forwarded client has its own rate-limit bucket, and
+/// a registration through it is filed under the client's address block.
+#[tokio::test]
+async fn forwarded_addresses_count_only_through_a_trusted_proxy() {
+    let server = TestServer::start(c960_coordinator::api::Config {
+        limits: c960_coordinator::api::Limits {
+            export_per_address: c960_coordinator::api::limits::Rate::new(0.01, 2.0),
+            ..quick_config().limits
+        },
+        trusted_proxies: c960_coordinator::proxies::TrustedProxies::new(vec![
+            c960_coordinator::proxies::parse_proxy("127.0.0.1").unwrap(),
+        ]),
+        ..quick_config()
+    })
+    .await;
+    let c = server.campaign(1, "0-3");
+    let table = format!("{}/api/v1/campaigns/{}/table?format=csv", server.url, c.id);
+    let from = |local: [u8; 4]| {
+        reqwest::Client::builder()
+            .local_address(IpAddr::from(local))
+            .build()
+            .unwrap()
+    };
+    let get = |client: &reqwest::Client, forwarded: &str| {
+        client
+            .get(&table)
+            .header("x-forwarded-for", forwarded)
+            .send()
+    };
+    // An untrusted peer names a new client each time: all its requests share its own bucket.
+    let untrusted = from([127, 0, 0, 2]);
+    let mut statuses = Vec::new();
+    for spoofed in ["198.51.100.1", "198.51.100.2", "198.51.100.3"] {
+        statuses.push(get(&untrusted, spoofed).await.unwrap().status().as_u16());
+    }
+    assert_eq!(
+        statuses,
+        [200, 200, 429],
+        "a spoofed header changed nothing"
+    );
+
+    // Through the trusted proxy: each forwarded client its own bucket (the rightmost entry that
+    // is not a trusted proxy; a client's own spoofed entries to its left are not believed).
+    let proxy = from([127, 0, 0, 1]);
+    for _ in 0..2 {
+        let s = get(&proxy, "203.0.113.1").await.unwrap().status();
+        assert_eq!(s.as_u16(), 200);
+    }
+    let third = get(&proxy, "192.0.2.99, 203.0.113.1").await.unwrap();
+    assert_eq!(
+        third.status().as_u16(),
+        429,
+        "203.0.113.1's bucket is empty"
+    );
+    let other = get(&proxy, "203.0.113.2").await.unwrap();
+    assert_eq!(
+        other.status().as_u16(),
+        200,
+        "another client, another bucket"
+    );
+    let chained = get(&proxy, "203.0.113.3, 127.0.0.1").await.unwrap();
+    assert_eq!(chained.status().as_u16(), 200, "a trusted hop is skipped");
+    // The untrusted peer's bucket is still empty, whatever it forwards.
+    let s = get(&untrusted, "203.0.113.4").await.unwrap().status();
+    assert_eq!(s.as_u16(), 429);
+
+    // A registration through the proxy is filed under the client's block, not the proxy's.
+    let body = codec::encode(&c960_common::wire::RegisterRequest {
+        protocol: PROTOCOL_VERSION,
+        name: "behind caddy".into(),
+        engine: EngineInfo {
+            name: "test".into(),
+            version: "0".into(),
+        },
+        threads: 1,
+        hash_mib: 0,
+        enrol_secret: None,
+    })
+    .unwrap();
+    let resp = proxy
+        .post(format!("{}/api/v1/register", server.url))
+        .header("content-type", OCTET)
+        .header("x-forwarded-for", "198.51.100.77")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut block = None;
+    server
+        .store
+        .raw_read(&mut |conn| {
+            let row = conn.query_one("SELECT reg_block FROM workers ORDER BY id DESC", &[])?;
+            block = row.opt_text(0)?;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(block.as_deref(), Some("198.51.100.0/24"));
+}

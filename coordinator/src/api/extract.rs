@@ -2,9 +2,7 @@
 //! body), [`Peer`] (the client address), [`AuthedWorker`] and [`Admin`] (the bearer tokens,
 //! checked by the pure functions of [`super::auth`]), [`wire_response`]. Below the routes.
 
-use std::net::SocketAddr;
-
-use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -16,6 +14,7 @@ use serde::de::DeserializeOwned;
 use super::auth::{authenticate, bad_token, bearer_of, same_hash, sha256};
 use super::error::ApiError;
 use super::state::{AppState, blocking};
+use crate::proxies::ClientAddr;
 use crate::store::WorkerRecord;
 use crate::trust;
 
@@ -79,7 +78,8 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Wire<T> {
     }
 }
 
-/// The client's address, where the server was started with connect info (else `None`).
+/// The client's address ([`ClientAddr`]: the TCP peer, or behind a trusted proxy the address it
+/// forwards), where the server was started with connect info (else `None`).
 pub struct Peer(pub Option<std::net::IpAddr>);
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
@@ -89,12 +89,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
         parts: &mut axum::http::request::Parts,
         _state: &S,
     ) -> Result<Self, Self::Rejection> {
-        Ok(Peer(
-            parts
-                .extensions
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map(|c| c.0.ip()),
-        ))
+        Ok(Peer(ClientAddr::of(&parts.extensions)))
     }
 }
 
@@ -144,10 +139,7 @@ impl FromRequestParts<AppState> for Admin {
         };
         let token = bearer_of(parts)?;
         // Guessing is limited per address: every attempt costs a token, a success refunds it.
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip());
+        let peer = ClientAddr::of(&parts.extensions);
         if let Some(ip) = peer {
             st.limiter.check_admin_attempt(ip)?;
         }

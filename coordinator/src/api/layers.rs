@@ -1,4 +1,5 @@
-//! The layers around the routes: the rate-limit middleware ([`super::limits`]), the request
+//! The layers around the routes: the client's address ([`crate::proxies`]), the rate-limit
+//! middleware ([`super::limits`]), the request
 //! timeout, gzip and CORS for the public read-only endpoints, and a JSON body for a 405 (axum
 //! answers it with an empty body). Below the routes.
 
@@ -14,6 +15,7 @@ use tower_http::cors::{Any, CorsLayer};
 
 use super::error::ApiError;
 use super::state::AppState;
+use crate::proxies::{ClientAddr, client_address};
 
 /// Gzip when the client accepts it.
 pub fn gzip() -> CompressionLayer {
@@ -55,12 +57,27 @@ pub async fn json_405(req: Request, next: Next) -> Response {
     out
 }
 
-/// Middleware: the per-address limit. The address is the TCP peer; behind a reverse proxy every
-/// request comes from the proxy, so there the limit should be raised or disabled (a forwarded
-/// header is not trusted: any client can write one).
+/// Middleware, outermost: finds the client's address ([`client_address`]: the TCP peer, or
+/// behind a trusted proxy the address it forwards) and puts it in the request's extensions as
+/// [`ClientAddr`] for the rate limits, address blocks and log lines. Without connect info
+/// (tests calling the router directly) there is none.
+pub async fn client(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
+    if let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>().copied() {
+        let forwarded = req
+            .headers()
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok());
+        let ip = client_address(&st.config.trusted_proxies, peer.ip(), forwarded);
+        req.extensions_mut().insert(ClientAddr(ip));
+    }
+    next.run(req).await
+}
+
+/// Middleware: the per-address limit, by the client's address ([`client`]).
 pub async fn per_address(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    if let Some(ConnectInfo(addr)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
-        && let Err(e) = st.limiter.check_address(addr.ip())
+    if let Some(ip) = ClientAddr::of(req.extensions())
+        && let Err(e) = st.limiter.check_address(ip)
     {
         return e.into_response();
     }
@@ -69,8 +86,8 @@ pub async fn per_address(State(st): State<AppState>, req: Request, next: Next) -
 
 /// Middleware: the per-address limit of the table exports (429 `rate_limited` + `Retry-After`).
 pub async fn exports(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    if let Some(ConnectInfo(addr)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
-        && let Err(e) = st.limiter.check_export(addr.ip())
+    if let Some(ip) = ClientAddr::of(req.extensions())
+        && let Err(e) = st.limiter.check_export(ip)
     {
         return e.into_response();
     }

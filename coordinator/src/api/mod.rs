@@ -38,7 +38,8 @@ pub use state::{AppState, Config, Limits};
 /// protocol-1 worker (credentials in the body, no header) is told `unsupported_protocol`.
 ///
 /// The per-address rate limit needs the peer address: serve it with
-/// `into_make_service_with_connect_info::<SocketAddr>()` (without it, that limit is off).
+/// `into_make_service_with_connect_info::<SocketAddr>()` (without it, that limit is off); the
+/// client's address is then the peer's, or behind a trusted proxy the one it forwards.
 pub fn app(state: AppState) -> Router {
     // Public read-only endpoints and pages: gzip, any origin may read them.
     let public = public::routes(state.clone())
@@ -61,6 +62,10 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn(layers::json_405))
         .layer(axum::middleware::from_fn(crate::metrics::track))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            layers::client,
+        ))
         .with_state(state)
 }
 

@@ -11,6 +11,7 @@ use super::auth::Enrolment;
 use super::error::ApiError;
 use super::limits::{self, Keyed, Limiter, Rate};
 use crate::checker::CheckBudget;
+use crate::proxies::TrustedProxies;
 use crate::stall::StallWatch;
 use crate::store::Store;
 use crate::trust::Integrity;
@@ -18,7 +19,8 @@ use crate::trust::Integrity;
 /// What one client may make the coordinator do.
 #[derive(Clone, Debug)]
 pub struct Limits {
-    /// Requests per client address on the worker API (TCP peer address).
+    /// Requests per client address on the worker API (the TCP peer, or behind a trusted proxy
+    /// the address it forwards: [`crate::proxies`]).
     pub per_address: Rate,
     /// Requests per worker on the authenticated worker API.
     pub per_worker: Rate,
@@ -71,6 +73,8 @@ pub struct Config {
     /// Workers that register with the enrolment secret are the operator's own and trusted at
     /// once (`run`'s local workers); off for `serve`, where the secret may be shared.
     pub trust_enrolled: bool,
+    /// Reverse proxies whose `X-Forwarded-For` names the client ([`crate::proxies`]).
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Default for Config {
@@ -85,6 +89,7 @@ impl Default for Config {
             integrity: Integrity::default(),
             checks: CheckBudget::default(),
             trust_enrolled: false,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 }

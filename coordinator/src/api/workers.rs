@@ -105,7 +105,13 @@ async fn register(
         Ok(id)
     })
     .await?;
-    tracing::info!(worker = id, name = %name.escape_debug(), engine = %engine_log.escape_debug(), "worker registered");
+    tracing::info!(
+        worker = id,
+        name = %name.escape_debug(),
+        engine = %engine_log.escape_debug(),
+        address = peer.0.map(tracing::field::display),
+        "worker registered"
+    );
     wire_response(&RegisterResponse {
         auth: WorkerAuth {
             worker_id: id,

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
+pub(crate) use super::conformance_credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
 use crate::campaign::NewCampaign;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
@@ -738,4 +739,5 @@ conformance!(
     quarantine_reopens_what_the_worker_validated,
     ban_releases_leases_and_unban_forgives,
     quarantine_reopens_what_the_worker_made_fail,
+    credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration,
 );

@@ -1,6 +1,7 @@
 //! Moving a whole store to another backend (`c960-coordinator migrate --from c960.sqlite --to
-//! postgres://…`): every campaign, workunit, lease, result, worker (with its key hash, so its
-//! token keeps working), setting and counter, ids kept, in one transaction on the target, from
+//! postgres://…`): every campaign (with the operator's name, priority and status), enrolment
+//! token, workunit, lease, result, worker (with its key hash, so its token keeps working, and
+//! its kept credit), setting and counter, ids kept, in one transaction on the target, from
 //! one read snapshot of the source. The target must be empty (freshly migrated).
 
 use super::db::{Dialect, Param, Value, params};
@@ -12,12 +13,18 @@ use super::{Store, StoreError, StoreResult};
 const TABLES: &[(&str, &str)] = &[
     (
         "campaigns",
-        "id, kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, games, move_nodes",
+        "id, kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, name, priority, \
+         status, games, move_nodes",
+    ),
+    (
+        "enrolment_tokens",
+        "id, name, hash, cap, used, created_ms, revoked_ms",
     ),
     (
         "workers",
         "id, name, key_hash, engine, created_ms, last_seen_ms, lost_votes, refused, valid, banned, quarantined_ms, \
-         trusted, checks_passed, checks_failed, reg_block, last_block",
+         trusted, checks_passed, checks_failed, reg_block, last_block, credit_results, credit_nodes_hi, credit_nodes_lo, \
+         enrolment_token",
     ),
     (
         "workunits",
@@ -104,6 +111,7 @@ mod tests {
     use super::*;
     use crate::campaign::NewCampaign;
     use crate::export::{Format, render};
+    use crate::store::CampaignChange;
     use crate::store::conformance::{self, ALL, postgres_store, sqlite_store, sub};
 
     /// Everything an operator can read from a store, for comparing two.
@@ -113,6 +121,18 @@ mod tests {
             format!("{:?}", s.progress().unwrap()),
             format!("{:?}", s.worker_summary(0).unwrap()),
             format!("{:?}", s.check_cost().unwrap()),
+            format!("{:?}", s.enrolment_tokens().unwrap()),
+            // The leaderboard: the kept credit columns, in their order.
+            format!(
+                "{:?}",
+                s.standings(&crate::reads::StandingsQuery {
+                    seen_since_ms: None,
+                    recent_since_ms: 0,
+                    offset: 0,
+                    limit: 100,
+                })
+                .unwrap()
+            ),
         ];
         for c in s.campaigns().unwrap() {
             for f in [Format::Csv, Format::Json] {
@@ -139,6 +159,18 @@ mod tests {
             10,
         )
         .unwrap();
+        // The operator's names, priorities and states, and a volunteer's enrolment token.
+        let named = s.campaigns().unwrap()[0].id;
+        for change in [
+            CampaignChange::Name(Some("the first".into())),
+            CampaignChange::Priority(4),
+            CampaignChange::Status(crate::scheduler::CampaignAction::Pause),
+        ] {
+            s.update_campaign(named, &change).unwrap();
+        }
+        let token = s.mint_enrolment_token("volunteer", 3, b"th", 10).unwrap();
+        s.register_worker_with_token("tok", b"k4", "e 1", None, token.id, b"th", 10)
+            .unwrap();
         let w = s.register_worker("late", b"k2", "e 1", 10).unwrap();
         let l = s.assign_batch(w, &ALL, 11, 1000, 1, 0).unwrap();
         assert_eq!(l.len(), 1);

@@ -37,7 +37,8 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(9, "0009_campaign_management"),
     migration!(10, "0010_enrolment_tokens"),
     migration!(11, "0011_resplits"),
-    migration!(12, "0012_self_play"),
+    migration!(12, "0012_worker_credit"),
+    migration!(13, "0013_self_play"),
 ];
 
 #[cfg(test)]

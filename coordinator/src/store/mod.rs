@@ -21,6 +21,8 @@
 pub mod codes;
 #[cfg(test)]
 pub(crate) mod conformance;
+#[cfg(test)]
+mod conformance_credit;
 pub mod copy;
 pub mod db;
 pub mod error;

@@ -7,15 +7,20 @@ use crate::store::codes::{outcome_name, replica_state, u64_to_db};
 use crate::store::db::{Row, params};
 use crate::store::{StoreError, StoreResult};
 
-/// Valid results, their nodes (hi/lo halves, exact past 2^63) and recent nodes of one worker.
-const CREDIT: &str = "SELECT COUNT(*) FILTER (WHERE outcome = 1),
-        CAST(COALESCE(SUM(nodes >> 32) FILTER (WHERE outcome = 1), 0) AS BIGINT),
-        CAST(COALESCE(SUM(nodes & 4294967295) FILTER (WHERE outcome = 1), 0) AS BIGINT),
-        CAST(COALESCE(SUM(nodes >> 32) FILTER (WHERE returned_ms >= ?2), 0) AS BIGINT),
-        CAST(COALESCE(SUM(nodes & 4294967295) FILTER (WHERE returned_ms >= ?2), 0) AS BIGINT)
-     FROM results WHERE worker_id = ?1";
+/// Nodes one worker returned since `?2` (hi/lo halves, exact past 2^63), through the
+/// `results(worker_id, returned_ms)` index.
+const RECENT: &str = "SELECT CAST(COALESCE(SUM((nodes >> 32) & 4294967295), 0) AS BIGINT),
+        CAST(COALESCE(SUM(nodes & 4294967295), 0) AS BIGINT)
+     FROM results WHERE worker_id = ?1 AND returned_ms >= ?2";
 
-const STANDING_COLS: &str = "id, name, engine, created_ms, last_seen_ms, lost_votes, refused, banned, quarantined_ms IS NOT NULL";
+/// The credit columns (migration 12) are kept by a trigger as results are graded, voided and
+/// ungraded, so reading them costs nothing per result.
+const STANDING_COLS: &str = "id, name, engine, created_ms, last_seen_ms, lost_votes, refused, banned, quarantined_ms IS NOT NULL,
+    credit_results, credit_nodes_hi, credit_nodes_lo";
+
+/// The leaderboard's order, matching the `workers_credit` index: credit nodes (the hi sum with
+/// the carry of the lo sum, then the rest of lo), then valid results, then age.
+const BY_CREDIT: &str = "(credit_nodes_hi + credit_nodes_lo / 4294967296) DESC, (credit_nodes_lo % 4294967296) DESC, credit_results DESC, id";
 
 fn halves(hi: i64, lo: i64) -> u128 {
     (i128::from(hi) * (1 << 32) + i128::from(lo)).max(0) as u128
@@ -28,8 +33,8 @@ fn standing_row(r: &Row) -> StoreResult<WorkerStanding> {
         engine: r.text(2)?,
         created_ms: r.i64(3)?,
         last_seen_ms: r.i64(4)?,
-        valid_results: 0,
-        valid_nodes: 0,
+        valid_results: r.u64(9)?,
+        valid_nodes: halves(r.i64(10)?, r.i64(11)?),
         recent_nodes: 0,
         lost_votes: r.u64(5)?,
         refused: r.u64(6)?,
@@ -38,11 +43,9 @@ fn standing_row(r: &Row) -> StoreResult<WorkerStanding> {
     })
 }
 
-fn add_credit(tx: Tx, w: &mut WorkerStanding, recent_since_ms: i64) -> StoreResult<()> {
-    let r = tx.query_one(CREDIT, params![u64_to_db(w.id), recent_since_ms])?;
-    w.valid_results = r.u64(0)?;
-    w.valid_nodes = halves(r.i64(1)?, r.i64(2)?);
-    w.recent_nodes = halves(r.i64(3)?, r.i64(4)?);
+fn add_recent(tx: Tx, w: &mut WorkerStanding, recent_since_ms: i64) -> StoreResult<()> {
+    let r = tx.query_one(RECENT, params![u64_to_db(w.id), recent_since_ms])?;
+    w.recent_nodes = halves(r.i64(0)?, r.i64(1)?);
     Ok(())
 }
 
@@ -50,7 +53,7 @@ fn add_credit(tx: Tx, w: &mut WorkerStanding, recent_since_ms: i64) -> StoreResu
 pub(super) fn standings(tx: Tx, q: &StandingsQuery) -> StoreResult<Vec<WorkerStanding>> {
     let (filter, order) = match q.seen_since_ms {
         Some(_) => ("WHERE last_seen_ms >= ?3", "last_seen_ms DESC, id"),
-        None => ("WHERE CAST(?3 AS BIGINT) IS NULL", "valid DESC, id"),
+        None => ("WHERE CAST(?3 AS BIGINT) IS NULL", BY_CREDIT),
     };
     let mut out = tx
         .query(
@@ -67,7 +70,7 @@ pub(super) fn standings(tx: Tx, q: &StandingsQuery) -> StoreResult<Vec<WorkerSta
         .map(standing_row)
         .collect::<StoreResult<Vec<_>>>()?;
     for w in &mut out {
-        add_credit(tx, w, q.recent_since_ms)?;
+        add_recent(tx, w, q.recent_since_ms)?;
     }
     Ok(out)
 }
@@ -87,7 +90,7 @@ pub(super) fn worker_history(
         return Ok(None);
     };
     let mut standing = standing_row(&row)?;
-    add_credit(tx, &mut standing, recent_since_ms)?;
+    add_recent(tx, &mut standing, recent_since_ms)?;
     let results = tx
         .query(
             "SELECT r.id, r.workunit_id, w.campaign_id, COALESCE(w.sp, w.origin_sp), r.state, r.outcome,

@@ -4,6 +4,7 @@
 use super::*;
 use crate::campaign::NewCampaign;
 use crate::store::conformance::{self, ALL, counters, recount, sub};
+use crate::store::conformance_credit;
 use crate::store::{Lease, Store, StoreError};
 use crate::trust::Integrity;
 use c960_common::wire::{PositionSpec, WorkUnitKind};
@@ -56,7 +57,9 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
              ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
              DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
              DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
-             DROP TABLE enrolment_tokens;
+             DROP TABLE enrolment_tokens; DROP TRIGGER result_credit; DROP INDEX workers_credit;
+             ALTER TABLE workers DROP COLUMN credit_results; ALTER TABLE workers DROP COLUMN credit_nodes_hi;
+             ALTER TABLE workers DROP COLUMN credit_nodes_lo;
              ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              PRAGMA user_version = 4;",
@@ -81,7 +84,9 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
              ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
              DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
              DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
-             DROP TABLE enrolment_tokens; DROP INDEX workunits_resplits;
+             DROP TABLE enrolment_tokens; DROP TRIGGER result_credit; DROP INDEX workers_credit;
+             ALTER TABLE workers DROP COLUMN credit_results; ALTER TABLE workers DROP COLUMN credit_nodes_hi;
+             ALTER TABLE workers DROP COLUMN credit_nodes_lo; DROP INDEX workunits_resplits;
              ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              PRAGMA user_version = 6;",
@@ -90,6 +95,30 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
     drop(s);
     let s = SqliteStore::open(&d.path().join("t.db")).unwrap();
     assert_eq!(counters(&s), recount(&s));
+}
+
+#[test]
+fn migration_12_fills_in_the_credit_columns() {
+    let (d, s) = store();
+    conformance_credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration(&s);
+    let before = conformance_credit::credit_is_the_sum(&s, "before the downgrade");
+    assert!(!before.is_empty());
+    // A database from before the credit columns (schema 11).
+    s.lock()
+        .unwrap()
+        .execute_batch(
+            "DROP TRIGGER result_credit; DROP INDEX workers_credit;
+             ALTER TABLE workers DROP COLUMN credit_results; ALTER TABLE workers DROP COLUMN credit_nodes_hi;
+             ALTER TABLE workers DROP COLUMN credit_nodes_lo;
+             PRAGMA user_version = 11;",
+        )
+        .unwrap();
+    drop(s);
+    let s = SqliteStore::open(&d.path().join("t.db")).unwrap();
+    assert_eq!(
+        conformance_credit::credit_is_the_sum(&s, "after migration 12"),
+        before
+    );
 }
 
 #[test]
