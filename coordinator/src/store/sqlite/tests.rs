@@ -110,6 +110,8 @@ fn migration_12_fills_in_the_credit_columns() {
             "DROP TRIGGER result_credit; DROP INDEX workers_credit;
              ALTER TABLE workers DROP COLUMN credit_results; ALTER TABLE workers DROP COLUMN credit_nodes_hi;
              ALTER TABLE workers DROP COLUMN credit_nodes_lo;
+             ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
+             ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              PRAGMA user_version = 11;",
         )
         .unwrap();
