@@ -2,8 +2,9 @@
 //! example). Every serve flag is a key of the same name in snake_case (`--lease-secs` is
 //! `lease_secs`), so the file and the flags cannot drift apart: the file's keys are turned into
 //! the flags they name, inserted before the command line's own, and clap parses and validates
-//! them all as one command line. A flag given on the command line overrides the file's key
-//! (the key is then not inserted at all). Switches (`open_enrolment`) take `true` or `false`,
+//! them all as one command line. A flag given on the command line (or its environment variable)
+//! overrides the file's key, and so does one that excludes it (`--enrol-secret` over the file's
+//! `open_enrolment`): the key is then not inserted at all. Switches (`open_enrolment`) take `true` or `false`,
 //! repeatable flags (`trusted_proxy`) a list or one value. An unknown key, a value of the wrong
 //! kind or one the flag refuses is a one-line error naming the key. Secrets are never kept in
 //! the file: `admin_token` and `enrol_secret` are refused in favour of their `*_file` keys (or
@@ -94,13 +95,38 @@ fn config_path(args: &[OsString]) -> Option<std::path::PathBuf> {
     None
 }
 
-/// Whether the command line gives `--long` itself (as `--long`, `--long VALUE` or `--long=VALUE`).
-fn given(args: &[OsString], long: &str) -> bool {
+/// Whether the command line gives `arg` itself (`--long`, `--long VALUE`, `--long=VALUE`) or
+/// its environment variable is set.
+fn given(args: &[OsString], arg: &Arg) -> bool {
+    let Some(long) = arg.get_long() else {
+        return false;
+    };
     let flag = format!("--{long}");
-    args.iter().any(|a| {
+    let on_line = args.iter().any(|a| {
         let a = a.to_string_lossy();
         a == flag || a.starts_with(&format!("{flag}="))
-    })
+    });
+    on_line
+        || arg
+            .get_env()
+            .is_some_and(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
+}
+
+/// Whether the command line (or the environment) gives `arg` or an option that excludes it
+/// (`--enrol-secret` excludes the file's `open_enrolment`): then the file's key gives way.
+fn overridden(serve: &Command, args: &[OsString], arg: &Arg) -> bool {
+    let declared = serve.get_arg_conflicts_with(arg);
+    let excluding = serve.get_arguments().filter(|o| {
+        serve
+            .get_arg_conflicts_with(o)
+            .iter()
+            .any(|c| c.get_id() == arg.get_id())
+    });
+    given(args, arg)
+        || declared
+            .into_iter()
+            .chain(excluding)
+            .any(|o| given(args, o))
 }
 
 /// 1-based line of a byte offset.
@@ -136,7 +162,7 @@ fn flags_of(
             )
         })?;
         let long = arg.get_long().expect("serve_arg finds long flags only");
-        if given(cli_args, long) {
+        if overridden(serve, cli_args, arg) {
             continue;
         }
         from_file.push((long.to_string(), format!("{name}: {key}")));
@@ -252,6 +278,18 @@ mod tests {
         ];
         want.sort();
         assert_eq!(pairs, want, "lease_secs is the command line's");
+        // An option that excludes a key overrides it too.
+        let flags = expand_with(
+            "open_enrolment = true\nadmin_token_file = \"/a\"\n",
+            &[
+                "--enrol-secret-file",
+                "/s",
+                "--admin-token",
+                "0123456789abcdef",
+            ],
+        )
+        .unwrap();
+        assert!(flags.is_empty(), "{flags:?}");
     }
 
     #[test]
