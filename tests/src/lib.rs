@@ -317,8 +317,19 @@ pub struct ServeProcess {
 impl ServeProcess {
     /// Starts `serve --listen 127.0.0.1:0 --db DB ARGS…` and waits for its "listening on" line.
     pub fn start(db: &Path, args: &[&str], stderr: std::process::Stdio) -> ServeProcess {
+        ServeProcess::start_with(&bins().0, db, args, stderr)
+    }
+
+    /// [`ServeProcess::start`] with the `c960-coordinator` binary at `bin` (the benchmark runs
+    /// a release build without building it).
+    pub fn start_with(
+        bin: &Path,
+        db: &Path,
+        args: &[&str],
+        stderr: std::process::Stdio,
+    ) -> ServeProcess {
         use std::io::{BufRead, BufReader};
-        let mut child = Command::new(&bins().0)
+        let mut child = Command::new(bin)
             .args(["serve", "--listen", "127.0.0.1:0", "--db"])
             .arg(db)
             .args(args)

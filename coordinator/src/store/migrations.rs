@@ -37,6 +37,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(9, "0009_campaign_management"),
     migration!(10, "0010_enrolment_tokens"),
     migration!(11, "0011_resplits"),
+    migration!(12, "0012_counter_shards"),
 ];
 
 #[cfg(test)]
