@@ -23,7 +23,7 @@ use c960_common::wire::{BatchedOutcome, Capabilities, FetchBatchResponse, FetchR
 use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::store::postgres::{PgOptions, PgStore, is_postgres_url};
 use c960_coordinator::store::{SqliteStore, Store};
-use c960_tests::{ServeProcess, honest_result, honest_submission};
+use c960_tests::{ServeProcess, fresh_schema, honest_result, honest_submission};
 use c960_worker::client::Client;
 
 struct Args {
@@ -158,17 +158,13 @@ fn main() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let (store, db_arg, backend): (Box<dyn Store>, String, &str) = if is_postgres_url(&args.db) {
         let schema = "store_bench";
-        let mut c = postgres::Client::connect(&args.db, postgres::NoTls).expect("connect");
-        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-            .expect("drop schema");
+        let url = fresh_schema(&args.db, schema);
         let opts = PgOptions {
             schema: Some(schema.into()),
             pool_size: 2,
             ..PgOptions::default()
         };
         let store = PgStore::open_with(&args.db, &opts).expect("open PostgreSQL");
-        let sep = if args.db.contains('?') { '&' } else { '?' };
-        let url = format!("{}{sep}options=-c%20search_path%3D{schema}", args.db);
         (Box::new(store), url, "postgres")
     } else {
         let path = dir.path().join("bench.db");
