@@ -19,9 +19,12 @@ CLIENTS="${CLIENTS:-32}"
 CAMPAIGNS_SINGLE="${CAMPAIGNS_SINGLE:-1}"
 CAMPAIGNS_BATCH="${CAMPAIGNS_BATCH:-8}"
 
-cargo build --release --quiet -p c960-coordinator --bin c960-coordinator -p c960-tests --example store_bench
-serve=target/release/c960-coordinator
-bench=target/release/examples/store_bench
+# SERVE and BENCH name other builds (then nothing is built).
+serve="${SERVE:-target/release/c960-coordinator}"
+bench="${BENCH:-target/release/examples/store_bench}"
+if [ -z "${SERVE:-}${BENCH:-}" ]; then
+    cargo build --release --quiet -p c960-coordinator --bin c960-coordinator -p c960-tests --example store_bench
+fi
 
 # shellcheck source=pg-test-cluster.sh
 source scripts/pg-test-cluster.sh
@@ -31,6 +34,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) CPUs)"
 echo "commit:  $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (modified)')"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "coordinator: $serve; load generator: $bench"
 echo "clients: $CLIENTS simulated workers, quorum 2, perft depth 1 workunits; medians of $REPEATS runs"
 echo
 printf '| %-10s | %-12s | %-17s | %-24s | %s |\n' backend coordinators "units per request" "handouts + results / s" "runs"
@@ -47,7 +51,7 @@ for db in sqlite postgres; do
             for _ in $(seq "$REPEATS"); do
                 if line=$("$bench" --serve "$serve" --db "$url" --coordinators "$coordinators" \
                     --batch "$batch" --clients "$CLIENTS" --campaigns "$campaigns" 2>/tmp/store-bench.err); then
-                    rates+=("$(echo "$line" | cut -f12)")
+                    rates+=("$(echo "$line" | awk -F'\t' '{print $NF}')")
                 else
                     rates+=("failed")
                     tail -n 3 /tmp/store-bench.err >&2
