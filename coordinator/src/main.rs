@@ -16,7 +16,7 @@ use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::proxies::TrustedProxies;
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
-use c960_coordinator::store::{PgStore, SqliteStore, Store, postgres::is_postgres_url};
+use c960_coordinator::store::{Store, postgres::is_postgres_url};
 use c960_coordinator::trust::Integrity;
 use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
@@ -235,7 +235,9 @@ enum Command {
         /// In-process workers (default: one per core, at least the quorum).
         #[arg(long)]
         local_workers: Option<usize>,
-        /// SQLite database file; run again with the same file to resume.
+        /// SQLite database file, or a `postgres://` URL; run again with the same database to
+        /// resume (on PostgreSQL not beside a `serve` of the same database: a run hands out
+        /// again every open lease when it starts).
         #[arg(long, default_value = "c960-run.db")]
         db: PathBuf,
         /// Write the CSV table here (default: stdout, before the total).
@@ -350,18 +352,9 @@ enum WorkerCommand {
     },
 }
 
-/// Opens a database, creating it if missing (`serve` and `run` only): a `postgres://` URL is a
-/// PostgreSQL database, anything else a SQLite file.
+/// Opens a database, creating it if missing (`serve` and `run` only).
 fn open(db: &Path) -> Result<Box<dyn Store>> {
-    let text = db.to_string_lossy();
-    if is_postgres_url(&text) {
-        return Ok(Box::new(PgStore::open(&text).with_context(|| {
-            format!("cannot open database {}", redact_url(&text))
-        })?));
-    }
-    Ok(Box::new(SqliteStore::open(db).with_context(|| {
-        format!("cannot open database {}", db.display())
-    })?))
+    c960_coordinator::store::open(db)
 }
 
 /// A secret kept in a file: its first line, without the line ending; an unreadable or empty
@@ -377,17 +370,6 @@ fn secret_from_file(path: &Path, flag: &str) -> Result<String> {
         ));
     }
     Ok(secret.to_string())
-}
-
-/// A database URL without its password, for messages.
-fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => match url[s + 3..at].find(':') {
-            Some(c) => format!("{}:***{}", &url[..s + 3 + c], &url[at..]),
-            None => url.to_string(),
-        },
-        _ => url.to_string(),
-    }
 }
 
 /// Opens a database that must exist: a mistyped `--db` must not create an empty one. (A

@@ -19,7 +19,7 @@ use c960_common::wire::AnalysisEngine;
 use crate::api::{self, AppState, Config};
 use crate::campaign::{NewCampaign, select_starts};
 use crate::export;
-use crate::store::{CampaignProgress, SqliteStore, Store};
+use crate::store::{CampaignProgress, Store};
 
 /// Options of `run`.
 #[derive(Clone, Debug)]
@@ -40,7 +40,7 @@ pub struct RunOptions {
     pub hash_mib: u32,
     /// In-process workers (default: one per core, at least the quorum).
     pub local_workers: Option<usize>,
-    /// The SQLite file; running again with the same file resumes.
+    /// The SQLite file or `postgres://` URL; running again with the same database resumes.
     pub db: PathBuf,
     /// Where the CSV goes (stdout if `None`, followed by the total).
     pub out: Option<PathBuf>,
@@ -116,10 +116,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome> {
             spec.quorum
         );
     }
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&opts.db)
-            .with_context(|| format!("cannot open database {}", opts.db.display()))?,
-    );
+    let store: Arc<dyn Store> = crate::store::open(&opts.db)?.into();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -187,7 +184,7 @@ async fn run_async(
     if interrupted {
         eprintln!(
             "interrupted; run again with --db {} to resume",
-            opts.db.display()
+            crate::store::postgres::redact_url(&opts.db.to_string_lossy())
         );
         return Ok(RunOutcome::Interrupted);
     }

@@ -14,6 +14,39 @@ use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::store::{Campaign, SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 
+/// The tests' PostgreSQL server (`C960_TEST_POSTGRES`) with the schema `schema` emptied and
+/// created: its URL and the URL whose connections use that schema (`search_path` in the
+/// URL's options), or `None` with a loud message when the variable is unset outside CI (under
+/// CI it must be set: the PostgreSQL tests must run there).
+pub fn postgres_schema(what: &str, schema: &str) -> Option<(String, String)> {
+    let base = match std::env::var("C960_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => url,
+        _ if std::env::var_os("CI").is_some() => {
+            panic!(
+                "CI is set but C960_TEST_POSTGRES is not: the PostgreSQL tests must run under CI"
+            )
+        }
+        _ => {
+            eprintln!("SKIPPED: {what} (set C960_TEST_POSTGRES to run it)");
+            return None;
+        }
+    };
+    let url = fresh_schema(&base, schema);
+    Some((base, url))
+}
+
+/// Drops and creates the schema `schema` on the PostgreSQL server at `base`; returns the URL
+/// whose connections use it (`search_path` in the URL's options).
+pub fn fresh_schema(base: &str, schema: &str) -> String {
+    let mut c = postgres::Client::connect(base, postgres::NoTls).expect("connect to PostgreSQL");
+    c.batch_execute(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .expect("a fresh schema");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options=-c%20search_path%3D{schema}")
+}
+
 /// Paths of the `c960-coordinator` and `c960-worker` binaries, built once per test process.
 ///
 /// Cargo gives `CARGO_BIN_EXE_*` only to a package's own tests, so this runs
@@ -356,8 +389,19 @@ pub struct ServeProcess {
 impl ServeProcess {
     /// Starts `serve --listen 127.0.0.1:0 --db DB ARGS…` and waits for its "listening on" line.
     pub fn start(db: &Path, args: &[&str], stderr: std::process::Stdio) -> ServeProcess {
+        ServeProcess::start_with(&bins().0, db, args, stderr)
+    }
+
+    /// [`ServeProcess::start`] with the `c960-coordinator` binary at `bin` (the benchmark runs
+    /// a release build without building it).
+    pub fn start_with(
+        bin: &Path,
+        db: &Path,
+        args: &[&str],
+        stderr: std::process::Stdio,
+    ) -> ServeProcess {
         use std::io::{BufRead, BufReader};
-        let mut child = Command::new(&bins().0)
+        let mut child = Command::new(bin)
             .args(["serve", "--listen", "127.0.0.1:0", "--db"])
             .arg(db)
             .args(args)

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use c960_coordinator::store::{SqliteStore, Store};
-use c960_tests::{bins, parse_table, reference};
+use c960_tests::{bins, parse_table, postgres_schema, reference};
 
 #[test]
 fn run_depth_4_all_960_matches_reference_with_quorum() {
@@ -117,4 +117,45 @@ fn run_refuses_bad_arguments_with_one_line() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("error:"), "{err}");
     }
+}
+
+/// `run --db postgres://…`: the same main job on PostgreSQL (needs `C960_TEST_POSTGRES`;
+/// skipped loudly without it, failing under CI), and a second run resumes it.
+#[test]
+fn run_on_postgres_matches_reference_and_resumes() {
+    let Some((_, url)) = postgres_schema("run --db postgres://", "main_job_run") else {
+        return;
+    };
+    let (coordinator, _) = bins();
+    let run = || {
+        let out = Command::new(coordinator)
+            .args(["run", "--depth", "3", "--positions", "0-9,518"])
+            .args(["--local-workers", "2", "--split-ply", "0", "--hash", "0"])
+            .args(["--db", &url])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "run failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (first, _) = run();
+    // The CSV, then the total on its last line.
+    let (csv, total) = first.trim_end().rsplit_once('\n').unwrap();
+    let table = parse_table(csv);
+    let expected: u64 = table.keys().map(|sp| reference()[sp][2]).sum();
+    assert_eq!(total, expected.to_string());
+    assert_eq!(table.len(), 11);
+    for (sp, (depth, nodes, status)) in &table {
+        assert_eq!((*depth, status.as_str()), (3, "valid"), "sp {sp}");
+        assert_eq!(*nodes, Some(reference()[sp][2]), "sp {sp}");
+    }
+    let (second, log) = run();
+    assert_eq!(second, first);
+    assert!(log.contains("11 of 11 workunits already done"), "{log}");
 }

@@ -78,8 +78,21 @@ pub fn copy_store(from: &dyn Store, to: &dyn Store) -> StoreResult<CopyCounts> {
                     slots.join(", ")
                 );
                 let mut n = 0u64;
+                // Counter shards (PostgreSQL) are summed into one row per campaign: SQLite
+                // keeps one, and the target's own connections add shards of their own. The
+                // rows its triggers made while the results were copied go first: the source's
+                // counters count those results already.
+                let select = if *table == "campaign_counts" {
+                    dst.exec("DELETE FROM campaign_counts", params![])?;
+                    format!(
+                        "SELECT campaign_id, {} FROM campaign_counts GROUP BY campaign_id ORDER BY 1",
+                        crate::store::sql::SUMMED_COUNTS
+                    )
+                } else {
+                    format!("SELECT {cols} FROM {table} ORDER BY 1")
+                };
                 src.each(
-                    &format!("SELECT {cols} FROM {table} ORDER BY 1"),
+                    &select,
                     params![],
                     &mut |row| {
                         let p: Vec<&dyn Param> = row.0.iter().map(|v| v as &dyn Param).collect();

@@ -222,6 +222,24 @@ pub trait Conn {
     /// the store was opened with the caller's clock (tests).
     fn now_ms(&self, caller_ms: i64) -> StoreResult<i64>;
 
+    /// Adds one to a worker's `valid` (`good`) or `lost_votes` count. By default at once; a
+    /// transaction that settles many results defers these to its end
+    /// ([`super::sql::deferring`]), so that other workers' rows are locked last, briefly and
+    /// in id order.
+    fn count_vote(&self, worker_id: u64, good: bool) -> StoreResult<()> {
+        let col = if good { "valid" } else { "lost_votes" };
+        self.exec(
+            &format!("UPDATE workers SET {col} = {col} + 1 WHERE id = ?1"),
+            params![super::codes::u64_to_db(worker_id)],
+        )?;
+        Ok(())
+    }
+
+    /// Writes the vote counts deferred so far (before a statement that reads or clamps them).
+    fn flush_deferred(&self) -> StoreResult<()> {
+        Ok(())
+    }
+
     /// The first row of a query, if any.
     fn query_opt(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<Option<Row>> {
         Ok(self.query(sql, params)?.into_iter().next())

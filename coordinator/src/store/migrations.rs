@@ -39,6 +39,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(11, "0011_resplits"),
     migration!(12, "0012_worker_credit"),
     migration!(13, "0013_self_play"),
+    migration!(14, "0014_counter_shards"),
 ];
 
 #[cfg(test)]

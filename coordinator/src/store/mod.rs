@@ -39,6 +39,22 @@ pub use postgres::PgStore;
 pub use records::*;
 pub use sqlite::SqliteStore;
 
+/// Opens the database `--db` names, creating it if missing: a `postgres://` URL is a
+/// PostgreSQL database (its schema migrated on open), anything else a SQLite file. Errors name
+/// the database, without a URL's password.
+pub fn open(db: &std::path::Path) -> anyhow::Result<Box<dyn Store>> {
+    use anyhow::Context;
+    let text = db.to_string_lossy();
+    if postgres::is_postgres_url(&text) {
+        return Ok(Box::new(PgStore::open(&text).with_context(|| {
+            format!("cannot open database {}", postgres::redact_url(&text))
+        })?));
+    }
+    Ok(Box::new(SqliteStore::open(db).with_context(|| {
+        format!("cannot open database {}", db.display())
+    })?))
+}
+
 use crate::assembly::SplitUnit;
 use crate::campaign::NewCampaign;
 use crate::trust::Integrity;

@@ -171,6 +171,11 @@ pub(super) fn workunit_exists(s: &impl Backend, workunit_id: u64) -> StoreResult
     })
 }
 
+/// A campaign's counters summed over their shards (migration 14), in the columns' order.
+pub(crate) const SUMMED_COUNTS: &str = "CAST(SUM(total) AS BIGINT), CAST(SUM(valid) AS BIGINT), CAST(SUM(failed) AS BIGINT), \
+     CAST(SUM(queued) AS BIGINT), CAST(SUM(in_flight) AS BIGINT), CAST(SUM(nodes_valid_hi) AS BIGINT), \
+     CAST(SUM(nodes_valid_lo) AS BIGINT), CAST(SUM(nodes_computed_hi) AS BIGINT), CAST(SUM(nodes_computed_lo) AS BIGINT)";
+
 pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
     let campaigns = campaigns(s)?;
     let split = |hi: i64, lo: i64| (i128::from(hi) * (1 << 32) + i128::from(lo)).max(0) as u128;
@@ -179,8 +184,7 @@ pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
         for c in &campaigns {
             let r = tx
                 .query_opt(
-                    "SELECT total, valid, failed, queued, in_flight, nodes_valid_hi, nodes_valid_lo, nodes_computed_hi, nodes_computed_lo
-                     FROM campaign_counts WHERE campaign_id = ?1",
+                    &format!("SELECT {SUMMED_COUNTS} FROM campaign_counts WHERE campaign_id = ?1 GROUP BY campaign_id"),
                     params![u64_to_db(c.id)],
                 )?
                 .ok_or_else(|| StoreError::Db(format!("campaign {} has no counters", c.id)))?;

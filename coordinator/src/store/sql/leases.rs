@@ -80,7 +80,6 @@ fn store_result_in(
             payload
         ],
     )?;
-    bump_setting(tx, "results_returned", 1)?;
     pick_secret_check(tx, worker_id, wu)?;
     retransition(tx, wu, now_ms)
 }
@@ -232,7 +231,7 @@ pub(super) fn assign_from(
     if codes.is_empty() || max_units == 0 {
         return Ok(Vec::new());
     }
-    s.with_tx(&mut |tx| {
+    s.with_tx(&mut |tx| super::deferring(tx, |tx| {
         let now_ms = tx.now_ms(now_ms)?;
         expire(tx, now_ms)?;
         // Standing inside the transaction: a quarantine committed a moment ago is seen here,
@@ -371,7 +370,7 @@ pub(super) fn assign_from(
             leases.push(Lease { lease_id, workunit_id: wu, kind: workunit_kind(&r, 1)?, deadline_ms: deadline });
         }
         Ok(leases)
-    })
+    }))
 }
 
 pub(super) fn leases(s: &impl Backend, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
@@ -385,35 +384,44 @@ pub(super) fn settle(
     now_ms: i64,
 ) -> StoreResult<Vec<StoreResult<()>>> {
     s.with_tx(&mut |tx| {
-        let now_ms = tx.now_ms(now_ms)?;
-        // Overdue leases are recorded as expired first, so refusing a late result is durable
-        // and its replica is already on its way to another worker.
-        expire(tx, now_ms)?;
-        let mut outcomes = Vec::with_capacity(settlements.len());
-        for s in settlements {
-            let outcome = match s {
-                Settlement::Store {
-                    lease_id,
-                    submission,
-                } => store_result_in(tx, worker_id, *lease_id, submission, now_ms),
-                Settlement::Refuse {
-                    lease_id,
-                    reason,
-                    failed_check,
-                } => refuse_in(tx, worker_id, *lease_id, reason, *failed_check, now_ms),
-            };
-            match outcome {
-                // Refusals are per settlement; a database failure aborts the transaction,
-                // so nothing of the batch is half-written.
-                Err(e) if e.is_internal() => return Err(e),
-                other => outcomes.push(other),
+        super::deferring(tx, |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            // Overdue leases are recorded as expired first, so refusing a late result is durable
+            // and its replica is already on its way to another worker.
+            expire(tx, now_ms)?;
+            let mut outcomes = Vec::with_capacity(settlements.len());
+            let mut stored = 0;
+            for s in settlements {
+                let outcome = match s {
+                    Settlement::Store {
+                        lease_id,
+                        submission,
+                    } => store_result_in(tx, worker_id, *lease_id, submission, now_ms)
+                        .inspect(|()| stored += 1),
+                    Settlement::Refuse {
+                        lease_id,
+                        reason,
+                        failed_check,
+                    } => refuse_in(tx, worker_id, *lease_id, reason, *failed_check, now_ms),
+                };
+                match outcome {
+                    // Refusals are per settlement; a database failure aborts the transaction,
+                    // so nothing of the batch is half-written.
+                    Err(e) if e.is_internal() => return Err(e),
+                    other => outcomes.push(other),
+                }
             }
-        }
-        tx.exec(
-            "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
-            params![u64_to_db(worker_id), now_ms],
-        )?;
-        Ok(outcomes)
+            tx.exec(
+                "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
+                params![u64_to_db(worker_id), now_ms],
+            )?;
+            // One row for every coordinator: added to once per batch and last, so its lock is
+            // held only while the transaction commits.
+            if stored > 0 {
+                bump_setting(tx, "results_returned", stored)?;
+            }
+            Ok(outcomes)
+        })
     })
 }
 

@@ -20,10 +20,12 @@ mod reads;
 mod transition;
 mod workers;
 
+pub(crate) use campaigns::SUMMED_COUNTS;
+
 use c960_common::wire::{Capabilities, SelfPlayResult};
 
 use super::codes::{campaign_status, trust_level, u64_to_db};
-use super::db::{Backend, Conn, Row, params};
+use super::db::{Backend, Conn, Dialect, Param, Row, params};
 use super::{
     AnalysisRow, Campaign, CampaignChange, CampaignProgress, CheckCost, CheckOutcome, CheckRequest,
     Lease, LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow,
@@ -346,4 +348,76 @@ impl<B: Backend> Store for B {
     fn raw_read(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<()>) -> StoreResult<()> {
         self.with_reader(f)
     }
+}
+
+/// A transaction whose workers' vote counts are written at its end, in worker order
+/// ([`Conn::count_vote`]). Settling a batch validates workunits whose other replicas belong to
+/// other workers; counting their votes at once locked those workers' rows in the batch's order
+/// for the rest of the transaction, so their own requests (which lock their rows first) waited
+/// on it, and two such transactions deadlocked. The counts are the same; only when they are
+/// written changes.
+struct Deferring<'a> {
+    inner: Tx<'a>,
+    /// Worker → (valid, lost votes) to add.
+    votes: std::cell::RefCell<std::collections::BTreeMap<u64, (i64, i64)>>,
+}
+
+impl Conn for Deferring<'_> {
+    fn dialect(&self) -> Dialect {
+        self.inner.dialect()
+    }
+
+    fn exec(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<u64> {
+        self.inner.exec(sql, params)
+    }
+
+    fn query(&self, sql: &str, params: &[&dyn Param]) -> StoreResult<Vec<Row>> {
+        self.inner.query(sql, params)
+    }
+
+    fn each(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: &mut dyn FnMut(Row) -> StoreResult<()>,
+    ) -> StoreResult<()> {
+        self.inner.each(sql, params, f)
+    }
+
+    fn now_ms(&self, caller_ms: i64) -> StoreResult<i64> {
+        self.inner.now_ms(caller_ms)
+    }
+
+    fn count_vote(&self, worker_id: u64, good: bool) -> StoreResult<()> {
+        let mut votes = self.votes.borrow_mut();
+        let v = votes.entry(worker_id).or_default();
+        if good {
+            v.0 += 1
+        } else {
+            v.1 += 1
+        }
+        Ok(())
+    }
+
+    fn flush_deferred(&self) -> StoreResult<()> {
+        let votes = std::mem::take(&mut *self.votes.borrow_mut());
+        for (worker, (valid, lost)) in votes {
+            self.inner.exec(
+                "UPDATE workers SET valid = valid + ?2, lost_votes = lost_votes + ?3 WHERE id = ?1",
+                params![u64_to_db(worker), valid, lost],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` in `tx` with the workers' vote counts deferred to its end ([`Deferring`]).
+pub(super) fn deferring<T>(tx: Tx, f: impl FnOnce(Tx) -> StoreResult<T>) -> StoreResult<T> {
+    let d = Deferring {
+        inner: tx,
+        votes: Default::default(),
+    };
+    let out = f(&d)?;
+    d.flush_deferred()?;
+    Ok(out)
 }

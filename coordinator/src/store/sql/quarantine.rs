@@ -126,6 +126,7 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()>
 /// the regrading counts each once (a lost vote on a value found wrong is no longer lost). The
 /// caller runs the transitioner.
 fn reopen(tx: Tx, wu: i64) -> StoreResult<()> {
+    tx.flush_deferred()?;
     tx.exec(
         "UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 1),
                             lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 2)
@@ -259,6 +260,7 @@ fn restore(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
         worker = worker_id,
         "evidence withdrawn: quarantine lifted, its results vote again"
     );
+    tx.flush_deferred()?;
     tx.exec(
         "UPDATE workers SET quarantined_ms = NULL WHERE id = ?1",
         params![w],

@@ -224,11 +224,7 @@ pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult
             params![u64_to_db(r.id), if good { 1 } else { 2 }],
         )?;
         if changed == 1 {
-            let col = if good { "valid" } else { "lost_votes" };
-            tx.exec(
-                &format!("UPDATE workers SET {col} = {col} + 1 WHERE id = ?1"),
-                params![u64_to_db(r.worker_id)],
-            )?;
+            tx.count_vote(r.worker_id, good)?;
         }
     }
     // After the grading, so the quarantine sees this workunit settled.

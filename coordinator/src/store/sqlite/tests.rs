@@ -81,6 +81,7 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
         .unwrap()
         .execute_batch(
             "UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
+             ALTER TABLE campaign_counts DROP COLUMN shard;
              ALTER TABLE campaigns DROP COLUMN family; ALTER TABLE workunits DROP COLUMN family_number;
              DROP INDEX workunits_ready_by_campaign; ALTER TABLE campaigns DROP COLUMN name; ALTER TABLE campaigns DROP COLUMN priority; ALTER TABLE campaigns DROP COLUMN status;
              DROP INDEX workers_enrolment_token; ALTER TABLE workers DROP COLUMN enrolment_token;
@@ -112,6 +113,7 @@ fn migration_12_fills_in_the_credit_columns() {
              ALTER TABLE workers DROP COLUMN credit_nodes_lo;
              ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
+             ALTER TABLE campaign_counts DROP COLUMN shard;
              PRAGMA user_version = 11;",
         )
         .unwrap();
