@@ -92,19 +92,7 @@ fn standard_positions_to_depth_6() {
 #[test]
 #[ignore = "release-mode deep check: run by .ci/run"]
 fn the_published_depth_7_table() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/perft_d7_all960.csv");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("sp,shredder_fen,d7"));
-    let rows: Vec<(u32, String, u64)> = lines
-        .map(|l| {
-            let mut f = l.split(',');
-            let sp = f.next().unwrap().parse().unwrap();
-            let fen = f.next().unwrap().to_string();
-            let n = f.next().unwrap().parse().unwrap();
-            (sp, fen, n)
-        })
-        .collect();
+    let rows = published_table(7);
     assert_eq!(rows.len(), 960);
     let sum: u128 = rows.iter().map(|r| u128::from(r.2)).sum();
     assert_eq!(sum, 2_854_198_413_886);
@@ -136,19 +124,7 @@ fn the_published_depth_7_table() {
 #[ignore = "release-mode deep check: run by .ci/run"]
 fn the_depth_8_table_so_far() {
     const A157851_8: u128 = 75_006_431_287_937;
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/perft_d8_all960.csv");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("sp,shredder_fen,d8"));
-    let rows: Vec<(u32, String, u64)> = lines
-        .map(|l| {
-            let mut f = l.split(',');
-            let sp = f.next().unwrap().parse().unwrap();
-            let fen = f.next().unwrap().to_string();
-            let n = f.next().unwrap().parse().unwrap();
-            (sp, fen, n)
-        })
-        .collect();
+    let rows = published_table(8);
     assert!(rows.len() >= 10 && rows.len() <= 960);
     for (i, (sp, fen, _)) in rows.iter().enumerate() {
         assert_eq!(*sp, i as u32, "rows ascend from 0 without gaps");
@@ -168,4 +144,25 @@ fn the_depth_8_table_so_far() {
     let (sp, _, nodes) = rows.iter().min_by_key(|r| r.2).unwrap();
     let pos = StartPosition::new(*sp).unwrap().position();
     assert_eq!(engine().perft(&pos, 8), *nodes, "sp {sp}");
+}
+
+/// The rows (start position, Shredder-FEN, perft) of `data/perft_dN_all960.csv`.
+fn published_table(depth: u32) -> Vec<(u32, String, u64)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../data/perft_d{depth}_all960.csv"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("sp,shredder_fen,d{depth}").as_str())
+    );
+    lines
+        .map(|l| {
+            let mut f = l.split(',');
+            let sp = f.next().unwrap().parse().unwrap();
+            let fen = f.next().unwrap().to_string();
+            let n = f.next().unwrap().parse().unwrap();
+            (sp, fen, n)
+        })
+        .collect()
 }
