@@ -218,6 +218,11 @@ async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
             && page.contains(&format!("{:.3} [", s.score.unwrap())),
         "{page}"
     );
+    // The page names the kind and links the games (it once showed "analysis" and no PGN link).
+    assert!(
+        page.contains("self-play (") && page.contains("table?format=pgn\""),
+        "{page}"
+    );
 }
 
 #[test]

@@ -160,8 +160,12 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 pub struct CampaignCard {
     /// Id.
     pub id: u64,
-    /// `perft`, `perft (split)` or `analysis (ENGINE)`.
+    /// The store's kind: `perft`, `analysis` or `selfplay` (what the views branch on).
     pub kind: String,
+    /// The kind as shown: `perft`, `perft (split)`, `analysis (ENGINE)` or `self-play (ENGINE)`.
+    pub kind_label: String,
+    /// Self-play: games per workunit and nodes per move.
+    pub self_play: Option<(u32, u64)>,
     /// The operator's name for it, if any.
     pub name: Option<String>,
     /// Scheduling priority (higher first).
@@ -276,11 +280,14 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
     let rates = pages.ring.campaign(c.id, remaining);
     CampaignCard {
         id: c.id,
-        kind: match (&c.engine, c.split_ply) {
+        kind: c.kind.clone(),
+        kind_label: match (&c.engine, c.split_ply) {
+            (Some(e), _) if c.kind == "selfplay" => format!("self-play ({e})"),
             (Some(e), _) => format!("analysis ({e})"),
             (None, 0) => c.kind.clone(),
             (None, _) => format!("{} (split)", c.kind),
         },
+        self_play: c.games.zip(c.move_nodes),
         name: c.name.clone(),
         priority: c.priority,
         state: campaign_state(p),

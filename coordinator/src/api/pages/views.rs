@@ -119,12 +119,16 @@ pub fn campaign_card(c: &CampaignCard, link: bool) -> Markup {
                     @else { "Campaign " (c.id) }
                     @if let Some(name) = &c.name { " · " span.name data-name=(c.id) { (name) } }
                 }
-                span.kind { (c.kind) }
+                span.kind { (c.kind_label) }
                 span data-state=(c.id) { (state_badge(c.state)) }
             }
             p.params {
                 "priority " strong data-priority=(c.id) { (c.priority) }
-                " · depth " strong { (c.depth) }
+                @if let Some((games, nodes)) = c.self_play {
+                    " · " strong { (games) } " games a start · " strong { (grouped(u128::from(nodes))) } " nodes a move"
+                } @else {
+                    " · depth " strong { (c.depth) }
+                }
                 @if c.split_ply > 0 { " · split at ply " strong { (c.split_ply) } }
                 " · quorum " strong { (c.quorum) }
                 " · start positions " strong.mono { (c.positions) }
