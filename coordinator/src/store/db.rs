@@ -192,6 +192,17 @@ impl Dialect {
         }
     }
 
+    /// What refreshes the planner's statistics after a campaign added its workunits in bulk:
+    /// PostgreSQL plans from statistics, and with those of an empty database it walks every
+    /// result of a worker for each workunit it considers (autovacuum would catch up only a
+    /// minute later). SQLite plans from its indexes (see [`Dialect::ready_index`]).
+    pub fn refresh_statistics(self) -> Option<&'static str> {
+        match self {
+            Dialect::Sqlite => None,
+            Dialect::Postgres => Some("ANALYZE workunits, results, workers"),
+        }
+    }
+
     /// The row lock of the assignment query: workunits another coordinator is handing out
     /// right now are skipped, not waited for.
     pub fn skip_locked(self, table: &str) -> String {
@@ -200,6 +211,98 @@ impl Dialect {
             Dialect::Postgres => format!(" FOR UPDATE OF {table} SKIP LOCKED"),
         }
     }
+}
+
+/// The parameters of one statement over a batch of rows, and the placeholders that bind them:
+/// a batch of 64 results is then a few statements, not a few per result (a round trip each
+/// on PostgreSQL). Lists are padded with NULLs to a power of two, so that the prepared
+/// statements a connection keeps stay few whatever the batch sizes; a NULL matches no row.
+///
+/// ```text
+/// WITH v(id, o) AS (VALUES (?1, ?2), (?3, ?4)) UPDATE results SET outcome = v.o FROM v WHERE results.id = v.id
+/// ```
+pub struct Batch {
+    dialect: Dialect,
+    values: Vec<Value>,
+}
+
+/// The SQL type of a column of [`Batch::rows`]: PostgreSQL infers no type for a parameter in
+/// `VALUES`, so it is cast there; SQLite keeps the bound value's type.
+#[derive(Clone, Copy, Debug)]
+pub enum SqlType {
+    /// `BIGINT`.
+    BigInt,
+    /// `BYTEA` (a SQLite blob).
+    Bytes,
+    /// `TEXT`.
+    Text,
+}
+
+impl Batch {
+    /// An empty parameter list.
+    pub fn new(dialect: Dialect) -> Batch {
+        Batch {
+            dialect,
+            values: Vec::new(),
+        }
+    }
+
+    /// Binds one value; returns its placeholder.
+    pub fn param(&mut self, v: impl Param) -> String {
+        self.values.push(v.value());
+        format!("?{}", self.values.len())
+    }
+
+    fn typed(&mut self, v: Value, ty: SqlType) -> String {
+        let p = self.param(v);
+        match (self.dialect, ty) {
+            (Dialect::Sqlite, _) => p,
+            (Dialect::Postgres, SqlType::BigInt) => format!("CAST({p} AS BIGINT)"),
+            (Dialect::Postgres, SqlType::Bytes) => format!("CAST({p} AS BYTEA)"),
+            (Dialect::Postgres, SqlType::Text) => format!("CAST({p} AS TEXT)"),
+        }
+    }
+
+    /// `(?a, ?b, ...)` binding `ids`, for `IN`.
+    pub fn in_list(&mut self, ids: &[u64]) -> String {
+        let mut out = Vec::with_capacity(padded(ids.len()));
+        for i in 0..padded(ids.len()) {
+            let v = ids
+                .get(i)
+                .map_or(Value::Null, |&id| Value::I64(super::codes::u64_to_db(id)));
+            out.push(self.param(v));
+        }
+        format!("({})", out.join(", "))
+    }
+
+    /// `VALUES (...), (...)` binding `rows` (each of `types.len()` values), padded with rows
+    /// of NULLs.
+    pub fn rows(&mut self, types: &[SqlType], rows: Vec<Vec<Value>>) -> String {
+        let n = padded(rows.len());
+        let mut out = Vec::with_capacity(n);
+        let mut rows = rows.into_iter();
+        for _ in 0..n {
+            let row = rows.next().unwrap_or_default();
+            debug_assert!(row.is_empty() || row.len() == types.len());
+            let mut row = row.into_iter();
+            let cells: Vec<String> = types
+                .iter()
+                .map(|&ty| self.typed(row.next().unwrap_or(Value::Null), ty))
+                .collect();
+            out.push(format!("({})", cells.join(", ")));
+        }
+        format!("VALUES {}", out.join(", "))
+    }
+
+    /// The parameters bound so far, for [`Conn`].
+    pub fn params(&self) -> Vec<&dyn Param> {
+        self.values.iter().map(|v| v as &dyn Param).collect()
+    }
+}
+
+/// The size a list of `n` is padded to: the next power of two (at least 1).
+fn padded(n: usize) -> usize {
+    n.max(1).next_power_of_two()
 }
 
 /// A connection (inside a transaction, where the logic writes).

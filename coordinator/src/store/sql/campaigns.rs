@@ -69,6 +69,9 @@ pub(super) fn create_campaign(
             "INSERT INTO campaign_counts (campaign_id, total, queued) SELECT ?1, COUNT(*), COALESCE(SUM(needed), 0) FROM workunits WHERE campaign_id = ?1",
             params![id],
         )?;
+        if let Some(sql) = tx.dialect().refresh_statistics() {
+            tx.exec(sql, params![])?;
+        }
         Ok(Campaign {
             id: id as u64,
             kind: c.kind_name().into(),

@@ -3,13 +3,17 @@
 use c960_common::wire::{Capabilities, WorkResult};
 
 use super::Tx;
-use super::transition::{bump_setting, expire, fail_check, integrity_in, replicas, retransition};
+use std::collections::HashMap;
+
+use super::transition::{
+    bump_setting, expire, fail_check, integrity_in, replicas_of, retransition, retransition_many,
+};
 use crate::scheduler::{self, CampaignSlot, ReplicaState};
 use crate::store::codes::{
     KIND_COLUMN_COUNT, KIND_COLUMNS, KindColumns, accepted_kinds, campaign_status, db_to_u64,
     kind_of, replica_code, replica_state, trust_level, u64_to_db,
 };
-use crate::store::db::{Backend, Row, params};
+use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
 use crate::store::{Lease, LeaseInfo, Settlement, StoreError, StoreResult, Submission};
 use crate::trust;
 
@@ -29,13 +33,20 @@ fn open_lease_of(tx: Tx, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreRes
     let r = tx
         .query_opt(
             &format!(
-                "SELECT workunit_id, worker_id, state, deadline_ms FROM results WHERE id = ?1{}",
+                "SELECT id, workunit_id, worker_id, state, deadline_ms FROM results WHERE id = ?1{}",
                 tx.dialect().for_update()
             ),
             params![u64_to_db(lease_id)],
         )?
         .ok_or(StoreError::UnknownLease(lease_id))?;
-    let (wu, holder, state, deadline) = (r.u64(0)?, r.u64(1)?, r.i64(2)?, r.i64(3)?);
+    lease_open(&r, worker_id, now_ms)
+}
+
+/// Whether a lease row (`id, workunit_id, worker_id, state, deadline_ms`) is open and held by
+/// `worker_id`: its workunit and deadline if so.
+fn lease_open(r: &Row, worker_id: u64, now_ms: i64) -> StoreResult<(u64, i64)> {
+    let lease_id = r.u64(0)?;
+    let (wu, holder, state, deadline) = (r.u64(1)?, r.u64(2)?, r.i64(3)?, r.i64(4)?);
     if holder != worker_id {
         return Err(StoreError::LeaseNotYours(lease_id));
     }
@@ -51,43 +62,89 @@ fn open_lease_of(tx: Tx, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreRes
     Ok((wu, deadline))
 }
 
-/// Stores a verified result of an open lease of `worker_id` and runs the transitioner.
-fn store_result_in(
+/// Stores verified results of open leases of `worker_id` (distinct leases) and runs the
+/// transitioner on their workunits: a few statements for the whole batch. Returns an outcome
+/// per result, in order (a lease that is not open is refused; the rest are stored).
+fn store_results_in(
     tx: Tx,
     worker_id: u64,
-    lease_id: u64,
-    s: &Submission,
+    batch: &[(u64, &Submission)],
     now_ms: i64,
-) -> StoreResult<()> {
+) -> StoreResult<Vec<StoreResult<()>>> {
+    use SqlType::{BigInt, Bytes, Text};
     let json = |v: Result<String, serde_json::Error>| v.map_err(|e| StoreError::Db(e.to_string()));
-    let (divide, payload) = match &s.result {
-        WorkResult::Perft(r) => (Some(json(serde_json::to_string(&r.divide))?), None),
-        WorkResult::Analysis(r) => (None, Some(json(serde_json::to_string(r))?)),
-        WorkResult::SelfPlay(r) => (None, Some(json(serde_json::to_string(r))?)),
-    };
-    let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
-    tx.exec(
-        "UPDATE results SET state = 1, returned_ms = ?2, digest = ?3, nodes = ?4, divide = ?5, elapsed_ms = ?6, engine = ?7, payload = ?8
-         WHERE id = ?1",
-        params![
-            u64_to_db(lease_id),
-            now_ms,
-            s.digest,
-            u64_to_db(s.result.nodes()),
-            divide,
-            u64_to_db(s.elapsed_ms),
-            s.engine,
-            payload
-        ],
+    let ids: Vec<u64> = batch.iter().map(|(id, _)| *id).collect();
+    // Locked in id order (a concurrent expiry or answer waits).
+    let mut b = Batch::new(tx.dialect());
+    let list = b.in_list(&ids);
+    let rows = tx.query(
+        &format!(
+            "SELECT id, workunit_id, worker_id, state, deadline_ms FROM results WHERE id IN {list} ORDER BY id{}",
+            tx.dialect().for_update()
+        ),
+        &b.params(),
     )?;
-    pick_secret_check(tx, worker_id, wu)?;
-    retransition(tx, wu, now_ms)
+    let found: HashMap<u64, &Row> = rows
+        .iter()
+        .map(|r| Ok((r.u64(0)?, r)))
+        .collect::<StoreResult<_>>()?;
+    let mut outcomes = Vec::with_capacity(batch.len());
+    let mut updates = Vec::new();
+    let mut workunits = Vec::new();
+    for (lease_id, s) in batch {
+        let open = found
+            .get(lease_id)
+            .ok_or(StoreError::UnknownLease(*lease_id))
+            .and_then(|r| lease_open(r, worker_id, now_ms));
+        let wu = match open {
+            Ok((wu, _)) => wu,
+            Err(e) => {
+                outcomes.push(Err(e));
+                continue;
+            }
+        };
+        let (divide, payload) = match &s.result {
+            WorkResult::Perft(r) => (Some(json(serde_json::to_string(&r.divide))?), None),
+            WorkResult::Analysis(r) => (None, Some(json(serde_json::to_string(r))?)),
+            WorkResult::SelfPlay(r) => (None, Some(json(serde_json::to_string(r))?)),
+        };
+        let text = |t: Option<String>| t.map_or(Value::Null, Value::Text);
+        updates.push(vec![
+            Value::I64(u64_to_db(*lease_id)),
+            Value::Blob(s.digest.to_vec()),
+            Value::I64(u64_to_db(s.result.nodes())),
+            text(divide),
+            Value::I64(u64_to_db(s.elapsed_ms)),
+            Value::Text(s.engine.clone()),
+            text(payload),
+        ]);
+        workunits.push(wu);
+        outcomes.push(Ok(()));
+    }
+    if updates.is_empty() {
+        return Ok(outcomes);
+    }
+    let mut b = Batch::new(tx.dialect());
+    let now = b.param(now_ms);
+    let values = b.rows(&[BigInt, Bytes, BigInt, Text, BigInt, Text, Text], updates);
+    tx.exec(
+        &format!(
+            "WITH v(id, digest, nodes, divide, elapsed_ms, engine, payload) AS ({values})
+             UPDATE results SET state = 1, returned_ms = {now}, digest = v.digest, nodes = v.nodes, divide = v.divide,
+               elapsed_ms = v.elapsed_ms, engine = v.engine, payload = v.payload
+             FROM v WHERE results.id = v.id"
+        ),
+        &b.params(),
+    )?;
+    pick_secret_checks(tx, worker_id, &workunits)?;
+    retransition_many(tx, &workunits, now_ms)?;
+    Ok(outcomes)
 }
 
-/// Picks the workunit for a secret check at the rate for the submitter's trust (untrusted
+/// Picks workunits for a secret check, each at the rate for the submitter's trust (untrusted
 /// workers are checked far more often). Only perft workunits without a public answer are
 /// picked: a public answer is checked on receipt anyway, and must not earn trust.
-fn pick_secret_check(tx: Tx, worker_id: u64, workunit_id: u64) -> StoreResult<()> {
+fn pick_secret_checks(tx: Tx, worker_id: u64, workunits: &[u64]) -> StoreResult<()> {
     let level = tx
         .query_one(
             "SELECT trusted FROM workers WHERE id = ?1",
@@ -95,11 +152,20 @@ fn pick_secret_check(tx: Tx, worker_id: u64, workunit_id: u64) -> StoreResult<()
         )?
         .i64(0)?;
     let integrity = integrity_in(tx)?;
-    let draw = rand::random::<u64>() % 1_000_000;
-    if trust::picks_check(trust_level(level), draw, &integrity) {
+    let picked: Vec<u64> = workunits
+        .iter()
+        .copied()
+        .filter(|_| {
+            let draw = rand::random::<u64>() % 1_000_000;
+            trust::picks_check(trust_level(level), draw, &integrity)
+        })
+        .collect();
+    if !picked.is_empty() {
+        let mut b = Batch::new(tx.dialect());
+        let list = b.in_list(&picked);
         tx.exec(
-            "UPDATE workunits SET check_state = 1 WHERE id = ?1 AND check_state = 0 AND kind IN (0, 1) AND known_nodes IS NULL",
-            params![u64_to_db(workunit_id)],
+            &format!("UPDATE workunits SET check_state = 1 WHERE id IN {list} AND check_state = 0 AND kind IN (0, 1) AND known_nodes IS NULL"),
+            &b.params(),
         )?;
     }
     Ok(())
@@ -191,18 +257,21 @@ pub(super) fn workunit_kind(r: &Row, at: usize) -> StoreResult<c960_common::wire
     }))
 }
 
-/// A lease with its workunit's kind.
-fn lease_in(tx: Tx, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
-    tx.query_opt(
+/// Leases with their workunits' kinds, one statement for all of them (`None` for an id that
+/// names no lease), in the order asked.
+fn leases_in(tx: Tx, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
+    let mut b = Batch::new(tx.dialect());
+    let list = b.in_list(lease_ids);
+    let mut found = HashMap::new();
+    for r in tx.query(
         &format!(
             "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, {KIND_COLUMNS},
                 r.issued_ms, w.known_nodes
-         FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id = ?1"
+         FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id IN {list}"
         ),
-        params![u64_to_db(lease_id)],
-    )?
-    .map(|r| {
-        Ok(LeaseInfo {
+        &b.params(),
+    )? {
+        let info = LeaseInfo {
             id: r.u64(0)?,
             workunit_id: r.u64(1)?,
             worker_id: r.u64(2)?,
@@ -211,9 +280,10 @@ fn lease_in(tx: Tx, lease_id: u64) -> StoreResult<Option<LeaseInfo>> {
             kind: workunit_kind(&r, 5)?,
             issued_ms: r.i64(5 + KIND_COLUMN_COUNT)?,
             known_nodes: r.opt_i64(6 + KIND_COLUMN_COUNT)?.map(|n| n as u64),
-        })
-    })
-    .transpose()
+        };
+        found.insert(info.id, info);
+    }
+    Ok(lease_ids.iter().map(|id| found.get(id).cloned()).collect())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -340,10 +410,14 @@ pub(super) fn assign_from(
                     burst_block, registered, u64_to_db(integrity.registration_burst_ms), u64_to_db(campaign)],
             )?);
         }
+        if found.is_empty() {
+            return Ok(leases);
+        }
         let deadline = scheduler::lease_deadline(now_ms, lease_ms);
-        for r in found {
-            let wu = r.u64(0)?;
-            if !scheduler::may_receive(worker_id, &replicas(tx, wu)?) {
+        let wus: Vec<u64> = found.iter().map(|r| r.u64(0)).collect::<StoreResult<_>>()?;
+        let before = replicas_of(tx, &wus)?;
+        for &wu in &wus {
+            if !scheduler::may_receive(worker_id, before.get(&wu).map_or(&[], Vec::as_slice)) {
                 return Err(StoreError::Db("scheduler and query disagree".into()));
             }
             if cfg!(debug_assertions) {
@@ -360,13 +434,33 @@ pub(super) fn assign_from(
                     }
                 }
             }
-            let lease_id = tx
-                .query_one(
-                    "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms) VALUES (?1, ?2, 0, ?3, ?4) RETURNING id",
-                    params![u64_to_db(wu), u64_to_db(worker_id), now_ms, deadline],
-                )?
-                .u64(0)?;
-            retransition(tx, wu, now_ms)?;
+        }
+        // One statement for the batch's leases, in the order found.
+        let mut b = Batch::new(tx.dialect());
+        let (w, issued, until) = (b.param(u64_to_db(worker_id)), b.param(now_ms), b.param(deadline));
+        let values = b.rows(
+            &[SqlType::BigInt, SqlType::BigInt],
+            wus.iter().enumerate().map(|(i, &wu)| vec![Value::I64(u64_to_db(wu)), Value::I64(i as i64)]).collect(),
+        );
+        let issued_ids: HashMap<u64, u64> = tx
+            .query(
+                &format!(
+                    "WITH v(workunit_id, ord) AS ({values})
+                     INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms)
+                     SELECT workunit_id, {w}, 0, {issued}, {until} FROM v WHERE workunit_id IS NOT NULL ORDER BY ord
+                     RETURNING workunit_id, id"
+                ),
+                &b.params(),
+            )?
+            .iter()
+            .map(|r| Ok((r.u64(0)?, r.u64(1)?)))
+            .collect::<StoreResult<_>>()?;
+        retransition_many(tx, &wus, now_ms)?;
+        for r in found {
+            let wu = r.u64(0)?;
+            let lease_id = *issued_ids
+                .get(&wu)
+                .ok_or_else(|| StoreError::Db(format!("no lease inserted for workunit {wu}")))?;
             leases.push(Lease { lease_id, workunit_id: wu, kind: workunit_kind(&r, 1)?, deadline_ms: deadline });
         }
         Ok(leases)
@@ -374,7 +468,7 @@ pub(super) fn assign_from(
 }
 
 pub(super) fn leases(s: &impl Backend, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
-    s.with_conn(&mut |tx| lease_ids.iter().map(|&id| lease_in(tx, id)).collect())
+    s.with_conn(&mut |tx| leases_in(tx, lease_ids))
 }
 
 pub(super) fn settle(
@@ -391,26 +485,51 @@ pub(super) fn settle(
             expire(tx, now_ms)?;
             let mut outcomes = Vec::with_capacity(settlements.len());
             let mut stored = 0;
+            // Results are stored a run at a time (one batch of statements per run); a refusal,
+            // or a lease named twice, ends the run, so everything happens in the order sent.
+            let mut run: Vec<(u64, &Submission)> = Vec::new();
+            let mut flush = |run: &mut Vec<(u64, &Submission)>,
+                             outcomes: &mut Vec<StoreResult<()>>|
+             -> StoreResult<()> {
+                if run.is_empty() {
+                    return Ok(());
+                }
+                for outcome in store_results_in(tx, worker_id, run, now_ms)? {
+                    if outcome.is_ok() {
+                        stored += 1;
+                    }
+                    outcomes.push(outcome);
+                }
+                run.clear();
+                Ok(())
+            };
             for s in settlements {
-                let outcome = match s {
+                match s {
                     Settlement::Store {
                         lease_id,
                         submission,
-                    } => store_result_in(tx, worker_id, *lease_id, submission, now_ms)
-                        .inspect(|()| stored += 1),
+                    } => {
+                        if run.iter().any(|(id, _)| id == lease_id) {
+                            flush(&mut run, &mut outcomes)?;
+                        }
+                        run.push((*lease_id, submission));
+                    }
                     Settlement::Refuse {
                         lease_id,
                         reason,
                         failed_check,
-                    } => refuse_in(tx, worker_id, *lease_id, reason, *failed_check, now_ms),
-                };
-                match outcome {
-                    // Refusals are per settlement; a database failure aborts the transaction,
-                    // so nothing of the batch is half-written.
-                    Err(e) if e.is_internal() => return Err(e),
-                    other => outcomes.push(other),
+                    } => {
+                        flush(&mut run, &mut outcomes)?;
+                        match refuse_in(tx, worker_id, *lease_id, reason, *failed_check, now_ms) {
+                            // Refusals are per settlement; a database failure aborts the
+                            // transaction, so nothing of the batch is half-written.
+                            Err(e) if e.is_internal() => return Err(e),
+                            other => outcomes.push(other),
+                        }
+                    }
                 }
             }
+            flush(&mut run, &mut outcomes)?;
             tx.exec(
                 "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
                 params![u64_to_db(worker_id), now_ms],

@@ -6,29 +6,38 @@ use crate::store::codes::{
     KIND_BUILTIN_ANALYSIS, KIND_PERFT, digest_from, replica_code, replica_state, trust_code,
     trust_level, u64_to_db,
 };
-use crate::store::db::params;
+use std::collections::BTreeMap;
+
+use crate::store::db::{Batch, Row, SqlType, Value, params};
 use crate::store::{StoreError, StoreResult};
 use crate::trust::{self, Integrity};
 use crate::validator::Digest;
 
-/// The replicas of a workunit as the transitioner sees them.
-pub(super) fn replicas(tx: Tx, workunit_id: u64) -> StoreResult<Vec<ReplicaView>> {
-    tx.query(
-        "SELECT r.id, r.worker_id, r.state, r.digest, o.trusted FROM results r JOIN workers o ON o.id = r.worker_id
-         WHERE r.workunit_id = ?1 ORDER BY r.id",
-        params![u64_to_db(workunit_id)],
-    )?
-    .iter()
-    .map(|r| {
-        Ok(ReplicaView {
-            id: r.u64(0)?,
-            worker_id: r.u64(1)?,
-            state: replica_state(r.i64(2)?),
-            digest: digest_from(r.opt_blob(3)?),
-            trusted: trust_level(r.i64(4)?).is_trusted(),
-        })
-    })
-    .collect()
+/// The replicas of each of `workunits` (one statement), in id order; a workunit without any
+/// has no entry.
+pub(super) fn replicas_of(
+    tx: Tx,
+    workunits: &[u64],
+) -> StoreResult<BTreeMap<u64, Vec<ReplicaView>>> {
+    let mut b = Batch::new(tx.dialect());
+    let list = b.in_list(workunits);
+    let mut out: BTreeMap<u64, Vec<ReplicaView>> = BTreeMap::new();
+    for r in tx.query(
+        &format!(
+            "SELECT r.workunit_id, r.id, r.worker_id, r.state, r.digest, o.trusted FROM results r JOIN workers o ON o.id = r.worker_id
+             WHERE r.workunit_id IN {list} ORDER BY r.workunit_id, r.id"
+        ),
+        &b.params(),
+    )? {
+        out.entry(r.u64(0)?).or_default().push(ReplicaView {
+            id: r.u64(1)?,
+            worker_id: r.u64(2)?,
+            state: replica_state(r.i64(3)?),
+            digest: digest_from(r.opt_blob(4)?),
+            trusted: trust_level(r.i64(5)?).is_trusted(),
+        });
+    }
+    Ok(out)
 }
 
 /// The integrity settings stored by [`crate::store::Store::set_integrity`] (defaults where
@@ -101,44 +110,97 @@ pub(super) fn fail_check(tx: Tx, worker_id: u64) -> StoreResult<()> {
     Ok(())
 }
 
-/// Runs the transitioner on one workunit and writes its verdict (and the verdict on each
-/// returned result, with the workers' vote counts) in the same transaction. A perft workunit
-/// needs an anchored quorum ([`scheduler::transition_anchored`]); an unanchored or contested
-/// one asks for a coordinator check, and a checked one grades its results as checks.
-///
-/// On PostgreSQL the workunit's row is locked first, so two coordinators transitioning one
-/// workunit take turns and the second sees what the first decided: a workunit is never
-/// validated twice.
+/// Runs the transitioner on one workunit and writes its verdict: [`retransition_many`] of one.
 pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
-    let row = tx
-        .query_opt(
-            &format!(
-                "SELECT state, quorum, max_results, canonical_digest, kind, known_nodes, verified_digest, check_state
-                 FROM workunits WHERE id = ?1{}",
-                tx.dialect().for_update()
-            ),
-            params![u64_to_db(workunit_id)],
-        )?
-        .ok_or(StoreError::UnknownWorkunit(workunit_id))?;
-    let (state, quorum, max_results) = (row.i64(0)?, row.i64(1)?, row.i64(2)?);
-    let canonical = row.opt_blob(3)?;
-    let (kind, known) = (row.i64(4)?, row.opt_i64(5)?);
-    let verified = digest_from(row.opt_blob(6)?);
-    let check_state = row.i64(7)?;
-    let mut evidence = Vec::new();
-    if let Some(v) = &verified {
-        evidence = grade_checks(tx, workunit_id, v)?;
+    retransition_many(tx, &[workunit_id], now_ms)
+}
+
+/// What the transitioner decided for a batch of workunits, to be written a statement per kind
+/// of change.
+#[derive(Default)]
+struct Verdicts {
+    /// Still open: (workunit, replicas needed, trusted workers only).
+    pending: Vec<Vec<Value>>,
+    /// Asking for a coordinator check.
+    want_check: Vec<u64>,
+    /// Failed (too many results without a quorum).
+    failed: Vec<u64>,
+    /// Validated now: (workunit, canonical result, canonical digest).
+    valid: Vec<Vec<Value>>,
+    /// Validated now and picked for a recount one ply deeper.
+    resplit: Vec<u64>,
+    /// Returned results to grade: (result, outcome 1 = agrees, 2 = disagrees).
+    grades: Vec<Vec<Value>>,
+}
+
+/// Runs the transitioner on each of `workunits` and writes the verdicts (and the verdict on
+/// each returned result, with the workers' vote counts) in the same transaction. A perft
+/// workunit needs an anchored quorum ([`scheduler::transition_anchored`]); an unanchored or
+/// contested one asks for a coordinator check, and a checked one grades its results as checks.
+///
+/// The decisions are made per workunit, by the pure functions; the reads and writes are a few
+/// statements for the whole batch ([`Batch`]), so a batch of results costs about what one does.
+///
+/// On PostgreSQL the workunits' rows are locked first, in id order, so two coordinators
+/// transitioning one workunit take turns (and never deadlock on a pair), and the second sees
+/// what the first decided: a workunit is never validated twice.
+pub(super) fn retransition_many(tx: Tx, workunits: &[u64], now_ms: i64) -> StoreResult<()> {
+    let mut ids = workunits.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(());
     }
-    let reps = replicas(tx, workunit_id)?;
-    let want_check = |tx: Tx| -> StoreResult<()> {
-        if check_state == 0 {
-            tx.exec(
-                "UPDATE workunits SET check_state = 1 WHERE id = ?1",
-                params![u64_to_db(workunit_id)],
-            )?;
+    let mut b = Batch::new(tx.dialect());
+    let list = b.in_list(&ids);
+    let rows = tx.query(
+        &format!(
+            "SELECT id, state, quorum, max_results, canonical_digest, kind, known_nodes, verified_digest, check_state
+             FROM workunits WHERE id IN {list} ORDER BY id{}",
+            tx.dialect().for_update()
+        ),
+        &b.params(),
+    )?;
+    if rows.len() != ids.len() {
+        let found: Vec<u64> = rows.iter().map(|r| r.u64(0)).collect::<StoreResult<_>>()?;
+        let missing = ids.iter().find(|id| !found.contains(id)).copied();
+        return Err(StoreError::UnknownWorkunit(missing.unwrap_or(ids[0])));
+    }
+    // Checks are graded first (trust may grow), then the replicas are read.
+    let mut evidence = Vec::new();
+    for r in &rows {
+        if let Some(v) = digest_from(r.opt_blob(7)?) {
+            evidence.extend(grade_checks(tx, r.u64(0)?, &v)?);
         }
-        Ok(())
-    };
+    }
+    let mut reps = replicas_of(tx, &ids)?;
+    let mut integrity = None;
+    let mut v = Verdicts::default();
+    for row in &rows {
+        let id = row.u64(0)?;
+        let reps = reps.remove(&id).unwrap_or_default();
+        decide(tx, row, &reps, &mut integrity, &mut v)?;
+    }
+    write_verdicts(tx, v, now_ms)?;
+    // After the grading, so the quarantine sees these workunits settled.
+    quarantine_all(tx, evidence, now_ms)
+}
+
+/// The transitioner's decision on one workunit (a row of [`retransition_many`]'s query) added
+/// to `v`.
+fn decide(
+    tx: Tx,
+    row: &Row,
+    reps: &[ReplicaView],
+    integrity: &mut Option<Integrity>,
+    v: &mut Verdicts,
+) -> StoreResult<()> {
+    let id = row.u64(0)?;
+    let (state, quorum, max_results) = (row.i64(1)?, row.i64(2)?, row.i64(3)?);
+    let canonical = row.opt_blob(4)?;
+    let (kind, known) = (row.i64(5)?, row.opt_i64(6)?);
+    let verified = digest_from(row.opt_blob(7)?);
+    let check_state = row.i64(8)?;
     let canonical = match state {
         0 => {
             let policy = QuorumPolicy {
@@ -150,13 +212,14 @@ pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult
                 verified,
                 known_total: known.is_some(),
             };
-            match scheduler::transition_anchored(policy, &anchor, &reps) {
+            match scheduler::transition_anchored(policy, &anchor, reps) {
                 t @ (Transition::Pending { needed } | Transition::NeedsTrust { needed }) => {
                     let trusted_only = matches!(t, Transition::NeedsTrust { .. });
-                    tx.exec(
-                        "UPDATE workunits SET needed = ?2, trusted_only = ?3 WHERE id = ?1",
-                        params![u64_to_db(workunit_id), needed, i64::from(trusted_only)],
-                    )?;
+                    v.pending.push(vec![
+                        Value::I64(u64_to_db(id)),
+                        Value::I64(needed.into()),
+                        Value::I64(trusted_only.into()),
+                    ]);
                     let digests: std::collections::BTreeSet<Digest> = reps
                         .iter()
                         .filter(|r| r.state == ReplicaState::Returned)
@@ -165,46 +228,38 @@ pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult
                     // Contested or agreed without an anchor: the coordinator looks itself (a
                     // contested built-in analysis too: its search is deterministic).
                     let checkable = anchor.required || kind == KIND_BUILTIN_ANALYSIS;
-                    if checkable && verified.is_none() && (trusted_only || digests.len() > 1) {
-                        want_check(tx)?;
+                    if checkable
+                        && verified.is_none()
+                        && (trusted_only || digests.len() > 1)
+                        && check_state == 0
+                    {
+                        v.want_check.push(id);
                     }
-                    return quarantine_all(tx, evidence, now_ms);
+                    return Ok(());
                 }
                 Transition::Failed => {
-                    tx.exec(
-                        "UPDATE workunits SET state = 2, needed = 0, trusted_only = 0, completed_ms = ?2 WHERE id = ?1",
-                        params![u64_to_db(workunit_id), now_ms],
-                    )?;
-                    return quarantine_all(tx, evidence, now_ms);
+                    v.failed.push(id);
+                    return Ok(());
                 }
                 Transition::Valid { canonical } => {
                     let winner = reps
                         .iter()
                         .find(|r| r.state == ReplicaState::Returned && r.digest == Some(canonical))
                         .ok_or_else(|| StoreError::Db("quorum without a result".into()))?;
-                    let changed = tx.exec(
-                        "UPDATE workunits SET state = 1, needed = 0, trusted_only = 0, reverify = 0, completed_ms = ?2, canonical_result_id = ?3,
-                         canonical_digest = ?4, nodes = (SELECT nodes FROM results WHERE id = ?3) WHERE id = ?1 AND state = 0",
-                        params![u64_to_db(workunit_id), now_ms, u64_to_db(winner.id), canonical.to_vec()],
-                    )?;
-                    if changed != 1 {
-                        return Err(StoreError::Db(format!(
-                            "workunit {workunit_id} validated twice"
-                        )));
-                    }
+                    v.valid.push(vec![
+                        Value::I64(u64_to_db(id)),
+                        Value::I64(u64_to_db(winner.id)),
+                        Value::Blob(canonical.to_vec()),
+                    ]);
                     // A share of the values without a public answer is recounted one ply deeper.
-                    if anchor.required
-                        && known.is_none()
-                        && matches!(check_state, 0 | 2)
-                        && trust::picks_resplit(
-                            rand::random::<u64>() % 1_000_000,
-                            &integrity_in(tx)?,
-                        )
-                    {
-                        tx.exec(
-                            "UPDATE workunits SET check_state = 4 WHERE id = ?1",
-                            params![u64_to_db(workunit_id)],
-                        )?;
+                    if anchor.required && known.is_none() && matches!(check_state, 0 | 2) {
+                        if integrity.is_none() {
+                            *integrity = Some(integrity_in(tx)?);
+                        }
+                        let draw = rand::random::<u64>() % 1_000_000;
+                        if trust::picks_resplit(draw, integrity.as_ref().expect("just read")) {
+                            v.resplit.push(id);
+                        }
                     }
                     canonical
                 }
@@ -212,23 +267,100 @@ pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult
         }
         1 => digest_from(canonical)
             .ok_or_else(|| StoreError::Db("valid workunit without digest".into()))?,
-        _ => return quarantine_all(tx, evidence, now_ms),
+        _ => return Ok(()),
     };
     // Grade every returned result not graded yet (including late ones after validation). A
     // lost vote is recorded (history, status page) but is no evidence against the worker.
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
         let Some(d) = r.digest else { continue };
         let good = scheduler::agrees(&canonical, &d);
-        let changed = tx.exec(
-            "UPDATE results SET outcome = ?2 WHERE id = ?1 AND outcome = 0",
-            params![u64_to_db(r.id), if good { 1 } else { 2 }],
+        v.grades.push(vec![
+            Value::I64(u64_to_db(r.id)),
+            Value::I64(if good { 1 } else { 2 }),
+        ]);
+    }
+    Ok(())
+}
+
+/// Writes a batch's verdicts: the workunits first, then the grades (whose triggers read the
+/// workunits' values), then the vote counts.
+fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
+    use SqlType::{BigInt, Bytes};
+    if !v.pending.is_empty() {
+        let mut b = Batch::new(tx.dialect());
+        let rows = b.rows(&[BigInt, BigInt, BigInt], v.pending);
+        tx.exec(
+            &format!(
+                "WITH v(id, needed, trusted_only) AS ({rows})
+                 UPDATE workunits SET needed = v.needed, trusted_only = v.trusted_only FROM v WHERE workunits.id = v.id"
+            ),
+            &b.params(),
         )?;
-        if changed == 1 {
-            tx.count_vote(r.worker_id, good)?;
+    }
+    if !v.want_check.is_empty() {
+        let mut b = Batch::new(tx.dialect());
+        let list = b.in_list(&v.want_check);
+        tx.exec(
+            &format!("UPDATE workunits SET check_state = 1 WHERE id IN {list} AND check_state = 0"),
+            &b.params(),
+        )?;
+    }
+    if !v.failed.is_empty() {
+        let mut b = Batch::new(tx.dialect());
+        let now = b.param(now_ms);
+        let list = b.in_list(&v.failed);
+        tx.exec(
+            &format!(
+                "UPDATE workunits SET state = 2, needed = 0, trusted_only = 0, completed_ms = {now} WHERE id IN {list}"
+            ),
+            &b.params(),
+        )?;
+    }
+    if !v.valid.is_empty() {
+        let n = v.valid.len() as u64;
+        let mut b = Batch::new(tx.dialect());
+        let now = b.param(now_ms);
+        let rows = b.rows(&[BigInt, BigInt, Bytes], v.valid);
+        let changed = tx.exec(
+            &format!(
+                "WITH v(id, result_id, digest) AS ({rows})
+                 UPDATE workunits SET state = 1, needed = 0, trusted_only = 0, reverify = 0, completed_ms = {now},
+                   canonical_result_id = v.result_id, canonical_digest = v.digest,
+                   nodes = (SELECT r.nodes FROM results r WHERE r.id = v.result_id)
+                 FROM v WHERE workunits.id = v.id AND workunits.state = 0"
+            ),
+            &b.params(),
+        )?;
+        if changed != n {
+            return Err(StoreError::Db(format!(
+                "{} of {n} workunits validated twice",
+                n - changed
+            )));
         }
     }
-    // After the grading, so the quarantine sees this workunit settled.
-    quarantine_all(tx, evidence, now_ms)
+    if !v.resplit.is_empty() {
+        let mut b = Batch::new(tx.dialect());
+        let list = b.in_list(&v.resplit);
+        tx.exec(
+            &format!("UPDATE workunits SET check_state = 4 WHERE id IN {list}"),
+            &b.params(),
+        )?;
+    }
+    if !v.grades.is_empty() {
+        let mut b = Batch::new(tx.dialect());
+        let rows = b.rows(&[BigInt, BigInt], v.grades);
+        for r in tx.query(
+            &format!(
+                "WITH v(id, outcome) AS ({rows})
+                 UPDATE results SET outcome = v.outcome FROM v WHERE results.id = v.id AND results.outcome = 0
+                 RETURNING results.worker_id, results.outcome"
+            ),
+            &b.params(),
+        )? {
+            tx.count_vote(r.u64(0)?, r.i64(1)? == 1)?;
+        }
+    }
+    Ok(())
 }
 
 /// Applies the quarantine rule to each worker that just failed a check.
