@@ -1,49 +1,80 @@
 #!/usr/bin/env bash
-# The opening-balance table of record (docs/balance.md): Stockfish 19 (npm `stockfish` 19.0.0,
-# single-threaded full-network WASM build under node) at depth 16, Hash 16 MiB, quorum 2, all 960
-# starts through the coordinator in 8 resumable chunks of 120 (a chunk's database resumes).
+# An opening-balance table (docs/balance.md): a WASM Stockfish of the npm `stockfish` package
+# (single-threaded full-network build, run by node) at a fixed depth, Hash 16 MiB, quorum 2,
+# all 960 starts through the coordinator in resumable chunks (a chunk's database resumes; a
+# finished chunk is kept as its CSV).
 #
-#   scripts/balance-sf19.sh run        # compute the missing chunks (niced), 4 local workers
-#   scripts/balance-sf19.sh assemble   # data/balance_sf19_d16.csv and _depths.csv from the chunks
+#   scripts/balance-table.sh sf18-d20 run        # compute the missing chunks (niced)
+#   scripts/balance-table.sh sf18-d20 assemble   # data/balance_sf18_d20.csv and _depths.csv
+#   scripts/balance-table.sh sf19-d16 run|assemble
 #
-# RUNS (default .ci/engines/runs) holds the chunk databases; WORKERS the local workers per chunk.
+# Tables:
+#   sf19-d16  npm stockfish 19.0.0, depth 16, chunks of 120 (.ci/run installs this engine)
+#   sf18-d20  npm stockfish 18.0.8, depth 20, chunks of 60 (installed here into
+#             .ci/engines/sf18 when missing): the engine and settings of the published
+#             Stockfish 18 depth-25 table, whose searches pass through these depth-20 ones
+#
+# RUNS (default .ci/engines/runs/TABLE) holds the chunk databases; WORKERS the local workers
+# per chunk (quorum 2 needs at least 2); BIN the coordinator binary; NICE the niceness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+table=${1:-}
+case "$table" in
+sf19-d16)
+    JS=${JS:-.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js}
+    depth=16 chunk=120 runs_default=.ci/engines/runs
+    ;;
+sf18-d20)
+    JS=${JS:-.ci/engines/sf18/node_modules/stockfish/bin/stockfish-18-single.js}
+    depth=20 chunk=60 runs_default=.ci/engines/runs/sf18-d20
+    if [ ! -f "$JS" ] && [ "$JS" = .ci/engines/sf18/node_modules/stockfish/bin/stockfish-18-single.js ]; then
+        mkdir -p .ci/engines/sf18
+        [ -f .ci/engines/sf18/package.json ] || echo '{}' > .ci/engines/sf18/package.json
+        (cd .ci/engines/sf18 && npm install --no-audit --no-fund --ignore-scripts stockfish@18.0.8 >/dev/null)
+    fi
+    ;;
+*)
+    echo "usage: $0 sf19-d16|sf18-d20 run|assemble" >&2
+    exit 2
+    ;;
+esac
 BIN=${BIN:-target/debug/c960-coordinator}
-JS=${JS:-.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js}
-RUNS=${RUNS:-.ci/engines/runs}
+RUNS=${RUNS:-$runs_default}
 WORKERS=${WORKERS:-4}
+NICE=${NICE:-10}
+chunks=$((960 / chunk))
 mkdir -p "$RUNS"
-case "${1:-}" in
+case "${2:-}" in
 run)
-    for k in 0 1 2 3 4 5 6 7; do
-        a=$((k * 120)); b=$((a + 119))
+    for k in $(seq 0 $((chunks - 1))); do
+        a=$((k * chunk)); b=$((a + chunk - 1))
         [ -f "$RUNS/chunk-$k.csv" ] && continue
         echo "chunk $k ($a-$b) start $(date -u +%FT%TZ)"
-        nice -n 10 "$BIN" run --analyse --engine "uci:node $JS" --depth 16 --positions "$a-$b" \
+        nice -n "$NICE" "$BIN" run --analyse --engine "uci:node $JS" --depth "$depth" --positions "$a-$b" \
             --quorum 2 --local-workers "$WORKERS" --db "$RUNS/chunk-$k.db" --out "$RUNS/chunk-$k.csv.tmp"
         mv "$RUNS/chunk-$k.csv.tmp" "$RUNS/chunk-$k.csv"
         echo "chunk $k end $(date -u +%FT%TZ)"
     done
     ;;
 assemble)
-    table=data/balance_sf19_d16.csv depths=data/balance_sf19_d16_depths.csv
+    name=${table/-/_}
+    out=data/balance_$name.csv depths=data/balance_${name}_depths.csv
     first=1
-    for k in 0 1 2 3 4 5 6 7; do
+    for k in $(seq 0 $((chunks - 1))); do
         [ -f "$RUNS/chunk-$k.csv" ] || continue
         "$BIN" export --db "$RUNS/chunk-$k.db" --campaign 1 --format csv --out "$RUNS/t.csv"
         "$BIN" export --db "$RUNS/chunk-$k.db" --campaign 1 --format depths --out "$RUNS/d.csv"
         if [ $first = 1 ]; then
-            cp "$RUNS/t.csv" "$table.tmp"; cp "$RUNS/d.csv" "$depths.tmp"; first=0
+            cp "$RUNS/t.csv" "$out.tmp"; cp "$RUNS/d.csv" "$depths.tmp"; first=0
         else
-            tail -n +2 "$RUNS/t.csv" >> "$table.tmp"; tail -n +2 "$RUNS/d.csv" >> "$depths.tmp"
+            tail -n +2 "$RUNS/t.csv" >> "$out.tmp"; tail -n +2 "$RUNS/d.csv" >> "$depths.tmp"
         fi
     done
-    mv "$table.tmp" "$table"; mv "$depths.tmp" "$depths"
-    echo "$(($(wc -l < "$table") - 1)) starts in $table"
+    mv "$out.tmp" "$out"; mv "$depths.tmp" "$depths"
+    echo "$(($(wc -l < "$out") - 1)) starts in $out"
     ;;
 *)
-    echo "usage: $0 run|assemble" >&2
+    echo "usage: $0 sf19-d16|sf18-d20 run|assemble" >&2
     exit 2
     ;;
 esac
