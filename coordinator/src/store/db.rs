@@ -300,6 +300,11 @@ impl Batch {
     }
 }
 
+/// A node count as the two 32-bit halves the credit columns sum (exact for any u64 count).
+pub fn credit_halves(nodes: u64) -> (i64, i64) {
+    ((nodes >> 32) as i64, (nodes & 0xFFFF_FFFF) as i64)
+}
+
 /// The size a list of `n` is padded to: the next power of two (at least 1).
 fn padded(n: usize) -> usize {
     n.max(1).next_power_of_two()
@@ -325,16 +330,26 @@ pub trait Conn {
     /// the store was opened with the caller's clock (tests).
     fn now_ms(&self, caller_ms: i64) -> StoreResult<i64>;
 
-    /// Adds one to a worker's `valid` (`good`) or `lost_votes` count. By default at once; a
-    /// transaction that settles many results defers these to its end
+    /// Records a worker's vote on a result just graded: one more `valid` result (`good`), with
+    /// its `nodes` added to the worker's credit (migration 15), or one more lost vote. By
+    /// default at once; a transaction that settles many results defers these to its end
     /// ([`super::sql::deferring`]), so that other workers' rows are locked last, briefly and
     /// in id order.
-    fn count_vote(&self, worker_id: u64, good: bool) -> StoreResult<()> {
-        let col = if good { "valid" } else { "lost_votes" };
-        self.exec(
-            &format!("UPDATE workers SET {col} = {col} + 1 WHERE id = ?1"),
-            params![super::codes::u64_to_db(worker_id)],
-        )?;
+    fn count_vote(&self, worker_id: u64, good: bool, nodes: u64) -> StoreResult<()> {
+        let id = super::codes::u64_to_db(worker_id);
+        if good {
+            let (hi, lo) = credit_halves(nodes);
+            self.exec(
+                "UPDATE workers SET valid = valid + 1, credit_results = credit_results + 1,
+                   credit_nodes_hi = credit_nodes_hi + ?2, credit_nodes_lo = credit_nodes_lo + ?3 WHERE id = ?1",
+                params![id, hi, lo],
+            )?;
+        } else {
+            self.exec(
+                "UPDATE workers SET lost_votes = lost_votes + 1 WHERE id = ?1",
+                params![id],
+            )?;
+        }
         Ok(())
     }
 

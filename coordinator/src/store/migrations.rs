@@ -40,6 +40,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(12, "0012_worker_credit"),
     migration!(13, "0013_self_play"),
     migration!(14, "0014_counter_shards"),
+    migration!(15, "0015_credit_with_votes"),
 ];
 
 #[cfg(test)]

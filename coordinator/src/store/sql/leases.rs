@@ -530,6 +530,10 @@ pub(super) fn settle(
                 }
             }
             flush(&mut run, &mut outcomes)?;
+            // The vote counts (and credit) of this batch's quorum partners, in worker order,
+            // before the settings row below: a transaction holding that row never waits for a
+            // worker row, so two settling transactions cannot wait on each other.
+            tx.flush_deferred()?;
             tx.exec(
                 "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
                 params![u64_to_db(worker_id), now_ms],

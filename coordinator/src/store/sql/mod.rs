@@ -358,8 +358,8 @@ impl<B: Backend> Store for B {
 /// written changes.
 struct Deferring<'a> {
     inner: Tx<'a>,
-    /// Worker → (valid, lost votes) to add.
-    votes: std::cell::RefCell<std::collections::BTreeMap<u64, (i64, i64)>>,
+    /// Worker → the votes (and the credit of the valid ones) to add.
+    votes: std::cell::RefCell<std::collections::BTreeMap<u64, DeferredVotes>>,
 }
 
 impl Conn for Deferring<'_> {
@@ -388,27 +388,41 @@ impl Conn for Deferring<'_> {
         self.inner.now_ms(caller_ms)
     }
 
-    fn count_vote(&self, worker_id: u64, good: bool) -> StoreResult<()> {
+    fn count_vote(&self, worker_id: u64, good: bool, nodes: u64) -> StoreResult<()> {
         let mut votes = self.votes.borrow_mut();
         let v = votes.entry(worker_id).or_default();
         if good {
-            v.0 += 1
+            let (hi, lo) = super::db::credit_halves(nodes);
+            v.valid += 1;
+            v.credit_hi += hi;
+            v.credit_lo += lo;
         } else {
-            v.1 += 1
+            v.lost += 1
         }
         Ok(())
     }
 
     fn flush_deferred(&self) -> StoreResult<()> {
         let votes = std::mem::take(&mut *self.votes.borrow_mut());
-        for (worker, (valid, lost)) in votes {
+        for (worker, v) in votes {
             self.inner.exec(
-                "UPDATE workers SET valid = valid + ?2, lost_votes = lost_votes + ?3 WHERE id = ?1",
-                params![u64_to_db(worker), valid, lost],
+                "UPDATE workers SET valid = valid + ?2, lost_votes = lost_votes + ?3, credit_results = credit_results + ?2,
+                   credit_nodes_hi = credit_nodes_hi + ?4, credit_nodes_lo = credit_nodes_lo + ?5 WHERE id = ?1",
+                params![u64_to_db(worker), v.valid, v.lost, v.credit_hi, v.credit_lo],
             )?;
         }
         Ok(())
     }
+}
+
+/// A worker's votes deferred to the end of a transaction.
+#[derive(Default)]
+struct DeferredVotes {
+    valid: i64,
+    lost: i64,
+    /// The credit the valid votes add (node counts in 32-bit halves).
+    credit_hi: i64,
+    credit_lo: i64,
 }
 
 /// Runs `f` in `tx` with the workers' vote counts deferred to its end ([`Deferring`]).

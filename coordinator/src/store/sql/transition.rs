@@ -353,11 +353,11 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
             &format!(
                 "WITH v(id, outcome) AS ({rows})
                  UPDATE results SET outcome = v.outcome FROM v WHERE results.id = v.id AND results.outcome = 0
-                 RETURNING results.worker_id, results.outcome"
+                 RETURNING results.worker_id, results.outcome, COALESCE(results.nodes, 0)"
             ),
             &b.params(),
         )? {
-            tx.count_vote(r.u64(0)?, r.i64(1)? == 1)?;
+            tx.count_vote(r.u64(0)?, r.i64(1)? == 1, r.u64(2)?)?;
         }
     }
     Ok(())
