@@ -100,6 +100,8 @@ def with_interval(stat, x, y, reps=2000, seed=960):
     return stat(x, y), vals[int(0.025 * reps)], vals[int(0.975 * reps) - 1]
 
 
+SF18 = "data/balance_sf18_d20.csv"
+sf18 = load(SF18, "score_cp") if os.path.exists(SF18) else {}
 sf19 = load("data/balance_sf19_d16.csv", "score_cp")
 sf19_est = load("data/balance_sf19_d16.csv", "estimate_cp")
 sf15 = load("data/balance_stockfish_d16.csv", "score_cp")
@@ -110,6 +112,7 @@ common19 = sorted(sf19)
 z19, z15 = zscores({s: sf19_est[s] for s in common19}), zscores({s: sf15[s] for s in common19})
 combo = {s: (z19[s] + z15[s]) / 2 for s in common19}
 tables = {
+    "c960 Stockfish 18 WASM d20 (the reference's engine and settings)": sf18,
     "c960 Stockfish 19 WASM d16, depth-16 score": sf19,
     "c960 Stockfish 19 WASM d16, estimator (mean of depths 13-16)": sf19_est,
     "c960 Stockfish 15.1 d16": sf15,
@@ -117,13 +120,21 @@ tables = {
     "c960 built-in d10 (not a result)": builtin,
 }
 
-print(f"Starts in the table of record: {len(sf19)} of 960 (every one agreed at quorum 2).")
+# The table of record: Stockfish 18 at depth 20 once it covers all 960, Stockfish 19 before.
+if len(sf18) == 960:
+    record, record_name, record_file = sf18, "Stockfish 18 d20", "sf18_d20"
+else:
+    record, record_name, record_file = sf19_est, "Stockfish 19 d16 estimator", "sf19_d16"
+print(f"Stockfish 18 d20 (`data/balance_sf18_d20.csv`): {len(sf18)} of 960 starts; Stockfish 19 d16: "
+      f"{len(sf19)} of 960 (every value agreed at quorum 2). Table of record: {record_name}.")
 section("CORRELATIONS")
 print("| c960 table | published table | n | Pearson [95 % CI] | Spearman [95 % CI] |")
 print("| --- | --- | --- | --- | --- |")
 for pname, ptab in published.items():
     for name, tab in tables.items():
         sps = sorted(set(tab) & set(ptab) & set(sf19))
+        if not sps:
+            continue
         x, y = [tab[s] for s in sps], [ptab[s] for s in sps]
         p, s = with_interval(pearson, x, y), with_interval(spearman, x, y)
         print(f"| {name} | {pname} | {len(sps)} | {p[0]:.3f} [{p[1]:.3f}, {p[2]:.3f}] "
@@ -148,38 +159,55 @@ for k in range(1, 9):
     line.append(f"k={k}: {pearson(x, [ref[s] for s in sps]):.3f}")
 print("Pearson vs SF18 d25 of the mean of the k deepest depths: " + ", ".join(line) + "\n")
 
+# The reference's engine at depth d, d = 12..20: one search per start, whose first 20
+# iterations are those of the reference's depth-25 search.
+if sf18 and os.path.exists("data/balance_sf18_d20_depths.csv"):
+    by = {}
+    with open("data/balance_sf18_d20_depths.csv") as f:
+        for r in csv.DictReader(f):
+            if r["score_cp"]:
+                by.setdefault(int(r["depth"]), {})[int(r["sp"])] = float(r["score_cp"])
+    line = []
+    for d in range(12, 21):
+        sps18 = sorted(set(by.get(d, {})) & set(ref))
+        if sps18:
+            line.append(f"d{d}: {pearson([by[d][s] for s in sps18], [ref[s] for s in sps18]):.3f}")
+    print("Pearson vs SF18 d25 of Stockfish 18's score at depth d (same search): " + ", ".join(line) + "\n")
+
 section("COST")
 # Cost per start from the chunk databases.
-dbs = [db for db in sorted(glob.glob(os.path.join(RUNS, "chunk-*.db")))
-       if os.path.exists(db[:-3] + ".csv")]
-if dbs:
+for label, runs in (("Stockfish 19 d16", RUNS), ("Stockfish 18 d20", os.path.join(RUNS, "sf18-d20"))):
+    dbs = [db for db in sorted(glob.glob(os.path.join(runs, "chunk-*.db")))
+           if os.path.exists(db[:-3] + ".csv")]
+    if not dbs:
+        continue
     n = el = nodes = lost = 0
     for db in dbs:
         c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         a, b, d = c.execute("SELECT count(*), sum(elapsed_ms), sum(nodes) FROM results WHERE state = 1").fetchone()
         n, el, nodes = n + a, el + (b or 0), nodes + (d or 0)
         lost += c.execute("SELECT count(*) FROM results WHERE outcome = 2").fetchone()[0]
-    print(f"Cost: {n} replicas returned for {n // 2} starts; mean {el / n / 1000:.2f} s wall and "
+    print(f"Cost, {label}: {n} replicas returned for {n // 2} starts; mean {el / n / 1000:.2f} s wall and "
           f"{nodes / n:,.0f} nodes per replica (quorum 2: twice that per start); {lost} replicas "
           "disagreed with their quorum.\n")
 
 section("RANKING")
 # Ranking.
-ranked = sorted(sf19_est.items(), key=lambda kv: -kv[1])
+ranked = sorted(record.items(), key=lambda kv: -kv[1])
 pos = {sp: i + 1 for i, (sp, _) in enumerate(ranked)}
-print("Least balanced (estimator, cp): " + ", ".join(f"{sp} {arrangement(sp)} {v:+.1f}" for sp, v in ranked[:10]))
+print(f"Least balanced ({record_name}, cp): " + ", ".join(f"{sp} {arrangement(sp)} {v:+.1f}" for sp, v in ranked[:10]))
 print("\nMost balanced: " + ", ".join(f"{sp} {arrangement(sp)} {v:+.1f}" for sp, v in ranked[::-1][:10]))
-if 518 in sf19_est:
-    print(f"\n518 RNBQKBNR: {sf19_est[518]:+.1f} cp, rank {pos[518]} of {len(ranked)}")
-vals = sorted(sf19_est.values())
+if 518 in record:
+    print(f"\n518 RNBQKBNR: {record[518]:+.1f} cp, rank {pos[518]} of {len(ranked)}")
+vals = sorted(record.values())
 mean = sum(vals) / len(vals)
 sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / len(vals))
 print(f"\nMean {mean:+.1f} cp, median {vals[len(vals) // 2]:+.1f}, sd {sd:.1f}, White better in "
       f"{sum(v > 0 for v in vals)} of {len(vals)}")
-with open("docs/balance/ranking_sf19_d16.csv", "w") as f:
+with open(f"docs/balance/ranking_{record_file}.csv", "w") as f:
     f.write("rank,sp,arrangement,estimate_cp,score_cp\n")
     for i, (sp, v) in enumerate(ranked):
-        f.write(f"{i + 1},{sp},{arrangement(sp)},{v:.2f},{int(sf19[sp])}\n")
+        f.write(f"{i + 1},{sp},{arrangement(sp)},{v:.2f},{int((sf18 if record is sf18 else sf19)[sp])}\n")
 
 
 # Charts.
@@ -210,18 +238,18 @@ for i, c in enumerate(bins):
 for t in range(int(lo), int(hi) + 1, 10):
     x = L + (t - lo) / bw * sx
     body += f'<text x="{x:.1f}" y="{H - B + 14}" text-anchor="middle">{t}</text>'
-if 518 in sf19_est:
-    x = L + (sf19_est[518] - lo) / bw * sx
+if 518 in record:
+    x = L + (record[518] - lo) / bw * sx
     body += f'<line x1="{x:.1f}" x2="{x:.1f}" y1="30" y2="{H - B}" stroke="red"/><text x="{x + 3:.1f}" y="40" fill="red">518</text>'
-body += f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">White\'s edge, centipawns (estimator)</text>'
+body += f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">White\'s edge, centipawns</text>'
 body += f'<text x="12" y="{H / 2}" transform="rotate(-90 12 {H / 2})" text-anchor="middle">starts</text>'
-open("docs/balance/distribution.svg", "w").write(svg(W, H, body, f"Stockfish 19 d16: White's edge over {len(vals)} starts"))
+open("docs/balance/distribution.svg", "w").write(svg(W, H, body, f"{record_name}: White's edge over {len(vals)} starts"))
 
 # 2. Heat map: rows = knight placement x queen (60), columns = light x dark bishop file (16).
 cell, L, T = 12, 140, 40
 W, H = L + 16 * cell + 120, T + 60 * cell + 40
 body = ""
-for sp, v in sf19_est.items():
+for sp, v in record.items():
     row, col = sp // 16, sp % 16
     body += (f'<rect x="{L + col * cell}" y="{T + row * cell}" width="{cell - 1}" height="{cell - 1}" '
              f'fill="{colour((v - vals[0]) / (vals[-1] - vals[0]))}"><title>{sp} {arrangement(sp)} {v:+.1f}</title></rect>')
@@ -229,7 +257,7 @@ for row in range(0, 60, 6):
     n, q = divmod(row, 6)
     body += f'<text x="{L - 4}" y="{T + row * cell + 9}" text-anchor="end">sp {row * 16}-{row * 16 + 95}</text>'
 body += f'<text x="{L}" y="{T - 6}">bishops: sp mod 16 (dark file x 4 + light file)</text>'
-if 518 in sf19_est:
+if 518 in record:
     body += f'<rect x="{L + 518 % 16 * cell}" y="{T + 518 // 16 * cell}" width="{cell - 1}" height="{cell - 1}" fill="none" stroke="black" stroke-width="2"/>'
 for i in range(11):
     body += f'<rect x="{L + 16 * cell + 30}" y="{T + i * 20}" width="14" height="18" fill="{colour(1 - i / 10)}"/>'
@@ -238,8 +266,8 @@ body += f'<text x="{L}" y="{H - 12}">rows: 16 starts each, knights then queen (S
 open("docs/balance/heatmap.svg", "w").write(svg(W, H, body, "White's edge by arrangement (cp)"))
 
 # 3. Score vs 518: every start's edge minus 518's, sorted, and c960 vs published scatter.
-if 518 in sf19_est:
-    d = sorted(v - sf19_est[518] for v in vals)
+if 518 in record:
+    d = sorted(v - record[518] for v in vals)
     W, H, L, B = 640, 300, 50, 30
     ymin, ymax = min(d), max(d)
     sy = (H - B - 40) / (ymax - ymin)
@@ -250,16 +278,16 @@ if 518 in sf19_est:
     for t in range(int(ymin // 10 * 10), int(ymax) + 1, 10):
         body += f'<text x="{L - 4}" y="{H - B - (t - ymin) * sy + 4:.1f}" text-anchor="end">{t:+d}</text>'
     body += f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">starts, sorted ({sum(x < 0 for x in d)} below 518, {sum(x > 0 for x in d)} above)</text>'
-    open("docs/balance/vs518.svg", "w").write(svg(W, H, body, "White's edge minus that of 518 RNBQKBNR (cp, estimator)"))
-sps = sorted(set(sf19_est) & set(ref))
+    open("docs/balance/vs518.svg", "w").write(svg(W, H, body, f"White's edge minus that of 518 RNBQKBNR (cp, {record_name})"))
+sps = sorted(set(record) & set(ref))
 W = H = 420
 L, B = 50, 40
-xs, ys = [sf19_est[s] for s in sps], [ref[s] for s in sps]
+xs, ys = [record[s] for s in sps], [ref[s] for s in sps]
 x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
 px = lambda v: L + (v - x0) / (x1 - x0) * (W - L - 20)
 py = lambda v: H - B - (v - y0) / (y1 - y0) * (H - B - 40)
 body = "".join(f'<circle cx="{px(a):.1f}" cy="{py(b):.1f}" r="2" fill="{"red" if s == 518 else "#4a7bb7"}" fill-opacity="0.6"/>' for s, a, b in zip(sps, xs, ys))
-body += f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">c960 Stockfish 19 d16 estimator (cp)</text>'
+body += f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">c960 {record_name} (cp)</text>'
 body += f'<text x="12" y="{H / 2}" transform="rotate(-90 12 {H / 2})" text-anchor="middle">Stockfish 18 d25 (cp)</text>'
 body += f'<text x="{L + 5}" y="40">r = {pearson(xs, ys):.3f}, n = {len(sps)}</text>'
 open("docs/balance/scatter_sf18.svg", "w").write(svg(W, H, body, "c960 table vs the published SF18 d25 table"))

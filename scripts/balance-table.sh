@@ -16,17 +16,20 @@
 #
 # RUNS (default .ci/engines/runs/TABLE) holds the chunk databases; WORKERS the local workers
 # per chunk (quorum 2 needs at least 2); BIN the coordinator binary; NICE the niceness.
+# sf18-d20 also keeps each finished chunk's rows in the repository
+# (data/balance_sf18_d20/chunk-K.csv and chunk-K-depths.csv, to be committed as they come):
+# a chunk found there is not computed again, on any machine, and `assemble` joins them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 table=${1:-}
 case "$table" in
 sf19-d16)
     JS=${JS:-.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js}
-    depth=16 chunk=120 runs_default=.ci/engines/runs
+    depth=16 chunk=120 runs_default=.ci/engines/runs keep=""
     ;;
 sf18-d20)
     JS=${JS:-.ci/engines/sf18/node_modules/stockfish/bin/stockfish-18-single.js}
-    depth=20 chunk=60 runs_default=.ci/engines/runs/sf18-d20
+    depth=20 chunk=60 runs_default=.ci/engines/runs/sf18-d20 keep=data/balance_sf18_d20
     if [ ! -f "$JS" ] && [ "$JS" = .ci/engines/sf18/node_modules/stockfish/bin/stockfish-18-single.js ]; then
         mkdir -p .ci/engines/sf18
         [ -f .ci/engines/sf18/package.json ] || echo '{}' > .ci/engines/sf18/package.json
@@ -48,12 +51,20 @@ case "${2:-}" in
 run)
     for k in $(seq 0 $((chunks - 1))); do
         a=$((k * chunk)); b=$((a + chunk - 1))
-        [ -f "$RUNS/chunk-$k.csv" ] && continue
-        echo "chunk $k ($a-$b) start $(date -u +%FT%TZ)"
-        nice -n "$NICE" "$BIN" run --analyse --engine "uci:node $JS" --depth "$depth" --positions "$a-$b" \
-            --quorum 2 --local-workers "$WORKERS" --db "$RUNS/chunk-$k.db" --out "$RUNS/chunk-$k.csv.tmp"
-        mv "$RUNS/chunk-$k.csv.tmp" "$RUNS/chunk-$k.csv"
-        echo "chunk $k end $(date -u +%FT%TZ)"
+        [ -n "$keep" ] && [ -f "$keep/chunk-$k.csv" ] && continue
+        if [ ! -f "$RUNS/chunk-$k.csv" ]; then
+            echo "chunk $k ($a-$b) start $(date -u +%FT%TZ)"
+            nice -n "$NICE" "$BIN" run --analyse --engine "uci:node $JS" --depth "$depth" --positions "$a-$b" \
+                --quorum 2 --local-workers "$WORKERS" --db "$RUNS/chunk-$k.db" --out "$RUNS/chunk-$k.csv.tmp"
+            mv "$RUNS/chunk-$k.csv.tmp" "$RUNS/chunk-$k.csv"
+            echo "chunk $k end $(date -u +%FT%TZ)"
+        fi
+        if [ -n "$keep" ]; then
+            mkdir -p "$keep"
+            "$BIN" export --db "$RUNS/chunk-$k.db" --campaign 1 --format depths --out "$keep/chunk-$k-depths.csv"
+            "$BIN" export --db "$RUNS/chunk-$k.db" --campaign 1 --format csv --out "$keep/chunk-$k.csv.tmp"
+            mv "$keep/chunk-$k.csv.tmp" "$keep/chunk-$k.csv"
+        fi
     done
     ;;
 assemble)
@@ -61,9 +72,14 @@ assemble)
     out=data/balance_$name.csv depths=data/balance_${name}_depths.csv
     first=1
     for k in $(seq 0 $((chunks - 1))); do
-        [ -f "$RUNS/chunk-$k.csv" ] || continue
-        "$BIN" export --db "$RUNS/chunk-$k.db" --campaign 1 --format csv --out "$RUNS/t.csv"
-        "$BIN" export --db "$RUNS/chunk-$k.db" --campaign 1 --format depths --out "$RUNS/d.csv"
+        if [ -n "$keep" ]; then
+            [ -f "$keep/chunk-$k.csv" ] || continue
+            cp "$keep/chunk-$k.csv" "$RUNS/t.csv"; cp "$keep/chunk-$k-depths.csv" "$RUNS/d.csv"
+        else
+            [ -f "$RUNS/chunk-$k.csv" ] || continue
+            "$BIN" export --db "$RUNS/chunk-$k.db" --campaign 1 --format csv --out "$RUNS/t.csv"
+            "$BIN" export --db "$RUNS/chunk-$k.db" --campaign 1 --format depths --out "$RUNS/d.csv"
+        fi
         if [ $first = 1 ]; then
             cp "$RUNS/t.csv" "$out.tmp"; cp "$RUNS/d.csv" "$depths.tmp"; first=0
         else
