@@ -385,6 +385,33 @@ pub struct BalanceSummary {
     /// Distinct engine ids among the canonical results (one, unless a UCI campaign had
     /// volunteers with different engines; each position's quorum is single-engine regardless).
     pub engines: Vec<String>,
+    /// Agreement with the published table ([`crate::known::PUBLISHED_BALANCE`]) over the
+    /// positions scored, with 95 % bootstrap intervals.
+    pub published_agreement: PublishedAgreement,
+}
+
+/// How an analysis table agrees with the published opening-balance table.
+#[derive(Clone, Debug, Serialize)]
+pub struct PublishedAgreement {
+    /// The published table.
+    pub table: &'static str,
+    /// Pearson and Spearman with intervals over the positions both have.
+    #[serde(flatten)]
+    pub agreement: balance::Agreement,
+}
+
+/// The agreement of scored positions with the published table (seed 960, fixed, so that a page
+/// and an export of one table show one figure).
+pub fn published_agreement(scores: &[PositionScore]) -> PublishedAgreement {
+    PublishedAgreement {
+        table: crate::known::PUBLISHED_BALANCE,
+        agreement: balance::agreement(
+            scores,
+            crate::known::published_balance(),
+            balance::AGREEMENT_RESAMPLES,
+            960,
+        ),
+    }
 }
 
 /// The balance report of an analysis campaign: summary and the full ranking.
@@ -403,7 +430,8 @@ pub fn balance_report<'a>(
     campaign: &'a Campaign,
     rows: &[AnalysisRow],
 ) -> Result<(BalanceJson<'a>, balance::BalanceReport), String> {
-    let report = balance::report(&position_scores(rows)).map_err(|e| e.to_string())?;
+    let scores = position_scores(rows);
+    let report = balance::report(&scores).map_err(|e| e.to_string())?;
     let entry = |r: &RankedPosition| {
         let row = rows.iter().find(|x| x.sp == Some(r.score.sp));
         let a = row.and_then(|x| x.result.as_ref());
@@ -436,6 +464,7 @@ pub fn balance_report<'a>(
         classical: report.classical.as_ref().map(entry),
         classical_percentile: report.classical_percentile(),
         engines,
+        published_agreement: published_agreement(&scores),
     };
     let ranked = report.ranked.iter().map(entry).collect();
     Ok((

@@ -3,6 +3,9 @@
 //! A start-position workunit whose answer is known is checked against it on receipt. Anyone can
 //! look these up, so answering them right earns no trust (see [`crate::trust`]); it only catches
 //! a lie.
+//!
+//! Also the published opening-balance table analysis campaigns are compared with
+//! ([`published_balance`]): a yardstick for the dashboard, never a check on results.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -43,6 +46,22 @@ pub fn perft(sp: u16, depth: u32) -> Option<u64> {
     table().get(&(sp, depth)).copied()
 }
 
+/// The name of the published opening-balance table of [`published_balance`].
+pub const PUBLISHED_BALANCE: &str = "Stockfish 18, depth 25 (bariskisir/Chess960EvalAnalyzer)";
+
+/// The published Stockfish 18 depth-25 evaluation of every start position (White's view,
+/// `common/tests/data/balance_sf18_d25.csv`, MIT), the table docs/balance.md measures every c960
+/// table against.
+pub fn published_balance() -> &'static [c960_common::balance::PositionScore] {
+    static TABLE: OnceLock<Vec<c960_common::balance::PositionScore>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        c960_common::balance::parse_scores_csv(include_str!(
+            "../../common/tests/data/balance_sf18_d25.csv"
+        ))
+        .expect("the embedded published table parses")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +76,13 @@ mod tests {
         assert_eq!(perft(959, 8), None);
         assert_eq!(perft(0, 9), None);
         assert_eq!(table().keys().filter(|k| k.1 == 7).count(), 960);
+    }
+
+    #[test]
+    fn the_published_balance_table_is_whole() {
+        let t = published_balance();
+        assert_eq!(t.len(), 960);
+        let classical = t.iter().find(|s| s.sp == 518).unwrap();
+        assert_eq!(classical.score_cp, Some(32), "published +0.32 for RNBQKBNR");
     }
 }

@@ -90,6 +90,30 @@ async fn builtin_replicas_agree_through_the_coordinator() {
     assert_eq!(report["summary"]["classical"]["sp"], 518);
     assert_eq!(report["summary"]["positions_scored"], 4);
     assert_eq!(report["ranked"].as_array().unwrap().len(), 4);
+    // Its agreement with the published table over the 4 starts scored: coefficients and
+    // interval ends in [-1, 1], each interval in order.
+    let agreement = &report["summary"]["published_agreement"];
+    assert_eq!(agreement["n"], 4);
+    assert!(
+        agreement["table"]
+            .as_str()
+            .unwrap()
+            .starts_with("Stockfish 18, depth 25")
+    );
+    for stat in ["pearson", "spearman"] {
+        let e = &agreement[stat];
+        if !e.is_null() {
+            let (v, lo, hi) = (
+                e["value"].as_f64().unwrap(),
+                e["low"].as_f64().unwrap(),
+                e["high"].as_f64().unwrap(),
+            );
+            assert!(
+                lo <= hi && [v, lo, hi].iter().all(|x| (-1.0..=1.0).contains(x)),
+                "{stat}: {e}"
+            );
+        }
+    }
     // A balance report of nothing scored, or of an unknown campaign, is a coded 4xx.
     let resp = http
         .get(format!("{}/api/v1/campaigns/999/balance", server.url))

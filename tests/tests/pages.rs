@@ -381,6 +381,22 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
         "/api/v1/campaigns/{}/balance?format=svg",
         analysis.id
     )));
+    // Its agreement with the published table, each coefficient recomputed here without the
+    // bootstrap: the first figure of each cell, over the same starts.
+    let scores = c960_coordinator::export::position_scores(&rows);
+    let plain =
+        c960_common::balance::correlate(&scores, c960_coordinator::known::published_balance());
+    assert_eq!(plain.n, rows.len());
+    assert!(page.contains(&format!("over the {} starts both score", plain.n)));
+    for (stat, value) in [("pearson", plain.pearson), ("spearman", plain.spearman)] {
+        let cells = row_cells(&page, &format!("data-stat=\"{stat}\""));
+        let shown = value.map_or("—".to_string(), |v| format!("{v:.3}"));
+        assert!(
+            cells[1].starts_with(&shown),
+            "{stat}: {:?} vs {shown}",
+            cells[1]
+        );
+    }
 
     // The leaderboard: credit recomputed from the raw results.
     let page = dom(&exe, profile.path(), &format!("{url}/workers")).await;

@@ -5,6 +5,14 @@ pub fn grouped(n: u128) -> String {
     c960_common::text::thousands(n)
 }
 
+/// A coefficient with its interval, `0.738 [0.692, 0.775]`; `—` when undefined.
+pub fn estimate(e: Option<c960_common::balance::Estimate>) -> String {
+    e.map_or_else(
+        || "—".into(),
+        |e| format!("{:.3} [{:.3}, {:.3}]", e.value, e.low, e.high),
+    )
+}
+
 /// A rate with an SI prefix: `12.3 M/s`; `—` when unknown.
 pub fn per_second(rate: Option<f64>, unit: &str) -> String {
     let Some(r) = rate else {

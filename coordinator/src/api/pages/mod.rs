@@ -376,6 +376,8 @@ pub struct TablePage {
     pub split: Option<Vec<assembly::SplitRow>>,
     /// Analysis rows.
     pub analysis: Option<Vec<AnalysisRowView>>,
+    /// An analysis table's agreement with the published table, once a position is scored.
+    pub agreement: Option<AgreementView>,
     /// Self-play rows.
     pub self_play: Option<Vec<SelfPlayRowView>>,
 }
@@ -412,6 +414,20 @@ pub struct PerftRowView {
     pub agreeing: u32,
     /// Against the reference table (depth ≤ 6, valid rows).
     pub reference_ok: Option<bool>,
+}
+
+/// How an analysis table agrees with the published opening-balance table.
+pub struct AgreementView {
+    /// The published table's name.
+    pub table: &'static str,
+    /// Positions in both.
+    pub n: usize,
+    /// `0.738 [0.692, 0.775]`, or `—`.
+    pub pearson: String,
+    /// Likewise for Spearman's rho.
+    pub spearman: String,
+    /// Bootstrap resamples behind the intervals.
+    pub resamples: usize,
 }
 
 /// A row of an analysis table.
@@ -562,6 +578,7 @@ fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePage, S
         perft: None,
         split: None,
         analysis: None,
+        agreement: None,
         self_play: None,
     };
     if c.kind == "selfplay" {
@@ -593,6 +610,17 @@ fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePage, S
         );
     } else if c.kind == "analysis" {
         let (_, rows) = store.analysis_table(c.id)?;
+        let scores = crate::export::position_scores(&rows);
+        if !scores.is_empty() {
+            let a = crate::export::published_agreement(&scores);
+            out.agreement = Some(AgreementView {
+                table: a.table,
+                n: a.agreement.n,
+                pearson: format::estimate(a.agreement.pearson),
+                spearman: format::estimate(a.agreement.spearman),
+                resamples: a.agreement.resamples,
+            });
+        }
         out.analysis = Some(
             rows.into_iter()
                 .filter(|r| in_page(r.sp))

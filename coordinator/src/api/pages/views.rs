@@ -317,11 +317,21 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                             }
                         }
                     }
-                    TablePage { analysis: Some(rows), .. } => {
+                    TablePage { analysis: Some(rows), agreement, .. } => {
                         @if c.valid > 0 {
                             figure.chart {
                                 img src={ (export) "/balance?format=svg" } alt="Sorted evaluations of the scored start positions, 518 marked";
                                 figcaption { "Opening balance: every scored start position's evaluation, sorted (518 = classical chess)." }
+                            }
+                        }
+                        @if let Some(a) = agreement {
+                            table.data.agreement {
+                                caption { "Agreement with the published table " (a.table) " over the " (a.n) " starts both score (95 % bootstrap intervals, " (a.resamples) " resamples)" }
+                                thead { tr { th { "coefficient" } th.num { "value [95 %]" } } }
+                                tbody {
+                                    tr data-stat="pearson" { td { "Pearson r" } td.num { (a.pearson) } }
+                                    tr data-stat="spearman" { td { "Spearman ρ" } td.num { (a.spearman) } }
+                                }
                             }
                         }
                         table.data {
