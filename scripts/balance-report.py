@@ -104,14 +104,49 @@ SF18 = "data/balance_sf18_d20.csv"
 sf18 = load(SF18, "score_cp") if os.path.exists(SF18) else {}
 sf19 = load("data/balance_sf19_d16.csv", "score_cp")
 sf19_est = load("data/balance_sf19_d16.csv", "estimate_cp")
-sf15 = load("data/balance_stockfish_d16.csv", "score_cp")
+# Stockfish 15.1 d16: the quorum-2 table through the coordinator once it is whole, the older
+# single-search table (same engine and budget) before.
+SF15Q = "data/balance_sf15_d16.csv"
+sf15_single = load("data/balance_stockfish_d16.csv", "score_cp")
+sf15 = load(SF15Q, "score_cp") if os.path.exists(SF15Q) else {}
+sf15 = sf15 if len(sf15) == 960 else sf15_single
 builtin = load("data/not-a-result_builtin_d10.csv", "score_cp")
 published = {"Stockfish 18, depth 25 (Chess960EvalAnalyzer)": load(
     "common/tests/data/balance_sf18_d25.csv", "eval_pawns", 100.0)}
 common19 = sorted(sf19)
 z19, z15 = zscores({s: sf19_est[s] for s in common19}), zscores({s: sf15[s] for s in common19})
 combo = {s: (z19[s] + z15[s]) / 2 for s in common19}
+# The estimator of record (docs/balance.md, "The estimator of record"): the weighted mean of the
+# z-scores of three engines' searches of each start, written on Stockfish 18's centipawn scale.
+#   a = Stockfish 18 d20 search, mean of its depth-19 and depth-20 scores (RECORD_DEPTHS deepest)
+#   b = Stockfish 19 d16 estimator (mean of its 4 deepest depths, `estimate_cp`)
+#   c = Stockfish 15.1 d16 score
+#   estimate = mean(a) + sd(a) * (0.6 z(a) + 0.2 z(b) + 0.2 z(c))
+# The weights and depth count are the choice the cross-validation below makes most often.
+RECORD_DEPTHS, RECORD_WEIGHTS = 2, (0.6, 0.2, 0.2)
+sf18_by_depth = {}
+if os.path.exists("data/balance_sf18_d20_depths.csv"):
+    with open("data/balance_sf18_d20_depths.csv") as f:
+        for r in csv.DictReader(f):
+            sf18_by_depth.setdefault(int(r["sp"]), {})[int(r["depth"])] = float(r["score_cp"] or 0)
+
+
+def sf18_last(k):
+    return {s: sum(v for _, v in sorted(d.items())[-k:]) / k for s, d in sf18_by_depth.items()}
+
+
+def record_estimate(k, w, engines=None):
+    a, b, c = engines or (sf18_last(k), sf19_est, sf15)
+    za, zb, zc = zscores(a), zscores(b), zscores(c)
+    m = sum(a.values()) / len(a)
+    sd = math.sqrt(sum((v - m) ** 2 for v in a.values()) / len(a))
+    return {s: m + sd * (w[0] * za[s] + w[1] * zb[s] + w[2] * zc[s]) for s in a}
+
+
 tables = {
+    "c960 estimator of record (0.6 SF18 d19-20 + 0.2 SF19 d16 + 0.2 SF15.1 d16, z-scores)":
+        record_estimate(RECORD_DEPTHS, RECORD_WEIGHTS) if len(sf18_by_depth) == 960 else {},
+    "c960 Stockfish 18 WASM d20, mean of depths 19-20": sf18_last(RECORD_DEPTHS),
     "c960 Stockfish 18 WASM d20 (the reference's engine and settings)": sf18,
     "c960 Stockfish 19 WASM d16, depth-16 score": sf19,
     "c960 Stockfish 19 WASM d16, estimator (mean of depths 13-16)": sf19_est,
@@ -120,13 +155,28 @@ tables = {
     "c960 built-in d10 (not a result)": builtin,
 }
 
-# The table of record: Stockfish 18 at depth 20 once it covers all 960, Stockfish 19 before.
-if len(sf18) == 960:
+whole = len(sf18) == 960 and len(sf18_by_depth) == 960 and len(sf19_est) == 960 and len(sf15) == 960
+if whole:
+    record = record_estimate(RECORD_DEPTHS, RECORD_WEIGHTS)
+    record_name, record_file = "c960 estimator of record", "record"
+    with open("data/balance_record.csv", "w") as f:
+        f.write("sp,arrangement,estimate_cp,sf18_d19_cp,sf18_d20_cp,sf19_d16_estimate_cp,sf15_d16_cp\n")
+        for sp in sorted(record):
+            f.write(f"{sp},{arrangement(sp)},{record[sp]:.2f},{sf18_by_depth[sp][19]:.0f},"
+                    f"{sf18[sp]:.0f},{sf19_est[sp]:.2f},{sf15[sp]:.0f}\n")
+elif len(sf18) == 960:
     record, record_name, record_file = sf18, "Stockfish 18 d20", "sf18_d20"
 else:
     record, record_name, record_file = sf19_est, "Stockfish 19 d16 estimator", "sf19_d16"
+sf15_note = ("Stockfish 15.1 d16 at quorum 2 (`data/balance_sf15_d16.csv`)" if sf15 is not sf15_single
+             else "Stockfish 15.1 d16 (single searches, `data/balance_stockfish_d16.csv`)")
 print(f"Stockfish 18 d20 (`data/balance_sf18_d20.csv`): {len(sf18)} of 960 starts; Stockfish 19 d16: "
-      f"{len(sf19)} of 960 (every value agreed at quorum 2). Table of record: {record_name}.")
+      f"{len(sf19)} of 960; {sf15_note}: {len(sf15)} of 960 (the first two, and the third where so "
+      f"named, agreed at quorum 2). Table of record: {record_name}"
+      + (" (`data/balance_record.csv`)." if whole else "."))
+if whole and sf15 is not sf15_single:
+    same = sum(sf15[s] == sf15_single[s] for s in sf15)
+    print(f"\nThe quorum-2 Stockfish 15.1 table equals the earlier single-search one on {same} of 960 starts.")
 section("CORRELATIONS")
 print("| c960 table | published table | n | Pearson [95 % CI] | Spearman [95 % CI] |")
 print("| --- | --- | --- | --- | --- |")
@@ -174,18 +224,57 @@ if sf18 and os.path.exists("data/balance_sf18_d20_depths.csv"):
             line.append(f"d{d}: {pearson([by[d][s] for s in sps18], [ref[s] for s in sps18]):.3f}")
     print("Pearson vs SF18 d25 of Stockfish 18's score at depth d (same search): " + ", ".join(line) + "\n")
 
+# How the estimator of record was chosen, and what it is worth on starts it was not chosen on:
+# 2-fold cross-validation. 200 times, the 960 starts are split at random into two halves; on
+# the first half the (k, weights) of a small grid with the best Pearson against the reference
+# is picked; its Pearson on the other half is recorded, beside Stockfish 18 d20's on that half.
+if whole:
+    grid = [(k, (round(1 - w - v, 1), w, v)) for k in (1, 2, 3)
+            for w in (0, 0.1, 0.2, 0.3, 0.4) for v in (0, 0.1, 0.2, 0.3, 0.4) if w + v <= 0.6 + 1e-9]
+    cands = {g: record_estimate(*g) for g in grid}
+    rng = random.Random(960)
+    starts = sorted(ref)
+    picks, outs, base = {}, [], []
+    for _ in range(200):
+        rng.shuffle(starts)
+        a_half, b_half = starts[:480], starts[480:]
+        ya, yb = [ref[s] for s in a_half], [ref[s] for s in b_half]
+        best = max(grid, key=lambda g: pearson([cands[g][s] for s in a_half], ya))
+        picks[best] = picks.get(best, 0) + 1
+        outs.append(pearson([cands[best][s] for s in b_half], yb))
+        base.append(pearson([sf18[s] for s in b_half], yb))
+    outs.sort(), base.sort()
+    top = sorted(picks.items(), key=lambda kv: -kv[1])[:4]
+    print("Cross-validated estimator (2-fold, 200 random halvings, seed 960; grid: k = 1-3 deepest "
+          "SF18 depths, weights of SF19 and SF15.1 0-0.4 in steps of 0.1): picked most often "
+          + ", ".join(f"k={k} weights {w[0]:.1f}/{w[1]:.1f}/{w[2]:.1f} ({n} times)" for (k, w), n in top)
+          + f". Pearson on the held-out half: median {outs[100]:.3f} (2.5-97.5 %: {outs[5]:.3f}-{outs[194]:.3f}); "
+          f"Stockfish 18 d20 alone on the same halves: median {base[100]:.3f} ({base[5]:.3f}-{base[194]:.3f}).\n")
+
 section("COST")
-RECORDED_COST = {"Stockfish 19 d16": "1920 replicas returned for 960 starts; mean 9.65 s wall and "
-                 "154,067 nodes per replica (quorum 2: twice that per start); 0 replicas disagreed "
-                 "with their quorum."}
-# Cost per start from the chunk databases.
-for label, runs in (("Stockfish 19 d16", RUNS), ("Stockfish 18 d20", os.path.join(RUNS, "sf18-d20"))):
+# Each engine's mean seconds of wall time per replica (one search of one start, one core), and
+# the line the figures print, as recorded when it was computed: the chunk databases behind them
+# are scratch (.ci/engines/runs) and are read instead when present.
+RECORDED_COST = {
+    "Stockfish 19 d16": (9.65, "1920 replicas returned for 960 starts; mean 9.65 s wall and "
+                         "154,067 nodes per replica (quorum 2: twice that per start); 0 replicas "
+                         "disagreed with their quorum."),
+    "Stockfish 18 d20": (12.12, "1920 replicas returned for 960 starts; mean 12.12 s wall and "
+                         "959,618 nodes per replica (quorum 2: twice that per start); 0 replicas "
+                         "disagreed with their quorum."),
+    "Stockfish 15.1 d16": (0.69, "1920 replicas returned for 960 starts; mean 0.69 s wall and "
+                           "220,066 nodes per replica (quorum 2: twice that per start); 0 replicas "
+                           "disagreed with their quorum."),
+}
+cost_s = {}
+for label, runs in (("Stockfish 19 d16", RUNS), ("Stockfish 18 d20", os.path.join(RUNS, "sf18-d20")),
+                   ("Stockfish 15.1 d16", os.path.join(RUNS, "sf15-d16"))):
     dbs = [db for db in sorted(glob.glob(os.path.join(runs, "chunk-*.db")))
            if os.path.exists(db[:-3] + ".csv")]
     if not dbs:
-        if label in RECORDED_COST:
-            print(f"Cost, {label} (as recorded when it was computed; its chunk databases are not on "
-                  f"this machine): {RECORDED_COST[label]}\n")
+        cost_s[label], line = RECORDED_COST[label]
+        print(f"Cost, {label} (as recorded when it was computed; its chunk databases are not on "
+              f"this machine): {line}\n")
         continue
     n = el = nodes = lost = 0
     for db in dbs:
@@ -193,9 +282,29 @@ for label, runs in (("Stockfish 19 d16", RUNS), ("Stockfish 18 d20", os.path.joi
         a, b, d = c.execute("SELECT count(*), sum(elapsed_ms), sum(nodes) FROM results WHERE state = 1").fetchone()
         n, el, nodes = n + a, el + (b or 0), nodes + (d or 0)
         lost += c.execute("SELECT count(*) FROM results WHERE outcome = 2").fetchone()[0]
+    cost_s[label] = el / n / 1000
     print(f"Cost, {label}: {n} replicas returned for {n // 2} starts; mean {el / n / 1000:.2f} s wall and "
           f"{nodes / n:,.0f} nodes per replica (quorum 2: twice that per start); {lost} replicas "
           "disagreed with their quorum.\n")
+
+# Agreement against cost. The wall times above were taken on shared, loaded cores and are not
+# comparable between tables; these are CPU seconds per search on a quiet core of the same
+# 2-vCPU AMD EPYC (Zen 3) VM, by `scripts/engine-cpu.py DEPTH ENGINE` over starts 0, 100, 300,
+# 518, 700 and 900 (one engine process, start-up included), 2026-12-01.
+QUIET_CPU_S = {"Stockfish 18 d20": 4.86, "Stockfish 19 d16": 1.22, "Stockfish 15.1 d16": 0.60}
+if whole:
+    c18, c19, c15 = (QUIET_CPU_S[k] for k in ("Stockfish 18 d20", "Stockfish 19 d16", "Stockfish 15.1 d16"))
+    rows = [("Stockfish 15.1 d16", c15, sf15), ("Stockfish 19 d16 estimator", c19, sf19_est),
+            ("Stockfish 18 d20", c18, sf18), ("Stockfish 18 d20, mean of depths 19-20", c18, sf18_last(2)),
+            ("0.8 SF18 d19-20 + 0.2 SF15.1 d16", c18 + c15, record_estimate(2, (0.8, 0.0, 0.2))),
+            ("estimator of record (0.6 / 0.2 / 0.2)", c18 + c19 + c15, record)]
+    print("| table | CPU-s per start, one search (quiet core) | CPU-hours, 960 starts at quorum 2 "
+          "| Pearson vs SF18 d25 |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, sec, tab in rows:
+        r = pearson([tab[s] for s in sorted(ref)], [ref[s] for s in sorted(ref)])
+        print(f"| {name} | {sec:.2f} | {sec * 960 * 2 / 3600:.2f} | {r:.3f} |")
+    print()
 
 section("RANKING")
 # Ranking.
@@ -213,7 +322,7 @@ print(f"\nMean {mean:+.1f} cp, median {vals[len(vals) // 2]:+.1f}, sd {sd:.1f}, 
 with open(f"docs/balance/ranking_{record_file}.csv", "w") as f:
     f.write("rank,sp,arrangement,estimate_cp,score_cp\n")
     for i, (sp, v) in enumerate(ranked):
-        f.write(f"{i + 1},{sp},{arrangement(sp)},{v:.2f},{int((sf18 if record is sf18 else sf19)[sp])}\n")
+        f.write(f"{i + 1},{sp},{arrangement(sp)},{v:.2f},{int((sf18 if len(sf18) == 960 else sf19)[sp])}\n")
 
 
 # Charts.

@@ -7,16 +7,19 @@
 #   scripts/balance-table.sh sf18-d20 run        # compute the missing chunks (niced)
 #   scripts/balance-table.sh sf18-d20 assemble   # data/balance_sf18_d20.csv and _depths.csv
 #   scripts/balance-table.sh sf19-d16 run|assemble
+#   scripts/balance-table.sh sf15-d16 run|assemble
 #
 # Tables:
 #   sf19-d16  npm stockfish 19.0.0, depth 16, chunks of 120 (.ci/run installs this engine)
 #   sf18-d20  npm stockfish 18.0.8, depth 20, chunks of 60 (installed here into
 #             .ci/engines/sf18 when missing): the engine and settings of the published
 #             Stockfish 18 depth-25 table, whose searches pass through these depth-20 ones
+#   sf15-d16  Debian's stockfish 15.1 (/usr/games/stockfish, native), depth 16, chunks of 240:
+#             the cheap third engine of the estimator of record (docs/balance.md)
 #
 # RUNS (default .ci/engines/runs/TABLE) holds the chunk databases; WORKERS the local workers
 # per chunk (quorum 2 needs at least 2); BIN the coordinator binary; NICE the niceness.
-# sf18-d20 also keeps each finished chunk's rows in the repository
+# sf18-d20 and sf15-d16 also keep each finished chunk's rows in the repository
 # (data/balance_sf18_d20/chunk-K.csv and chunk-K-depths.csv, to be committed as they come):
 # a chunk found there is not computed again, on any machine, and `assemble` joins them.
 set -euo pipefail
@@ -36,11 +39,16 @@ sf18-d20)
         (cd .ci/engines/sf18 && npm install --no-audit --no-fund --ignore-scripts stockfish@18.0.8 >/dev/null)
     fi
     ;;
+sf15-d16)
+    ENGINE=${ENGINE:-uci:/usr/games/stockfish}
+    depth=16 chunk=240 runs_default=.ci/engines/runs/sf15-d16 keep=data/balance_sf15_d16
+    ;;
 *)
-    echo "usage: $0 sf19-d16|sf18-d20 run|assemble" >&2
+    echo "usage: $0 sf19-d16|sf18-d20|sf15-d16 run|assemble" >&2
     exit 2
     ;;
 esac
+ENGINE=${ENGINE:-uci:node $JS}
 BIN=${BIN:-target/debug/c960-coordinator}
 RUNS=${RUNS:-$runs_default}
 WORKERS=${WORKERS:-4}
@@ -54,7 +62,7 @@ run)
         [ -n "$keep" ] && [ -f "$keep/chunk-$k.csv" ] && continue
         if [ ! -f "$RUNS/chunk-$k.csv" ]; then
             echo "chunk $k ($a-$b) start $(date -u +%FT%TZ)"
-            nice -n "$NICE" "$BIN" run --analyse --engine "uci:node $JS" --depth "$depth" --positions "$a-$b" \
+            nice -n "$NICE" "$BIN" run --analyse --engine "$ENGINE" --depth "$depth" --positions "$a-$b" \
                 --quorum 2 --local-workers "$WORKERS" --db "$RUNS/chunk-$k.db" --out "$RUNS/chunk-$k.csv.tmp"
             mv "$RUNS/chunk-$k.csv.tmp" "$RUNS/chunk-$k.csv"
             echo "chunk $k end $(date -u +%FT%TZ)"
@@ -90,7 +98,7 @@ assemble)
     echo "$(($(wc -l < "$out") - 1)) starts in $out"
     ;;
 *)
-    echo "usage: $0 sf19-d16|sf18-d20 run|assemble" >&2
+    echo "usage: $0 sf19-d16|sf18-d20|sf15-d16 run|assemble" >&2
     exit 2
     ;;
 esac

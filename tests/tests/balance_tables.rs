@@ -1,7 +1,9 @@
 //! The committed opening-balance tables (`data/balance_*.csv`, docs/balance.md) are whole and
 //! consistent: starts in Scharnagl order from 0 without gaps (chunks are committed in order),
 //! one engine build and one depth per table, and every value the same as the last completed
-//! depth of its search in the per-depth file beside it, the estimator the mean of the 4 deepest.
+//! depth of its search in the per-depth file beside it, the estimator the mean of the 4 deepest;
+//! and the table of record (`data/balance_record.csv`) is the documented estimator of the three
+//! engines' tables, recomputed here from them.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -104,4 +106,66 @@ fn the_stockfish_18_table_is_consistent_as_far_as_it_is_computed() {
         false,
     );
     assert!(n >= 420, "{n} starts: the committed chunks went missing");
+}
+
+#[test]
+fn the_stockfish_15_table_is_whole_and_consistent() {
+    check(
+        "balance_sf15_d16.csv",
+        "balance_sf15_d16_depths.csv",
+        16,
+        "Stockfish 15.1 [sha256:",
+        true,
+    );
+}
+
+/// Mean and population standard deviation.
+fn moments(v: &BTreeMap<u32, f64>) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.values().sum::<f64>() / n;
+    let var = v.values().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+#[test]
+fn the_table_of_record_is_the_documented_estimator_of_the_three_tables() {
+    // docs/balance.md, "The estimator of record": a = the mean of Stockfish 18's depth-19 and
+    // depth-20 scores, b = Stockfish 19's estimate, c = Stockfish 15.1's depth-16 score;
+    // estimate = mean(a) + sd(a) * (0.6 z(a) + 0.2 z(b) + 0.2 z(c)).
+    let column = |file: &str, col: &str| -> BTreeMap<u32, f64> {
+        rows(&data(file))
+            .iter()
+            .map(|r| (r["sp"].parse().unwrap(), r[col].parse().unwrap()))
+            .collect()
+    };
+    let mut a: BTreeMap<u32, f64> = BTreeMap::new();
+    for r in rows(&data("balance_sf18_d20_depths.csv")) {
+        if matches!(r["depth"].as_str(), "19" | "20") {
+            *a.entry(r["sp"].parse().unwrap()).or_default() +=
+                r["score_cp"].parse::<f64>().unwrap() / 2.0;
+        }
+    }
+    let b = column("balance_sf19_d16.csv", "estimate_cp");
+    let c = column("balance_sf15_d16.csv", "score_cp");
+    let record = rows(&data("balance_record.csv"));
+    assert_eq!(record.len(), 960);
+    let (ma, sa) = moments(&a);
+    let (mb, sb) = moments(&b);
+    let (mc, sc) = moments(&c);
+    for (i, r) in record.iter().enumerate() {
+        let sp: u32 = r["sp"].parse().unwrap();
+        assert_eq!(sp as usize, i);
+        let z = 0.6 * (a[&sp] - ma) / sa + 0.2 * (b[&sp] - mb) / sb + 0.2 * (c[&sp] - mc) / sc;
+        let want = ma + sa * z;
+        let got: f64 = r["estimate_cp"].parse().unwrap();
+        assert!((got - want).abs() < 0.006, "sp {sp}: {got} ≠ {want}");
+        assert_eq!(
+            r["arrangement"],
+            c960_common::startpos::StartPosition::new(sp)
+                .unwrap()
+                .arrangement_string(),
+            "sp {sp}"
+        );
+        assert_eq!(r["sf15_d16_cp"].parse::<f64>().unwrap(), c[&sp]);
+    }
 }
