@@ -444,14 +444,36 @@ impl Drop for ServeProcess {
 /// node, when installed (`.ci/run` puts it into `.ci/engines/`; `C960_STOCKFISH_JS` names another
 /// copy); `None` when node or the package is missing.
 pub fn wasm_stockfish() -> Option<c960_worker::uci_engine::UciCommand> {
-    let js = std::env::var_os("C960_STOCKFISH_JS")
+    npm_engine(
+        "C960_STOCKFISH_JS",
+        "../.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js",
+    )
+}
+
+/// The npm `stockfish` 18.0.8 single-threaded full-network WASM build (the engine of
+/// `data/balance_sf18_d20.csv`; `.ci/run` puts it into `.ci/engines/sf18/`,
+/// `C960_STOCKFISH18_JS` names another copy); `None` when node or the package is missing.
+pub fn wasm_stockfish_18() -> Option<c960_worker::uci_engine::UciCommand> {
+    npm_engine(
+        "C960_STOCKFISH18_JS",
+        "../.ci/engines/sf18/node_modules/stockfish/bin/stockfish-18-single.js",
+    )
+}
+
+fn npm_engine(var: &str, default: &str) -> Option<c960_worker::uci_engine::UciCommand> {
+    let js = std::env::var_os(var)
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js")
-        });
-    if !js.is_file() {
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
+    if !js.is_file() || which_node().is_none() {
         return None;
     }
     c960_worker::uci_engine::UciCommand::parse(&format!("node \"{}\"", js.display())).ok()
+}
+
+fn which_node() -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join("node"))
+        .find(|p| p.is_file())
 }

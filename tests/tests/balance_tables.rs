@@ -6,6 +6,8 @@
 //! engines' tables, recomputed here from them.
 
 use std::collections::BTreeMap;
+
+use c960_coordinator::store::Store;
 use std::path::PathBuf;
 
 fn data(name: &str) -> String {
@@ -167,5 +169,69 @@ fn the_table_of_record_is_the_documented_estimator_of_the_three_tables() {
             "sp {sp}"
         );
         assert_eq!(r["sf15_d16_cp"].parse::<f64>().unwrap(), c[&sp]);
+    }
+}
+
+/// Committed Stockfish 18 values are what the engine gives today: two fresh workers with the npm
+/// `stockfish` 18.0.8 build search starts 210 (the table's cheapest) and 518 at depth 20 through
+/// a real coordinator, agree at quorum 2, and their canonical result equals the committed row
+/// (score, best move, nodes, WDL) and every committed depth's score and nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_stockfish_18_values_are_reproduced_by_fresh_searches() {
+    let Some(engine) = c960_tests::wasm_stockfish_18() else {
+        println!(
+            "note: node or the npm stockfish 18.0.8 package is absent (.ci/run installs it into \
+             .ci/engines/sf18); skipping"
+        );
+        return;
+    };
+    let table = rows(&data("balance_sf18_d20.csv"));
+    let per_depth = rows(&data("balance_sf18_d20_depths.csv"));
+    let server = c960_tests::TestServer::start(c960_tests::quick_config()).await;
+    for sp in [210u32, 518] {
+        let c =
+            server.analysis_campaign(20, &sp.to_string(), c960_common::wire::AnalysisEngine::Uci);
+        let (_, units) = server.store.analysis_table(c.id).unwrap();
+        let workunit = units[0].workunit_id;
+        c960_tests::one_uci_result(&server, &format!("a{sp}"), engine.clone(), workunit, 0).await;
+        c960_tests::one_uci_result(&server, &format!("b{sp}"), engine.clone(), workunit, 1).await;
+        let (_, units) = server.store.analysis_table(c.id).unwrap();
+        assert_eq!(units[0].status, "valid", "sp {sp}: two searches agree");
+        let got = units[0].result.as_ref().unwrap();
+        let want = &table[sp as usize];
+        assert_eq!(got.engine_id, want["engine"], "sp {sp}");
+        assert_eq!(
+            got.score_cp.map(|v| v.to_string()).unwrap_or_default(),
+            want["score_cp"],
+            "sp {sp}"
+        );
+        assert_eq!(
+            got.best_move.as_deref().unwrap_or(""),
+            want["best_move"],
+            "sp {sp}"
+        );
+        assert_eq!(got.nodes.to_string(), want["nodes"], "sp {sp}");
+        let wdl = got.wdl.unwrap();
+        assert_eq!(
+            [&want["wdl_win"], &want["wdl_draw"], &want["wdl_loss"]]
+                .map(|s| s.parse::<u16>().unwrap()),
+            wdl,
+            "sp {sp}"
+        );
+        let committed: Vec<_> = per_depth
+            .iter()
+            .filter(|r| r["sp"] == sp.to_string())
+            .collect();
+        assert_eq!(got.depths.len(), committed.len(), "sp {sp}");
+        for (d, r) in got.depths.iter().zip(committed) {
+            assert_eq!(d.depth.to_string(), r["depth"], "sp {sp}");
+            assert_eq!(
+                d.score_cp.map(|v| v.to_string()).unwrap_or_default(),
+                r["score_cp"],
+                "sp {sp} depth {}",
+                d.depth
+            );
+            assert_eq!(d.nodes.to_string(), r["nodes"], "sp {sp} depth {}", d.depth);
+        }
     }
 }
