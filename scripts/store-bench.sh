@@ -10,6 +10,7 @@
 #
 #   scripts/store-bench.sh                 # REPEATS=3 CLIENTS=32, a few minutes
 #   REPEATS=5 CLIENTS=64 scripts/store-bench.sh
+#   BACKENDS=postgres BATCHES=64 scripts/store-bench.sh   # only those rows (also COORDINATORS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,11 +41,11 @@ echo
 printf '| %-10s | %-12s | %-17s | %-24s | %s |\n' backend coordinators "units per request" "handouts + results / s" "runs"
 printf '| %-10s | %-12s | %-17s | %-24s | %s |\n' --- ---: ---: ---: ---
 loads=()
-for db in sqlite postgres; do
+for db in ${BACKENDS:-sqlite postgres}; do
     url=sqlite
     [ "$db" = postgres ] && url="$C960_TEST_POSTGRES"
-    for coordinators in 1 2; do
-        for batch in 1 64; do
+    for coordinators in ${COORDINATORS:-1 2}; do
+        for batch in ${BATCHES:-1 64}; do
             campaigns=$CAMPAIGNS_BATCH
             [ "$batch" = 1 ] && campaigns=$CAMPAIGNS_SINGLE
             rates=()

@@ -41,6 +41,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(13, "0013_self_play"),
     migration!(14, "0014_counter_shards"),
     migration!(15, "0015_credit_with_votes"),
+    migration!(16, "0016_counters_per_statement"),
 ];
 
 #[cfg(test)]
