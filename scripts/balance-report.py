@@ -135,17 +135,18 @@ def sf18_last(k):
     return {s: sum(v for _, v in sorted(d.items())[-k:]) / k for s, d in sf18_by_depth.items()}
 
 
-def record_estimate(k, w, engines=None):
-    a, b, c = engines or (sf18_last(k), sf19_est, sf15)
+def record_estimate(k, w):
+    a, b, c = sf18_last(k), sf19_est, sf15
     za, zb, zc = zscores(a), zscores(b), zscores(c)
     m = sum(a.values()) / len(a)
     sd = math.sqrt(sum((v - m) ** 2 for v in a.values()) / len(a))
     return {s: m + sd * (w[0] * za[s] + w[1] * zb[s] + w[2] * zc[s]) for s in a}
 
 
+whole = len(sf18) == 960 and len(sf18_by_depth) == 960 and len(sf19_est) == 960 and len(sf15) == 960
+record_table = record_estimate(RECORD_DEPTHS, RECORD_WEIGHTS) if whole else {}
 tables = {
-    "c960 estimator of record (0.6 SF18 d19-20 + 0.2 SF19 d16 + 0.2 SF15.1 d16, z-scores)":
-        record_estimate(RECORD_DEPTHS, RECORD_WEIGHTS) if len(sf18_by_depth) == 960 else {},
+    "c960 estimator of record (0.6 SF18 d19-20 + 0.2 SF19 d16 + 0.2 SF15.1 d16, z-scores)": record_table,
     "c960 Stockfish 18 WASM d20, mean of depths 19-20": sf18_last(RECORD_DEPTHS),
     "c960 Stockfish 18 WASM d20 (the reference's engine and settings)": sf18,
     "c960 Stockfish 19 WASM d16, depth-16 score": sf19,
@@ -155,9 +156,8 @@ tables = {
     "c960 built-in d10 (not a result)": builtin,
 }
 
-whole = len(sf18) == 960 and len(sf18_by_depth) == 960 and len(sf19_est) == 960 and len(sf15) == 960
 if whole:
-    record = record_estimate(RECORD_DEPTHS, RECORD_WEIGHTS)
+    record = record_table
     record_name, record_file = "c960 estimator of record", "record"
     with open("data/balance_record.csv", "w") as f:
         f.write("sp,arrangement,estimate_cp,sf18_d19_cp,sf18_d20_cp,sf19_d16_estimate_cp,sf15_d16_cp\n")

@@ -10,7 +10,7 @@
 import csv, os, resource, shlex, subprocess, sys, time
 
 if len(sys.argv) < 3:
-    sys.exit(__doc__.strip().splitlines()[-2].strip())
+    sys.exit('usage: scripts/engine-cpu.py DEPTH "ENGINE COMMAND" [SP ...]')
 depth, engine = int(sys.argv[1]), shlex.split(sys.argv[2])
 sps = [int(s) for s in sys.argv[3:]] or [0, 100, 300, 518, 700, 900]
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")

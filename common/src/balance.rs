@@ -350,13 +350,17 @@ pub struct Correlation {
     pub spearman: Option<f64>,
 }
 
+/// The values of the positions both tables contain, in `a`'s order: `a`'s, and `b`'s.
+fn paired(a: &[PositionScore], b: &[PositionScore]) -> (Vec<f64>, Vec<f64>) {
+    let b_by_sp: BTreeMap<u16, f64> = b.iter().map(|s| (s.sp, s.value_cp())).collect();
+    a.iter()
+        .filter_map(|s| b_by_sp.get(&s.sp).map(|&v| (s.value_cp(), v)))
+        .unzip()
+}
+
 /// Correlates two tables position by position.
 pub fn correlate(a: &[PositionScore], b: &[PositionScore]) -> Correlation {
-    let b_by_sp: BTreeMap<u16, f64> = b.iter().map(|s| (s.sp, s.value_cp())).collect();
-    let (x, y): (Vec<f64>, Vec<f64>) = a
-        .iter()
-        .filter_map(|s| b_by_sp.get(&s.sp).map(|&v| (s.value_cp(), v)))
-        .unzip();
+    let (x, y) = paired(a, b);
     Correlation {
         n: x.len(),
         pearson: pearson(&x, &y),
@@ -415,11 +419,7 @@ pub fn agreement(
     resamples: usize,
     seed: u64,
 ) -> Agreement {
-    let b_by_sp: BTreeMap<u16, f64> = b.iter().map(|s| (s.sp, s.value_cp())).collect();
-    let (x, y): (Vec<f64>, Vec<f64>) = a
-        .iter()
-        .filter_map(|s| b_by_sp.get(&s.sp).map(|&v| (s.value_cp(), v)))
-        .unzip();
+    let (x, y) = paired(a, b);
     let mut state = seed;
     let mut next = move || {
         // SplitMix64: a tiny, well-mixed stream; no cryptographic claim is needed here.

@@ -464,16 +464,9 @@ fn npm_engine(var: &str, default: &str) -> Option<c960_worker::uci_engine::UciCo
     let js = std::env::var_os(var)
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
-    if !js.is_file() || which_node().is_none() {
+    if !js.is_file() {
         return None;
     }
+    // Fails (so `None`) when node is not on PATH.
     c960_worker::uci_engine::UciCommand::parse(&format!("node \"{}\"", js.display())).ok()
-}
-
-fn which_node() -> Option<PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|d| Path::new(d).join("node"))
-        .find(|p| p.is_file())
 }
