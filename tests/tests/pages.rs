@@ -91,11 +91,13 @@ async fn dom(exe: &Path, profile: &Path, url: &str) -> String {
     .await
 }
 
-async fn screenshot(exe: &Path, profile: &Path, url: &str, file: &Path) {
+async fn screenshot(exe: &Path, profile: &Path, url: &str, file: &Path, height: u32) {
     browser(
         exe,
         profile,
         vec![
+            // The last --window-size wins: a page taller than the default shows all it has.
+            format!("--window-size=1280,{height}"),
             "--virtual-time-budget=6000".into(),
             format!("--screenshot={}", file.display()),
             url.into(),
@@ -439,20 +441,25 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
             .contains("There is no campaign 999")
     );
 
-    // Screenshots of every page.
+    // Screenshots of every page (the analysis page taller: its agreement table is below the
+    // chart).
     let pages = [
-        ("dashboard", "/".to_string()),
-        ("campaign-perft", format!("/campaigns/{}", perft.id)),
-        ("campaign-split", format!("/campaigns/{}", split.id)),
-        ("campaign-analysis", format!("/campaigns/{}", analysis.id)),
-        ("workers", "/workers".to_string()),
-        ("worker", format!("/workers/{hostile_id}")),
+        ("dashboard", "/".to_string(), 900),
+        ("campaign-perft", format!("/campaigns/{}", perft.id), 900),
+        ("campaign-split", format!("/campaigns/{}", split.id), 900),
+        (
+            "campaign-analysis",
+            format!("/campaigns/{}", analysis.id),
+            1400,
+        ),
+        ("workers", "/workers".to_string(), 900),
+        ("worker", format!("/workers/{hostile_id}"), 900),
     ];
     let keep = std::env::var_os("C960_UPDATE_SCREENSHOTS").is_some();
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots");
-    for (name, path) in pages {
+    for (name, path, height) in pages {
         let file = shots.path().join(format!("{name}.png"));
-        screenshot(&exe, profile.path(), &format!("{url}{path}"), &file).await;
+        screenshot(&exe, profile.path(), &format!("{url}{path}"), &file, height).await;
         if keep {
             std::fs::create_dir_all(&docs).unwrap();
             std::fs::copy(&file, docs.join(format!("{name}.png"))).unwrap();

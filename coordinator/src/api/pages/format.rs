@@ -5,10 +5,10 @@ pub fn grouped(n: u128) -> String {
     c960_common::text::thousands(n)
 }
 
-/// A coefficient with its interval, `0.738 [0.692, 0.775]`; `—` when undefined.
+/// A coefficient with its interval, `0.738 [0.692, 0.775]`; when undefined, why.
 pub fn estimate(e: Option<c960_common::balance::Estimate>) -> String {
     e.map_or_else(
-        || "—".into(),
+        || "— (fewer than 2 starts, or one table's scores all equal)".into(),
         |e| format!("{:.3} [{:.3}, {:.3}]", e.value, e.low, e.high),
     )
 }
