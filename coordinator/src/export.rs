@@ -4,6 +4,9 @@
 //! balance report of an analysis campaign (ranking and summary, [`c960_common::balance`]) as JSON
 //! or an SVG chart.
 
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
 use c960_common::balance::{self, PositionScore, RankedPosition};
 use serde::Serialize;
 
@@ -401,16 +404,36 @@ pub struct PublishedAgreement {
 }
 
 /// The agreement of scored positions with the published table (seed 960, fixed, so that a page
-/// and an export of one table show one figure).
+/// and an export of one table show one figure). The bootstrap takes some 85 ms for 960 starts,
+/// so the answers for the last few distinct tables are kept, keyed by the scores themselves: a
+/// page view or an export of an unchanged table does not redo it.
 pub fn published_agreement(scores: &[PositionScore]) -> PublishedAgreement {
-    PublishedAgreement {
-        table: crate::known::PUBLISHED_BALANCE,
-        agreement: balance::agreement(
+    /// Distinct score tables remembered: a dashboard shows a handful of analysis campaigns.
+    const REMEMBERED: usize = 8;
+    type Memo = VecDeque<(Vec<PositionScore>, balance::Agreement)>;
+    static MEMO: Mutex<Memo> = Mutex::new(VecDeque::new());
+    let memo = || MEMO.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = memo()
+        .iter()
+        .find(|(k, _)| k.as_slice() == scores)
+        .map(|(_, a)| a.clone());
+    let agreement = known.unwrap_or_else(|| {
+        let a = balance::agreement(
             scores,
             crate::known::published_balance(),
             balance::AGREEMENT_RESAMPLES,
             960,
-        ),
+        );
+        let mut m = memo();
+        if m.len() == REMEMBERED {
+            m.pop_front();
+        }
+        m.push_back((scores.to_vec(), a.clone()));
+        a
+    });
+    PublishedAgreement {
+        table: crate::known::PUBLISHED_BALANCE,
+        agreement,
     }
 }
 
@@ -485,7 +508,8 @@ pub fn balance_json(campaign: &Campaign, rows: &[AnalysisRow]) -> Result<String,
 
 /// The sorted-score chart (518 marked) as SVG.
 pub fn balance_svg(campaign: &Campaign, rows: &[AnalysisRow]) -> Result<String, String> {
-    let (_, report) = balance_report(campaign, rows)?;
+    // Only the ranking: the chart shows no agreement, so the bootstrap is not computed.
+    let report = balance::report(&position_scores(rows)).map_err(|e| e.to_string())?;
     let title = format!(
         "Campaign {}: depth {} with {}",
         campaign.id,
@@ -616,6 +640,44 @@ mod tests {
         assert_eq!(total_nodes(&rows), 400);
         assert_eq!(Format::parse("csv"), Ok(Format::Csv));
         assert!(Format::parse("xml").is_err());
+    }
+
+    /// The remembered agreement is the one of the exact table asked about: two tables give
+    /// their own figures, asked for again in any order and past the memo's capacity, and each
+    /// equals a fresh computation.
+    #[test]
+    fn the_published_agreement_is_remembered_per_table() {
+        let published = crate::known::published_balance();
+        let table = |shift: i32, n: usize| -> Vec<PositionScore> {
+            published
+                .iter()
+                .take(n)
+                .enumerate()
+                .map(|(i, s)| PositionScore {
+                    sp: s.sp,
+                    // Noise that differs per table, so the coefficients differ.
+                    score_cp: Some(s.value_cp() as i32 + ((i as i32 * shift) % 41) - 20),
+                    mate: None,
+                })
+                .collect()
+        };
+        let fresh = |t: &[PositionScore]| {
+            balance::agreement(t, published, balance::AGREEMENT_RESAMPLES, 960)
+        };
+        let (a, b) = (table(7, 300), table(13, 200));
+        let (fa, fb) = (fresh(&a), fresh(&b));
+        assert_ne!(fa, fb);
+        assert_eq!(published_agreement(&a).agreement, fa);
+        assert_eq!(published_agreement(&b).agreement, fb);
+        assert_eq!(published_agreement(&a).agreement, fa, "a again, after b");
+        for k in 0..10 {
+            let _ = published_agreement(&table(17 + k, 50));
+        }
+        assert_eq!(
+            published_agreement(&b).agreement,
+            fb,
+            "b after the memo turned over"
+        );
     }
 
     #[test]

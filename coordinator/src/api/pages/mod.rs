@@ -63,8 +63,6 @@ pub struct Pages {
     checks: Mutex<HashMap<u64, CachedChecks>>,
     /// Campaigns seen complete (`None` before the first sample), to log each completion once.
     completed: Mutex<Option<BTreeSet<u64>>>,
-    /// Per analysis campaign: its agreement with the published table.
-    agreements: table::AgreementCache,
 }
 
 impl Pages {
@@ -118,7 +116,6 @@ pub fn routes<S: Clone + Send + Sync + 'static>(store: Arc<dyn Store>) -> Router
         ring: Ring::default(),
         checks: Mutex::new(HashMap::new()),
         completed: Mutex::new(None),
-        agreements: Mutex::new(HashMap::new()),
     });
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
         let weak: Weak<Pages> = Arc::downgrade(&pages);
@@ -472,12 +469,7 @@ async fn campaign(
             .ok_or(StoreError::UnknownCampaign(id))?;
         let checks = cached_checks(&pages, p)?;
         let card = card(&pages, p, checks);
-        let table = table_page(
-            &*pages.store,
-            &p.campaign,
-            q.page.unwrap_or(0),
-            &pages.agreements,
-        )?;
+        let table = table_page(&*pages.store, &p.campaign, q.page.unwrap_or(0))?;
         Ok(views::campaign_page(&card, &table))
     })
     .await

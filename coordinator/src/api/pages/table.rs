@@ -2,21 +2,12 @@
 //! (perft, split perft, analysis with its agreement with the published table, self-play) and
 //! [`table_page`], which reads only the rows of that page where the table can be large.
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
-
 use c960_common::balance::PositionScore;
 
 use super::ROWS_PER_PAGE;
 use super::format;
 use crate::assembly;
 use crate::store::{Campaign, Store, StoreError};
-
-/// Per campaign: a fingerprint of the scores an [`AgreementView`] was computed from, and the
-/// view. The bootstrap takes some 85 ms for 960 starts; a page view recomputes it only when a
-/// score changed.
-pub type AgreementCache = Mutex<HashMap<u64, (u64, AgreementView)>>;
 
 /// A page of a campaign table: one of the three kinds.
 pub struct TablePage {
@@ -107,12 +98,7 @@ pub struct AnalysisRowView {
 
 /// One page of a campaign's table, reading only that page's start positions where the table
 /// can be large (split campaigns); unsplit tables have at most 960 rows.
-pub fn table_page(
-    store: &dyn Store,
-    c: &Campaign,
-    page: u64,
-    agreements: &AgreementCache,
-) -> Result<TablePage, StoreError> {
+pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePage, StoreError> {
     let positions = crate::campaign::parse_positions(&c.positions).map_err(StoreError::Db)?;
     let pages = positions.len().div_ceil(ROWS_PER_PAGE).max(1) as u64;
     let page = page.min(pages - 1);
@@ -164,7 +150,7 @@ pub fn table_page(
         let (_, rows) = store.analysis_table(c.id)?;
         let scores = crate::export::position_scores(&rows);
         if !scores.is_empty() {
-            out.agreement = Some(agreement_view(c.id, &scores, agreements));
+            out.agreement = Some(agreement_view(&scores));
         }
         out.analysis = Some(
             rows.into_iter()
@@ -222,31 +208,15 @@ pub fn table_page(
     Ok(out)
 }
 
-/// The agreement of a campaign's scores with the published table, from `cache` while they are
-/// unchanged.
-fn agreement_view(
-    campaign: u64,
-    scores: &[PositionScore],
-    cache: &AgreementCache,
-) -> AgreementView {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for s in scores {
-        (s.sp, s.value_cp().to_bits()).hash(&mut h);
-    }
-    let key = h.finish();
-    if let Some((k, v)) = super::lock(cache).get(&campaign)
-        && *k == key
-    {
-        return v.clone();
-    }
+/// The agreement of a campaign's scores with the published table
+/// ([`crate::export::published_agreement`], which keeps it while the scores are unchanged).
+fn agreement_view(scores: &[PositionScore]) -> AgreementView {
     let a = crate::export::published_agreement(scores);
-    let view = AgreementView {
+    AgreementView {
         table: a.table,
         n: a.agreement.n,
         pearson: format::estimate(a.agreement.pearson),
         spearman: format::estimate(a.agreement.spearman),
         resamples: a.agreement.resamples,
-    };
-    super::lock(cache).insert(campaign, (key, view.clone()));
-    view
+    }
 }
