@@ -1,5 +1,5 @@
 //! Public known answers the coordinator embeds: perft of every start position at depths 1–6
-//! (the reference table), 7 (all 960, `data/perft_d7_all960.csv`) and 8 (the starts of `data/perft_d8_all960.csv` computed so far).
+//! (the reference table), 7 (all 960, `data/perft_d7_all960.csv`) and 8 (all 960, `data/perft_d8_all960.csv`).
 //! A start-position workunit whose answer is known is checked against it on receipt. Anyone can
 //! look these up, so answering them right earns no trust (see [`crate::trust`]); it only catches
 //! a lie.
@@ -73,7 +73,8 @@ mod tests {
         assert_eq!(perft(0, 7), Some(3_249_555_919));
         assert_eq!(perft(0, 8), Some(85_793_216_142));
         assert_eq!(perft(10, 8), Some(78_197_069_053));
-        assert_eq!(perft(959, 8), None);
+        assert_eq!(perft(959, 8), Some(85_563_213_516));
+        assert_eq!(table().keys().filter(|k| k.1 == 8).count(), 960);
         assert_eq!(perft(0, 9), None);
         assert_eq!(table().keys().filter(|k| k.1 == 7).count(), 960);
     }
