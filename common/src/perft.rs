@@ -147,8 +147,7 @@ macro_rules! count_leaf_parent {
                 macro_rules! each {
                     ($role:expr, $pawn:literal) => {
                         batch.for_each_normal::<$pawn>(|from, to| {
-                            let child = pos.play_normal_unhashed::<$pext>($role, from, to);
-                            nodes += counter.count_normal::<$pext>(&child, from, to)
+                            nodes += counter.count_normal_move::<$pext>(pos, $role, from, to)
                         })
                     };
                 }

@@ -195,3 +195,25 @@ fn king_moves_reused_only_when_the_move_cannot_change_them() {
         "only {with_king_moves} positions with fewer than 20 pieces"
     );
 }
+
+#[test]
+fn children_counted_unmade_only_when_the_move_decides_nothing() {
+    // A normal move's child at the leaves' parents is counted without being made
+    // (`ChildMoveCounter::count_normal_move`) unless the move gives check, leaves an en-passant
+    // capture, or touches the king's lines or a square deciding king or pawn moves. Each
+    // position here has a move that only the first two tests catch: the counted side's king is
+    // walled in by its own pieces (so no square near it is watched) and the move avoids its
+    // lines and its pawns' squares.
+    for fen in [
+        // Nc4-d6+ (and Nc4-b6 without check).
+        "3qkb2/3nbn2/8/8/2N5/8/8/4K3 w - - 0 1",
+        // The same for Black: Nf5-e3+.
+        "4k3/8/8/5n2/8/8/3NBN2/3QKB2 b - - 0 1",
+        // h2-h4 lets g4xh3 en passant.
+        "kr6/pp6/8/8/6p1/8/7P/7K w - - 0 1",
+        // The same for Black: a7-a5 lets b5xa6.
+        "7k/p7/8/1P6/8/8/PP6/KR6 b - - 0 1",
+    ] {
+        assert_leaf_parent_count_here_and_after_each_move(fen);
+    }
+}
