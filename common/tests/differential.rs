@@ -200,10 +200,10 @@ fn king_moves_reused_only_when_the_move_cannot_change_them() {
 fn children_counted_unmade_only_when_the_move_decides_nothing() {
     // A normal move's child at the leaves' parents is counted without being made
     // (`ChildMoveCounter::count_normal_move`) unless the move gives check, leaves an en-passant
-    // capture, or touches the king's lines or a square deciding king or pawn moves. Each
-    // position here has a move that only the first two tests catch: the counted side's king is
-    // walled in by its own pieces (so no square near it is watched) and the move avoids its
-    // lines and its pawns' squares.
+    // capture, pins or unpins a piece, or touches a square deciding king or pawn moves. Each
+    // position here has moves that only the first three tests catch: the counted side's king
+    // is walled in by its own pieces (so no square near it is watched) and the moves avoid its
+    // pawns' squares.
     for fen in [
         // Nc4-d6+ (and Nc4-b6 without check).
         "3qkb2/3nbn2/8/8/2N5/8/8/4K3 w - - 0 1",
@@ -213,6 +213,14 @@ fn children_counted_unmade_only_when_the_move_decides_nothing() {
         "kr6/pp6/8/8/6p1/8/7P/7K w - - 0 1",
         // The same for Black: a7-a5 lets b5xa6.
         "7k/p7/8/1P6/8/8/PP6/KR6 b - - 0 1",
+        // Ra1-e1 pins the knight e7, Ra1-a8 the queen d8 (the child is still not made: its
+        // pins are found from its sliders).
+        "3qkb2/3nnb2/8/8/8/8/7K/R7 w - - 0 1",
+        // Re1 leaves the e-file: the knight e7 is free again.
+        "3qkb2/3nnb2/8/8/8/8/7K/4R3 w - - 0 1",
+        // The same for Black: Rh8-d8 pins the knight d2; Rd8 leaving unpins it.
+        "r7/7k/8/8/8/8/3NNB2/3QKB2 b - - 0 1",
+        "3r4/7k/8/8/8/8/3NNB2/3QKB2 b - - 0 1",
     ] {
         assert_leaf_parent_count_here_and_after_each_move(fen);
     }
