@@ -1,6 +1,6 @@
 //! Attack tables: leapers and rays as const-fn tables, sliders through build-time magics.
 
-use crate::types::Bitboard;
+use crate::types::{Bitboard, bb};
 
 /// One square's entry in a fancy-magic table.
 pub(crate) struct Magic {
@@ -221,6 +221,21 @@ pub fn queen_attacks(sq: u8, occ: Bitboard) -> Bitboard {
 #[inline(always)]
 pub fn between(a: u8, b: u8) -> Bitboard {
     BETWEEN[a as usize][b as usize]
+}
+
+/// The pieces of `ours` pinned to the king on `king` by `snipers` (the other side's sliders on
+/// the king's lines that move along them), through the occupancy `occ`: each sniper with
+/// exactly one piece between it and the king pins that piece if it is ours.
+#[inline(always)]
+pub(crate) fn pinned_by(king: u8, snipers: Bitboard, ours: Bitboard, occ: Bitboard) -> Bitboard {
+    let mut pinned = 0;
+    for s in bb::squares(snipers) {
+        let blockers = between(king, s) & occ;
+        if blockers != 0 && !bb::more_than_one(blockers) {
+            pinned |= blockers & ours;
+        }
+    }
+    pinned
 }
 
 /// The whole line (edge to edge) through `a` and `b` when aligned; else empty.

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::attacks::{
-    between, bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, pawn_attacks,
+    bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, pawn_attacks, pinned_by,
     rook_attacks_with, rook_rays,
 };
 use crate::chess_move::{Move, MoveKind};
@@ -615,15 +615,7 @@ impl Position {
         let diag = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
         let ortho = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
         let snipers = theirs & ((rook_rays(king) & ortho) | (bishop_rays(king) & diag));
-        let occ = self.occupied();
-        let mut pinned = 0;
-        for s in bb::squares(snipers) {
-            let blockers = between(king, s) & occ;
-            if blockers != 0 && !bb::more_than_one(blockers) {
-                pinned |= blockers & ours;
-            }
-        }
-        pinned
+        pinned_by(king, snipers, ours, self.occupied())
     }
 
     /// An ASCII diagram, rank 8 first, `.` for empty squares.

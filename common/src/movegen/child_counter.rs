@@ -3,7 +3,7 @@
 
 use super::{CASTLING_PATHS, pawn_attack_span, shift, slider_attacks};
 use crate::attacks::{
-    between, bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks,
+    bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks, pinned_by,
     rook_attacks_with, rook_rays,
 };
 use crate::position::{NO_SQUARE, Position};
@@ -284,14 +284,8 @@ impl ChildMoveCounter {
         if checkers != 0 {
             return false;
         }
-        let mut pinned = 0;
-        for s in bb::squares((bishop_rays(king) & diag) | (rook_rays(king) & ortho)) {
-            let blockers = between(king, s) & occ;
-            if !bb::more_than_one(blockers) {
-                pinned |= blockers & ours;
-            }
-        }
-        pinned == self.pinned
+        let snipers = (bishop_rays(king) & diag) | (rook_rays(king) & ortho);
+        pinned_by(king, snipers, ours, occ) == self.pinned
     }
 
     /// The knight and slider moves of the counted side in a child, from the parent's: the
