@@ -155,7 +155,8 @@ pub(super) fn retransition_many(tx: Tx, workunits: &[u64], now_ms: i64) -> Store
     let list = b.in_list(&ids);
     let rows = tx.query(
         &format!(
-            "SELECT id, state, quorum, max_results, canonical_digest, kind, known_nodes, verified_digest, check_state
+            "SELECT id, state, quorum, max_results, canonical_digest, kind, known_nodes, verified_digest, check_state,
+                needed, trusted_only
              FROM workunits WHERE id IN {list} ORDER BY id{}",
             tx.dialect().for_update()
         ),
@@ -215,11 +216,16 @@ fn decide(
             match scheduler::transition_anchored(policy, &anchor, reps) {
                 t @ (Transition::Pending { needed } | Transition::NeedsTrust { needed }) => {
                     let trusted_only = matches!(t, Transition::NeedsTrust { .. });
-                    v.pending.push(vec![
-                        Value::I64(u64_to_db(id)),
-                        Value::I64(needed.into()),
-                        Value::I64(trusted_only.into()),
-                    ]);
+                    // A row rewritten with its own values is a new row version all the same
+                    // (index entries, a counter trigger's rows): most first results of a
+                    // quorum change nothing here.
+                    if (row.i64(9)?, row.i64(10)? != 0) != (i64::from(needed), trusted_only) {
+                        v.pending.push(vec![
+                            Value::I64(u64_to_db(id)),
+                            Value::I64(needed.into()),
+                            Value::I64(trusted_only.into()),
+                        ]);
+                    }
                     let digests: std::collections::BTreeSet<Digest> = reps
                         .iter()
                         .filter(|r| r.state == ReplicaState::Returned)
