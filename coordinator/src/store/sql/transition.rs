@@ -20,12 +20,12 @@ pub(super) fn replicas_of(
     workunits: &[u64],
 ) -> StoreResult<BTreeMap<u64, Vec<ReplicaView>>> {
     let mut b = Batch::new(tx.dialect());
-    let list = b.in_list(workunits);
+    let results = b.rows_where_in("results", "workunit_id", workunits, "r");
     let mut out: BTreeMap<u64, Vec<ReplicaView>> = BTreeMap::new();
     for r in tx.query(
         &format!(
-            "SELECT r.workunit_id, r.id, r.worker_id, r.state, r.digest, o.trusted FROM results r JOIN workers o ON o.id = r.worker_id
-             WHERE r.workunit_id IN {list} ORDER BY r.workunit_id, r.id"
+            "SELECT r.workunit_id, r.id, r.worker_id, r.state, r.digest, o.trusted FROM {results} JOIN workers o ON o.id = r.worker_id
+             ORDER BY r.workunit_id, r.id"
         ),
         &b.params(),
     )? {
