@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! store_bench --serve target/release/c960-coordinator --db DB --coordinators N --batch B \
-//!     [--clients C] [--campaigns K]
+//!     [--clients C] [--campaigns K] [--pool-size P]
 //! ```
 //! `DB` is `sqlite` (a file in a temporary directory) or a `postgres://` URL (the schema
 //! `store_bench` is dropped and created).
@@ -33,6 +33,8 @@ struct Args {
     batch: u32,
     clients: usize,
     campaigns: usize,
+    /// Connections in each coordinator's PostgreSQL pool (the URL's `pool_size`), if set.
+    pool_size: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -43,6 +45,7 @@ fn parse_args() -> Result<Args, String> {
         batch: 64,
         clients: 32,
         campaigns: 8,
+        pool_size: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,6 +58,7 @@ fn parse_args() -> Result<Args, String> {
             "--batch" => a.batch = num(&v)?.clamp(1, 256) as u32,
             "--clients" => a.clients = num(&v)?.max(1),
             "--campaigns" => a.campaigns = num(&v)?.max(1),
+            "--pool-size" => a.pool_size = Some(num(&v)?.max(1)),
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -158,7 +162,10 @@ fn main() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let (store, db_arg, backend): (Box<dyn Store>, String, &str) = if is_postgres_url(&args.db) {
         let schema = "store_bench";
-        let url = fresh_schema(&args.db, schema);
+        let mut url = fresh_schema(&args.db, schema);
+        if let Some(n) = args.pool_size {
+            url.push_str(&format!("&pool_size={n}"));
+        }
         let opts = PgOptions {
             schema: Some(schema.into()),
             pool_size: 2,

@@ -70,6 +70,36 @@ pub fn is_postgres_url(db: &str) -> bool {
     db.starts_with("postgres://") || db.starts_with("postgresql://")
 }
 
+/// Takes the coordinator's own parameter `pool_size` (connections in the pool) out of a URL's
+/// query, which the driver would refuse: `postgres://host/db?pool_size=4&...`. The URL is
+/// returned without it.
+fn take_pool_size(url: &str) -> StoreResult<(String, Option<u32>)> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_string(), None));
+    };
+    let mut pool_size = None;
+    let mut rest = Vec::new();
+    for pair in query.split('&') {
+        match pair.strip_prefix("pool_size=") {
+            Some(v) => match v.parse::<u32>() {
+                Ok(n) if n >= 1 => pool_size = Some(n),
+                _ => {
+                    return Err(StoreError::Bad(format!(
+                        "bad PostgreSQL URL: pool_size must be a whole number of connections, at least 1, not {v:?}"
+                    )));
+                }
+            },
+            None => rest.push(pair),
+        }
+    }
+    let url = if rest.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    Ok((url, pool_size))
+}
+
 /// A database URL without its password, for messages.
 pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
@@ -157,8 +187,11 @@ impl PgStore {
         PgStore::open_with(url, &PgOptions::default())
     }
 
-    /// [`PgStore::open`] with options.
+    /// [`PgStore::open`] with options. A `pool_size` parameter in the URL's query overrides
+    /// `options.pool_size` (`--db 'postgres://host/db?pool_size=4'`).
     pub fn open_with(url: &str, options: &PgOptions) -> StoreResult<PgStore> {
+        let (url, pool_size) = take_pool_size(url)?;
+        let pool_size = pool_size.unwrap_or(options.pool_size);
         let mut config: postgres::Config = url
             .parse()
             .map_err(|e: postgres::Error| StoreError::Bad(format!("bad PostgreSQL URL: {e}")))?;
@@ -171,7 +204,7 @@ impl PgStore {
             c.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {}", quote_ident(s)))?;
         }
         let pool = r2d2::Pool::builder()
-            .max_size(options.pool_size.max(1))
+            .max_size(pool_size.max(1))
             .min_idle(Some(1))
             .connection_timeout(Duration::from_secs(30))
             .build(Manager {
@@ -451,6 +484,35 @@ impl Conn for PgConn<'_> {
                     &[],
                 )?
                 .i64(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_size_is_taken_out_of_the_url() {
+        let base = "postgres://c960@127.0.0.1:5432/c960";
+        assert_eq!(take_pool_size(base).unwrap(), (base.to_string(), None));
+        assert_eq!(
+            take_pool_size(&format!("{base}?pool_size=4")).unwrap(),
+            (base.to_string(), Some(4))
+        );
+        assert_eq!(
+            take_pool_size(&format!(
+                "{base}?options=-c%20x%3Dy&pool_size=2&sslmode=disable"
+            ))
+            .unwrap(),
+            (
+                format!("{base}?options=-c%20x%3Dy&sslmode=disable"),
+                Some(2)
+            )
+        );
+        for bad in ["0", "-1", "many", ""] {
+            let e = take_pool_size(&format!("{base}?pool_size={bad}")).unwrap_err();
+            assert!(e.to_string().contains("pool_size"), "{e}");
         }
     }
 }
