@@ -277,12 +277,14 @@ impl Batch {
 
     /// A `FROM` item: the rows of `table` whose `column` is one of `ids`, named `alias`, for a
     /// column that is not unique. On PostgreSQL each id is its own index probe (a `LATERAL`
-    /// subquery fenced with `OFFSET 0`, so that the planner cannot flatten it into a join)
-    /// whatever the statistics say. As `column IN (...)`, a connection that had run the
-    /// statement five times could switch to a generic plan, made while the table was small,
-    /// that reads the whole table; it keeps that plan while the table grows (the results of a
-    /// running campaign), and on a store benchmark with 4 connections per coordinator this
-    /// one lookup took 60 % of the database's CPU. SQLite takes `IN` to its index itself.
+    /// subquery fenced with `OFFSET 0`, so that the planner cannot flatten it into a join).
+    /// As `column IN (...)`, a connection that had run the statement five times could switch
+    /// to a generic plan, made while the table was small, that reads every row (a seq scan, or
+    /// every result of every worker); it keeps that plan while the table grows (the results
+    /// of a running campaign), and on a store benchmark with 4 connections per coordinator
+    /// this one lookup took 60 % of the database's CPU. A probe stays a probe once the table
+    /// is more than a few pages (`replicas_are_probed_by_index_under_a_generic_plan`). SQLite
+    /// takes `IN` to its index itself.
     pub fn rows_where_in(&mut self, table: &str, column: &str, ids: &[u64], alias: &str) -> String {
         match self.dialect {
             Dialect::Sqlite => {

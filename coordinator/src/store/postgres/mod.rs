@@ -515,4 +515,87 @@ mod tests {
             assert!(e.to_string().contains("pool_size"), "{e}");
         }
     }
+
+    /// The replicas lookup keeps its index probes under a generic plan, in the state of a
+    /// running campaign: its tables analysed when it was created, before any result, the
+    /// generic plan made after the first batches, and the results grown tenfold since. The `IN`
+    /// list it replaced is checked not to probe by workunit there (it walks every result of
+    /// every worker), so that the test shows the difference.
+    #[test]
+    fn replicas_are_probed_by_index_under_a_generic_plan() {
+        use crate::campaign::NewCampaign;
+        use crate::store::Store;
+        use crate::store::db::Batch;
+        let Some(store) = crate::store::conformance::postgres_store("generic_replicas_plan") else {
+            return;
+        };
+        store
+            .create_campaign(
+                &NewCampaign::new(1, 2, None, (0..960).collect()).unwrap(),
+                0,
+            )
+            .unwrap();
+        let worker = store.register_worker("w", b"h", "e", 0).unwrap();
+        // A batch of 256, the protocol's largest.
+        let ids: Vec<u64> = (1..=256).collect();
+        let plans = store
+            .with_tx(&mut |tx| {
+                let abandoned = |per_workunit: u32, workunits: u32| {
+                    // Abandoned replicas: outside the unique index of live ones.
+                    format!(
+                        "INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms)
+                         SELECT w.id, {worker}, 3, 0, 0 FROM workunits w, generate_series(1, {per_workunit})
+                         WHERE w.id <= {workunits}"
+                    )
+                };
+                tx.exec(&abandoned(2, 960), &[])?;
+                tx.exec("SET LOCAL plan_cache_mode = force_generic_plan", &[])?;
+                let select = "SELECT r.workunit_id, r.id, o.trusted FROM";
+                let join = "JOIN workers o ON o.id = r.worker_id";
+                let order = "ORDER BY r.workunit_id, r.id";
+                let mut b = Batch::new(Dialect::Postgres);
+                let by_in = format!(
+                    "{select} results r {join} WHERE r.workunit_id IN {} {order}",
+                    b.in_list(&ids)
+                );
+                let mut b = Batch::new(Dialect::Postgres);
+                let from = b.rows_where_in("results", "workunit_id", &ids, "r");
+                let by_probe = format!("{select} {from} {join} {order}");
+                let types = vec!["BIGINT"; ids.len()].join(", ");
+                let explain = |name: &str| -> StoreResult<String> {
+                    let args: Vec<String> = ids.iter().map(u64::to_string).collect();
+                    Ok(tx
+                        .query(&format!("EXPLAIN EXECUTE {name} ({})", args.join(", ")), &[])?
+                        .iter()
+                        .map(|r| r.text(0))
+                        .collect::<StoreResult<Vec<_>>>()?
+                        .join("\n"))
+                };
+                let mut plans = Vec::new();
+                for (name, sql) in [("by_in", by_in), ("by_probe", by_probe)] {
+                    tx.exec(&format!("PREPARE {name} ({types}) AS {}", dollar_placeholders(&sql)), &[])?;
+                    plans.push(explain(name)?);
+                }
+                tx.exec(&abandoned(20, 960), &[])?;
+                for name in ["by_in", "by_probe"] {
+                    plans.push(explain(name)?);
+                    tx.exec(&format!("DEALLOCATE {name}"), &[])?;
+                }
+                Ok(plans)
+            })
+            .unwrap();
+        // plans: the list and the probes with 1,920 results, then both with 21,120.
+        let probes = "Index Cond: (workunit_id = ";
+        for plan in [&plans[1], &plans[3]] {
+            assert!(
+                plan.contains(probes),
+                "the probes under a generic plan:\n{plan}"
+            );
+        }
+        assert!(
+            !plans[2].contains(probes),
+            "the IN list under a generic plan reads by another index or the whole table:\n{}",
+            plans[2]
+        );
+    }
 }
