@@ -284,8 +284,13 @@ impl Batch {
     /// of a running campaign), and on a store benchmark with 4 connections per coordinator
     /// this one lookup took 60 % of the database's CPU. A probe stays a probe once the table
     /// is more than a few pages (`replicas_are_probed_by_index_under_a_generic_plan`). SQLite
-    /// takes `IN` to its index itself.
+    /// takes `IN` to its index itself. An id named twice gives its rows once, as with `IN`
+    /// (a replica read twice would be a second vote).
     pub fn rows_where_in(&mut self, table: &str, column: &str, ids: &[u64], alias: &str) -> String {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let ids = &ids;
         match self.dialect {
             Dialect::Sqlite => {
                 let list = self.in_list(ids);

@@ -549,6 +549,14 @@ mod tests {
                     )
                 };
                 tx.exec(&abandoned(2, 960), &[])?;
+                // An id named twice gives its rows once, as with IN.
+                let count = |ids: &[u64]| -> StoreResult<u64> {
+                    let mut b = Batch::new(Dialect::Postgres);
+                    let from = b.rows_where_in("results", "workunit_id", ids, "r");
+                    tx.query_one(&format!("SELECT COUNT(*) FROM {from}"), &b.params())?
+                        .u64(0)
+                };
+                assert_eq!(count(&[1, 2, 1, 2, 1])?, 4);
                 tx.exec("SET LOCAL plan_cache_mode = force_generic_plan", &[])?;
                 let select = "SELECT r.workunit_id, r.id, o.trusted FROM";
                 let join = "JOIN workers o ON o.id = r.worker_id";
