@@ -12,6 +12,7 @@
 #   REPEATS=5 CLIENTS=64 scripts/store-bench.sh
 #   BACKENDS=postgres BATCHES=64 scripts/store-bench.sh   # only those rows (also COORDINATORS)
 #   POOL=4 scripts/store-bench.sh          # PostgreSQL connections per coordinator (default 16)
+#   WRITERS=4 scripts/store-bench.sh       # writing transactions at once (default: the cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +39,7 @@ echo "commit:  $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (modifi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "coordinator: $serve; load generator: $bench"
 echo "clients: $CLIENTS simulated workers, quorum 2, perft depth 1 workunits; medians of $REPEATS runs"
-echo "PostgreSQL connections per coordinator: ${POOL:-16 (default)}"
+echo "PostgreSQL connections per coordinator: ${POOL:-16 (default)}; writers at once: ${WRITERS:-$(nproc) (default: the cores)}"
 echo
 printf '| %-10s | %-12s | %-17s | %-24s | %s |\n' backend coordinators "units per request" "handouts + results / s" "runs"
 printf '| %-10s | %-12s | %-17s | %-24s | %s |\n' --- ---: ---: ---: ---
@@ -54,6 +55,7 @@ for db in ${BACKENDS:-sqlite postgres}; do
             for _ in $(seq "$REPEATS"); do
                 pool=()
                 [ "$db" = postgres ] && [ -n "${POOL:-}" ] && pool=(--pool-size "$POOL")
+                [ "$db" = postgres ] && [ -n "${WRITERS:-}" ] && pool+=(--writers "$WRITERS")
                 if line=$("$bench" --serve "$serve" --db "$url" --coordinators "$coordinators" \
                     --batch "$batch" --clients "$CLIENTS" --campaigns "$campaigns" "${pool[@]}" 2>/tmp/store-bench.err); then
                     rates+=("$(echo "$line" | awk -F'\t' '{print $NF}')")

@@ -6,7 +6,7 @@
 # here: with dozens of backends on two cores they count lock waits and time in the run queue.
 #
 #   scripts/store-profile.sh                          # 2 coordinators, batches of 256
-#   COORDINATORS=1 BATCH=64 POOL=4 scripts/store-profile.sh
+#   COORDINATORS=1 BATCH=64 POOL=4 WRITERS=1 scripts/store-profile.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +26,7 @@ CONF
 
 pool=()
 [ -n "${POOL:-}" ] && pool=(--pool-size "$POOL")
+[ -n "${WRITERS:-}" ] && pool+=(--writers "$WRITERS")
 "$bench" --serve "$serve" --db "$C960_TEST_POSTGRES" --coordinators "${COORDINATORS:-2}" \
     --batch "${BATCH:-256}" --clients "${CLIENTS:-32}" --campaigns "${CAMPAIGNS:-8}" "${pool[@]}"
 

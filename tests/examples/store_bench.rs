@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! store_bench --serve target/release/c960-coordinator --db DB --coordinators N --batch B \
-//!     [--clients C] [--campaigns K] [--pool-size P]
+//!     [--clients C] [--campaigns K] [--pool-size P] [--writers W]
 //! ```
 //! `DB` is `sqlite` (a file in a temporary directory) or a `postgres://` URL (the schema
 //! `store_bench` is dropped and created).
@@ -35,6 +35,8 @@ struct Args {
     campaigns: usize,
     /// Connections in each coordinator's PostgreSQL pool (the URL's `pool_size`), if set.
     pool_size: Option<usize>,
+    /// Writing transactions at once in each coordinator (the URL's `writers`), if set.
+    writers: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -46,6 +48,7 @@ fn parse_args() -> Result<Args, String> {
         clients: 32,
         campaigns: 8,
         pool_size: None,
+        writers: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -59,6 +62,7 @@ fn parse_args() -> Result<Args, String> {
             "--clients" => a.clients = num(&v)?.max(1),
             "--campaigns" => a.campaigns = num(&v)?.max(1),
             "--pool-size" => a.pool_size = Some(num(&v)?.max(1)),
+            "--writers" => a.writers = Some(num(&v)?.max(1)),
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -165,6 +169,9 @@ fn main() {
         let mut url = fresh_schema(&args.db, schema);
         if let Some(n) = args.pool_size {
             url.push_str(&format!("&pool_size={n}"));
+        }
+        if let Some(n) = args.writers {
+            url.push_str(&format!("&writers={n}"));
         }
         let opts = PgOptions {
             schema: Some(schema.into()),

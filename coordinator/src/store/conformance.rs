@@ -70,6 +70,7 @@ pub(crate) fn postgres_store_in(url: &str, schema: &str) -> PgStore {
             pool_size: 4,
             schema: Some(schema.to_string()),
             clock: Clock::Caller,
+            ..PgOptions::default()
         },
     )
     .unwrap()

@@ -16,6 +16,10 @@ use std::time::Duration;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
 
+mod gate;
+
+use gate::Gate;
+
 use super::db::{Backend, Conn, Dialect, Param, Row, Value};
 use super::migrations::MIGRATIONS;
 use super::{StoreError, StoreResult};
@@ -47,6 +51,9 @@ pub enum Clock {
 pub struct PgOptions {
     /// Connections in the pool (at least 1).
     pub pool_size: u32,
+    /// Writing transactions at once (at least 1): see [`gate`]. Reads and exports take a
+    /// connection without waiting here.
+    pub writers: u32,
     /// A schema to keep the tables in (created if missing), instead of `public`: the tests give
     /// each test its own.
     pub schema: Option<String>,
@@ -58,10 +65,21 @@ impl Default for PgOptions {
     fn default() -> Self {
         PgOptions {
             pool_size: 16,
+            writers: default_writers(),
             schema: None,
             clock: Clock::Database,
         }
     }
+}
+
+/// Writing transactions of one coordinator at once, by default: as many as this machine has
+/// cores. With two coordinators and PostgreSQL on one 2-core machine that is 2 each, the best of
+/// 1, 2, 4 and 16 in the store benchmark (BENCHMARKS.md, issue 15). The database's cores are
+/// what counts, and the coordinator cannot see them: on a database server with more cores than
+/// the coordinators' machines, give more with `?writers=N` in the URL (about twice the
+/// database's cores shared among the coordinators).
+pub fn default_writers() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 64) as u32)
 }
 
 /// Whether `db` names a PostgreSQL database (`postgres://` or `postgresql://`) rather than a
@@ -70,26 +88,40 @@ pub fn is_postgres_url(db: &str) -> bool {
     db.starts_with("postgres://") || db.starts_with("postgresql://")
 }
 
-/// Takes the coordinator's own parameter `pool_size` (connections in the pool) out of a URL's
-/// query, which the driver would refuse: `postgres://host/db?pool_size=4&...`. The URL is
-/// returned without it.
-fn take_pool_size(url: &str) -> StoreResult<(String, Option<u32>)> {
+/// The coordinator's own parameters in a PostgreSQL URL's query, which the driver would refuse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct OwnParams {
+    /// `pool_size=N`: connections in the pool.
+    pool_size: Option<u32>,
+    /// `writers=N`: writing transactions at once ([`gate::Gate`]).
+    writers: Option<u32>,
+}
+
+/// Takes the coordinator's own parameters (`pool_size`, `writers`: see [`OwnParams`]) out of a
+/// URL's query: `postgres://host/db?pool_size=16&writers=2&...`. The URL is returned without
+/// them.
+fn take_own_params(url: &str) -> StoreResult<(String, OwnParams)> {
     let Some((base, query)) = url.split_once('?') else {
-        return Ok((url.to_string(), None));
+        return Ok((url.to_string(), OwnParams::default()));
     };
-    let mut pool_size = None;
+    let mut own = OwnParams::default();
     let mut rest = Vec::new();
     for pair in query.split('&') {
-        match pair.strip_prefix("pool_size=") {
-            Some(v) => match v.parse::<u32>() {
-                Ok(n) if n >= 1 => pool_size = Some(n),
-                _ => {
-                    return Err(StoreError::Bad(format!(
-                        "bad PostgreSQL URL: pool_size must be a whole number of connections, at least 1, not {v:?}"
-                    )));
-                }
-            },
-            None => rest.push(pair),
+        let (slot, name, what) = if let Some(v) = pair.strip_prefix("pool_size=") {
+            (&mut own.pool_size, "pool_size", v)
+        } else if let Some(v) = pair.strip_prefix("writers=") {
+            (&mut own.writers, "writers", v)
+        } else {
+            rest.push(pair);
+            continue;
+        };
+        match what.parse::<u32>() {
+            Ok(n) if n >= 1 => *slot = Some(n),
+            _ => {
+                return Err(StoreError::Bad(format!(
+                    "bad PostgreSQL URL: {name} must be a whole number, at least 1, not {what:?}"
+                )));
+            }
         }
     }
     let url = if rest.is_empty() {
@@ -97,7 +129,7 @@ fn take_pool_size(url: &str) -> StoreResult<(String, Option<u32>)> {
     } else {
         format!("{base}?{}", rest.join("&"))
     };
-    Ok((url, pool_size))
+    Ok((url, own))
 }
 
 /// A database URL without its password, for messages.
@@ -155,6 +187,8 @@ fn quote_ident(s: &str) -> String {
 /// The PostgreSQL store. See the module documentation.
 pub struct PgStore {
     pool: r2d2::Pool<Manager>,
+    /// Writing transactions wait here before they take a connection.
+    writers: Gate,
     clock: Clock,
 }
 
@@ -187,11 +221,13 @@ impl PgStore {
         PgStore::open_with(url, &PgOptions::default())
     }
 
-    /// [`PgStore::open`] with options. A `pool_size` parameter in the URL's query overrides
-    /// `options.pool_size` (`--db 'postgres://host/db?pool_size=4'`).
+    /// [`PgStore::open`] with options. The parameters `pool_size` and `writers` in the URL's
+    /// query override `options.pool_size` and `options.writers`
+    /// (`--db 'postgres://host/db?pool_size=16&writers=4'`).
     pub fn open_with(url: &str, options: &PgOptions) -> StoreResult<PgStore> {
-        let (url, pool_size) = take_pool_size(url)?;
-        let pool_size = pool_size.unwrap_or(options.pool_size);
+        let (url, own) = take_own_params(url)?;
+        let pool_size = own.pool_size.unwrap_or(options.pool_size);
+        let writers = own.writers.unwrap_or(options.writers);
         let mut config: postgres::Config = url
             .parse()
             .map_err(|e: postgres::Error| StoreError::Bad(format!("bad PostgreSQL URL: {e}")))?;
@@ -213,6 +249,7 @@ impl PgStore {
             })?;
         let store = PgStore {
             pool,
+            writers: Gate::new(writers),
             clock: options.clock,
         };
         store.migrate()?;
@@ -256,27 +293,29 @@ impl PgStore {
     /// through `spawn_blocking`), the call moves off the runtime with `block_in_place`.
     fn conn<T>(
         &self,
-        in_tx: bool,
+        access: Access,
         f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>,
     ) -> StoreResult<T> {
         match tokio::runtime::Handle::try_current() {
             Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(|| self.conn_here(in_tx, f))
+                tokio::task::block_in_place(|| self.conn_here(access, f))
             }
             Ok(_) => Err(StoreError::Db(
                 "the PostgreSQL store cannot be called on a current-thread runtime".into(),
             )),
-            Err(_) => self.conn_here(in_tx, f),
+            Err(_) => self.conn_here(access, f),
         }
     }
 
     fn conn_here<T>(
         &self,
-        in_tx: bool,
+        access: Access,
         f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>,
     ) -> StoreResult<T> {
+        // Before the connection is taken, so a writer waiting here holds none.
+        let _pass = (access == Access::Write).then(|| self.writers.enter());
         let mut pooled = self.pool.get()?;
-        if !in_tx {
+        if access == Access::Plain {
             let c = PgConn {
                 conn: RefCell::new(&mut pooled),
                 clock: self.clock,
@@ -315,19 +354,30 @@ impl PgStore {
     }
 }
 
+/// How a call uses its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// Statements one by one, no transaction (reads).
+    Plain,
+    /// A transaction that may write: passes the [`Gate`] of writers first.
+    Write,
+    /// A read-only transaction (exports: one snapshot, however long).
+    ReadOnly,
+}
+
 impl Backend for PgStore {
     fn with_tx<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
-        self.conn(true, f)
+        self.conn(Access::Write, f)
     }
 
     fn with_conn<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
-        self.conn(false, f)
+        self.conn(Access::Plain, f)
     }
 
     fn with_reader<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
         // MVCC: a read never blocks a writer, so exports need no connection of their own; a
         // read-only transaction gives them one snapshot.
-        self.conn(true, &mut |c| {
+        self.conn(Access::ReadOnly, &mut |c| {
             c.exec("SET TRANSACTION READ ONLY", &[])?;
             f(c)
         })
@@ -493,27 +543,79 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pool_size_is_taken_out_of_the_url() {
+    fn own_parameters_are_taken_out_of_the_url() {
         let base = "postgres://c960@127.0.0.1:5432/c960";
-        assert_eq!(take_pool_size(base).unwrap(), (base.to_string(), None));
+        let own = |pool_size, writers| OwnParams { pool_size, writers };
         assert_eq!(
-            take_pool_size(&format!("{base}?pool_size=4")).unwrap(),
-            (base.to_string(), Some(4))
+            take_own_params(base).unwrap(),
+            (base.to_string(), own(None, None))
         );
         assert_eq!(
-            take_pool_size(&format!(
-                "{base}?options=-c%20x%3Dy&pool_size=2&sslmode=disable"
+            take_own_params(&format!("{base}?pool_size=4")).unwrap(),
+            (base.to_string(), own(Some(4), None))
+        );
+        assert_eq!(
+            take_own_params(&format!(
+                "{base}?options=-c%20x%3Dy&pool_size=2&sslmode=disable&writers=3"
             ))
             .unwrap(),
             (
                 format!("{base}?options=-c%20x%3Dy&sslmode=disable"),
-                Some(2)
+                own(Some(2), Some(3))
             )
         );
-        for bad in ["0", "-1", "many", ""] {
-            let e = take_pool_size(&format!("{base}?pool_size={bad}")).unwrap_err();
-            assert!(e.to_string().contains("pool_size"), "{e}");
+        for name in ["pool_size", "writers"] {
+            for bad in ["0", "-1", "many", ""] {
+                let e = take_own_params(&format!("{base}?{name}={bad}")).unwrap_err();
+                assert!(e.to_string().contains(name), "{e}");
+            }
         }
+    }
+
+    /// With one writer's place, a second writing transaction waits until the first has ended,
+    /// and a read goes through meanwhile.
+    #[test]
+    fn writers_wait_for_a_place_and_readers_do_not() {
+        use std::sync::mpsc;
+        use std::time::Instant;
+        let Some(url) = crate::store::conformance::postgres_url() else {
+            return;
+        };
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let options = PgOptions {
+            schema: Some("t_writers_gate".into()),
+            ..PgOptions::default()
+        };
+        let store = PgStore::open_with(&format!("{url}{sep}writers=1"), &options).unwrap();
+        let store = &store;
+        let (entered, first_in) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let first = s.spawn(move || {
+                store.with_tx(&mut |_| {
+                    entered.send(()).unwrap();
+                    released.recv().unwrap();
+                    Ok(())
+                })
+            });
+            first_in.recv().unwrap();
+            let one = store.with_conn(&mut |c| c.query_one("SELECT 1", &[])?.i64(0));
+            assert_eq!(
+                one.unwrap(),
+                1,
+                "a read while the only writer's place is taken"
+            );
+            let second = s.spawn(|| store.with_tx(&mut |_| Ok(Instant::now())));
+            std::thread::sleep(Duration::from_millis(300));
+            let let_go = Instant::now();
+            release.send(()).unwrap();
+            first.join().unwrap().unwrap();
+            let second_in = second.join().unwrap().unwrap();
+            assert!(
+                second_in >= let_go,
+                "the second writer began while the first held the place"
+            );
+        });
     }
 
     /// The replicas lookup keeps its index probes under a generic plan, in the state of a
