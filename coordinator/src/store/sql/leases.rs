@@ -6,9 +6,10 @@ use super::Tx;
 use std::collections::HashMap;
 
 use super::transition::{
-    bump_setting, expire, fail_check, integrity_in, replicas_of, retransition, retransition_many,
+    bump_setting, expire, fail_check, integrity_in, replicas_of, retransition, retransition_known,
+    retransition_many,
 };
-use crate::scheduler::{self, CampaignSlot, ReplicaState};
+use crate::scheduler::{self, CampaignSlot, ReplicaState, ReplicaView};
 use crate::store::codes::{
     KIND_COLUMN_COUNT, KIND_COLUMNS, KindColumns, accepted_kinds, campaign_status, db_to_u64,
     kind_of, replica_code, replica_state, trust_level, u64_to_db,
@@ -455,7 +456,22 @@ pub(super) fn assign_from(
             .iter()
             .map(|r| Ok((r.u64(0)?, r.u64(1)?)))
             .collect::<StoreResult<_>>()?;
-        retransition_many(tx, &wus, now_ms)?;
+        // The replicas read above and the leases just added are all the workunits have: their
+        // rows are locked since the assignment query.
+        let mut after = before;
+        for &wu in &wus {
+            let lease_id = *issued_ids
+                .get(&wu)
+                .ok_or_else(|| StoreError::Db(format!("no lease inserted for workunit {wu}")))?;
+            after.entry(wu).or_default().push(ReplicaView {
+                id: lease_id,
+                worker_id,
+                state: ReplicaState::InProgress,
+                digest: None,
+                trusted: level.is_trusted(),
+            });
+        }
+        retransition_known(tx, &wus, Some(after), now_ms)?;
         for r in found {
             let wu = r.u64(0)?;
             let lease_id = *issued_ids
