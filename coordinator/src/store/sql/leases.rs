@@ -6,8 +6,8 @@ use super::Tx;
 use std::collections::HashMap;
 
 use super::transition::{
-    bump_setting, expire, fail_check, integrity_in, replicas_of, retransition, retransition_known,
-    retransition_many,
+    Known, bump_setting, decide_many, expire, fail_check, integrity_in, replicas_of, retransition,
+    retransition_known, retransition_many, write_decided,
 };
 use crate::scheduler::{self, CampaignSlot, ReplicaState, ReplicaView};
 use crate::store::codes::{
@@ -17,6 +17,7 @@ use crate::store::codes::{
 use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
 use crate::store::{Lease, LeaseInfo, Settlement, StoreError, StoreResult, Submission};
 use crate::trust;
+use crate::validator::Digest;
 
 /// The stored kinds a worker with these capabilities accepts, as an SQL list (integers only, so
 /// formatting it into a statement is safe).
@@ -125,20 +126,53 @@ fn store_results_in(
     if updates.is_empty() {
         return Ok(outcomes);
     }
+    // Picked before the transitioner reads the workunits (it only marks them).
+    pick_secret_checks(tx, worker_id, &workunits)?;
+    // The transitioner decides with these results taken as returned, before they are stored,
+    // so each is written once, with its grade: PostgreSQL checks the foreign keys of a row
+    // updated a second time in the transaction that wrote it (about 30 µs a row).
+    let returning: HashMap<u64, Digest> = batch
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| o.is_ok())
+        .map(|((id, s), _)| (*id, s.digest))
+        .collect();
+    let mut decided = decide_many(tx, &workunits, Known::Returning(&returning))?;
+    let grades = decided
+        .as_mut()
+        .map(|d| d.take_grades(|id| returning.contains_key(&id)))
+        .unwrap_or_default();
+    for row in &mut updates {
+        let Value::I64(id) = row[0] else {
+            unreachable!("a lease id first")
+        };
+        row.push(Value::I64(grades.get(&db_to_u64(id)).copied().unwrap_or(0)));
+    }
     let mut b = Batch::new(tx.dialect());
     let now = b.param(now_ms);
-    let values = b.rows(&[BigInt, Bytes, BigInt, Text, BigInt, Text, Text], updates);
-    tx.exec(
+    let values = b.rows(
+        &[BigInt, Bytes, BigInt, Text, BigInt, Text, Text, BigInt],
+        updates,
+    );
+    // An open lease has no grade yet (outcome 0), so a grade set here is its first.
+    for r in tx.query(
         &format!(
-            "WITH v(id, digest, nodes, divide, elapsed_ms, engine, payload) AS ({values})
+            "WITH v(id, digest, nodes, divide, elapsed_ms, engine, payload, outcome) AS ({values})
              UPDATE results SET state = 1, returned_ms = {now}, digest = v.digest, nodes = v.nodes, divide = v.divide,
-               elapsed_ms = v.elapsed_ms, engine = v.engine, payload = v.payload
-             FROM v WHERE results.id = v.id"
+               elapsed_ms = v.elapsed_ms, engine = v.engine, payload = v.payload, outcome = v.outcome
+             FROM v WHERE results.id = v.id
+             RETURNING results.worker_id, results.outcome, COALESCE(results.nodes, 0)"
         ),
         &b.params(),
-    )?;
-    pick_secret_checks(tx, worker_id, &workunits)?;
-    retransition_many(tx, &workunits, now_ms)?;
+    )? {
+        if r.i64(1)? != 0 {
+            tx.count_vote(r.u64(0)?, r.i64(1)? == 1, r.u64(2)?)?;
+        }
+    }
+    match decided {
+        Some(decided) => write_decided(tx, decided, now_ms)?,
+        None => retransition_many(tx, &workunits, now_ms)?,
+    }
     Ok(outcomes)
 }
 

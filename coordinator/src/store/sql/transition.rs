@@ -6,7 +6,7 @@ use crate::store::codes::{
     KIND_BUILTIN_ANALYSIS, KIND_PERFT, digest_from, replica_code, replica_state, trust_code,
     trust_level, u64_to_db,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::store::db::{Batch, Row, SqlType, Value, params};
 use crate::store::{StoreError, StoreResult};
@@ -130,7 +130,39 @@ struct Verdicts {
     /// Validated now and picked for a recount one ply deeper.
     resplit: Vec<u64>,
     /// Returned results to grade: (result, outcome 1 = agrees, 2 = disagrees).
-    grades: Vec<Vec<Value>>,
+    grades: Vec<(u64, i64)>,
+}
+
+/// A batch's workunits locked and decided by [`decide_many`], not written yet.
+pub(super) struct Decided {
+    verdicts: Verdicts,
+    /// Workers that failed a check graded on the way.
+    evidence: Vec<u64>,
+}
+
+impl Decided {
+    /// Takes out the grades of the results `mine` names (result → outcome, 1 = agrees,
+    /// 2 = disagrees), for the caller to write with those results; [`write_decided`] writes the
+    /// rest.
+    pub(super) fn take_grades(&mut self, mine: impl Fn(u64) -> bool) -> HashMap<u64, i64> {
+        let (taken, rest) = std::mem::take(&mut self.verdicts.grades)
+            .into_iter()
+            .partition(|(id, _)| mine(*id));
+        self.verdicts.grades = rest;
+        taken.into_iter().collect()
+    }
+}
+
+/// What the caller of [`decide_many`] knows of the workunits' replicas.
+pub(super) enum Known<'a> {
+    /// Nothing: they are read.
+    Nothing,
+    /// All of them (see [`retransition_known`]).
+    All(BTreeMap<u64, Vec<ReplicaView>>),
+    /// They are read, and these open leases (lease → digest) are taken as returned with those
+    /// digests: the caller stores them after the decision, each with its grade
+    /// ([`Decided::take_grades`]), so that no row is written twice in the transaction.
+    Returning(&'a HashMap<u64, Digest>),
 }
 
 /// Runs the transitioner on each of `workunits` and writes the verdicts (and the verdict on
@@ -161,11 +193,26 @@ pub(super) fn retransition_known(
     known: Option<BTreeMap<u64, Vec<ReplicaView>>>,
     now_ms: i64,
 ) -> StoreResult<()> {
+    let known = known.map_or(Known::Nothing, Known::All);
+    match decide_many(tx, workunits, known)? {
+        Some(decided) => write_decided(tx, decided, now_ms),
+        None => Ok(()),
+    }
+}
+
+/// Locks `workunits` (in id order) and runs the transitioner on each: the first half of
+/// [`retransition_many`]. With [`Known::Returning`], `None` if a workunit has a coordinator's
+/// own digest: its checks are graded from the stored results, so the caller stores its results
+/// first and runs [`retransition_many`] instead (nothing is written here then).
+pub(super) fn decide_many(tx: Tx, workunits: &[u64], known: Known) -> StoreResult<Option<Decided>> {
     let mut ids = workunits.to_vec();
     ids.sort_unstable();
     ids.dedup();
     if ids.is_empty() {
-        return Ok(());
+        return Ok(Some(Decided {
+            verdicts: Verdicts::default(),
+            evidence: Vec::new(),
+        }));
     }
     let mut b = Batch::new(tx.dialect());
     let list = b.in_list(&ids);
@@ -183,6 +230,10 @@ pub(super) fn retransition_known(
         let missing = ids.iter().find(|id| !found.contains(id)).copied();
         return Err(StoreError::UnknownWorkunit(missing.unwrap_or(ids[0])));
     }
+    let checked = rows.iter().any(|r| matches!(r.opt_blob(7), Ok(Some(_))));
+    if checked && matches!(known, Known::Returning(_)) {
+        return Ok(None);
+    }
     // Checks are graded first (trust may grow), then the replicas are read.
     let mut evidence = Vec::new();
     for r in &rows {
@@ -191,7 +242,7 @@ pub(super) fn retransition_known(
         }
     }
     let mut reps = match known {
-        Some(known) if !rows.iter().any(|r| matches!(r.opt_blob(7), Ok(Some(_)))) => {
+        Known::All(known) if !checked => {
             // The tests run unoptimised: there, every such call checks the caller's claim.
             if cfg!(debug_assertions) && known != replicas_of(tx, &ids)? {
                 return Err(StoreError::Db(
@@ -200,7 +251,20 @@ pub(super) fn retransition_known(
             }
             known
         }
-        _ => replicas_of(tx, &ids)?,
+        Known::Returning(returning) => {
+            let mut reps = replicas_of(tx, &ids)?;
+            for r in reps.values_mut().flatten() {
+                if let Some(digest) = returning.get(&r.id) {
+                    if r.state != ReplicaState::InProgress {
+                        return Err(StoreError::Db(format!("lease {} is not open", r.id)));
+                    }
+                    r.state = ReplicaState::Returned;
+                    r.digest = Some(*digest);
+                }
+            }
+            reps
+        }
+        Known::All(_) | Known::Nothing => replicas_of(tx, &ids)?,
     };
     let mut integrity = None;
     let mut v = Verdicts::default();
@@ -209,9 +273,17 @@ pub(super) fn retransition_known(
         let reps = reps.remove(&id).unwrap_or_default();
         decide(tx, row, &reps, &mut integrity, &mut v)?;
     }
-    write_verdicts(tx, v, now_ms)?;
+    Ok(Some(Decided {
+        verdicts: v,
+        evidence,
+    }))
+}
+
+/// Writes what [`decide_many`] decided: the second half of [`retransition_many`].
+pub(super) fn write_decided(tx: Tx, decided: Decided, now_ms: i64) -> StoreResult<()> {
+    write_verdicts(tx, decided.verdicts, now_ms)?;
     // After the grading, so the quarantine sees these workunits settled.
-    quarantine_all(tx, evidence, now_ms)
+    quarantine_all(tx, decided.evidence, now_ms)
 }
 
 /// The transitioner's decision on one workunit (a row of [`retransition_many`]'s query) added
@@ -307,10 +379,7 @@ fn decide(
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
         let Some(d) = r.digest else { continue };
         let good = scheduler::agrees(&canonical, &d);
-        v.grades.push(vec![
-            Value::I64(u64_to_db(r.id)),
-            Value::I64(if good { 1 } else { 2 }),
-        ]);
+        v.grades.push((r.id, if good { 1 } else { 2 }));
     }
     Ok(())
 }
@@ -381,7 +450,12 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
     }
     if !v.grades.is_empty() {
         let mut b = Batch::new(tx.dialect());
-        let rows = b.rows(&[BigInt, BigInt], v.grades);
+        let grades = v
+            .grades
+            .into_iter()
+            .map(|(id, outcome)| vec![Value::I64(u64_to_db(id)), Value::I64(outcome)])
+            .collect();
+        let rows = b.rows(&[BigInt, BigInt], grades);
         for r in tx.query(
             &format!(
                 "WITH v(id, outcome) AS ({rows})
