@@ -5,7 +5,7 @@
 //! take turns on those cores while holding row locks, so the assignment query skips more
 //! locked workunits, lock waits grow, and the server spends its time switching. Measured with
 //! the store benchmark on a 2-core machine (BENCHMARKS.md, issue 15): two coordinators with 16
-//! writers each ran at about 60 % of the rate of two with 2 each. Reads and exports do not pass
+//! writers each ran at about 70 % of the rate of two with 2 each. Reads and exports do not pass
 //! the gate, so a long export never holds up handouts, and the pool stays larger than the gate.
 
 use std::sync::{Condvar, Mutex, PoisonError};
