@@ -70,7 +70,9 @@ pub(crate) fn postgres_store_in(url: &str, schema: &str) -> PgStore {
             pool_size: 4,
             schema: Some(schema.to_string()),
             clock: Clock::Caller,
-            ..PgOptions::default()
+            // The strictest gate: a store call that opened a second writing transaction while
+            // its first was open would wait for itself, and the suite would hang here.
+            writers: 1,
         },
     )
     .unwrap()
