@@ -93,6 +93,8 @@ fn store_results_in(
     let mut outcomes = Vec::with_capacity(batch.len());
     let mut updates = Vec::new();
     let mut workunits = Vec::new();
+    // The leases stored (with their digests), in the order of `updates`.
+    let mut stored: Vec<(u64, Digest)> = Vec::new();
     for (lease_id, s) in batch {
         let open = found
             .get(lease_id)
@@ -121,6 +123,7 @@ fn store_results_in(
             text(payload),
         ]);
         workunits.push(wu);
+        stored.push((*lease_id, s.digest));
         outcomes.push(Ok(()));
     }
     if updates.is_empty() {
@@ -131,22 +134,14 @@ fn store_results_in(
     // The transitioner decides with these results taken as returned, before they are stored,
     // so each is written once, with its grade: PostgreSQL checks the foreign keys of a row
     // updated a second time in the transaction that wrote it (about 30 µs a row).
-    let returning: HashMap<u64, Digest> = batch
-        .iter()
-        .zip(&outcomes)
-        .filter(|(_, o)| o.is_ok())
-        .map(|((id, s), _)| (*id, s.digest))
-        .collect();
+    let returning: HashMap<u64, Digest> = stored.iter().copied().collect();
     let mut decided = decide_many(tx, &workunits, Known::Returning(&returning))?;
     let grades = decided
         .as_mut()
         .map(|d| d.take_grades(|id| returning.contains_key(&id)))
         .unwrap_or_default();
-    for row in &mut updates {
-        let Value::I64(id) = row[0] else {
-            unreachable!("a lease id first")
-        };
-        row.push(Value::I64(grades.get(&db_to_u64(id)).copied().unwrap_or(0)));
+    for (row, (lease_id, _)) in updates.iter_mut().zip(&stored) {
+        row.push(Value::I64(grades.get(lease_id).copied().unwrap_or(0)));
     }
     let mut b = Batch::new(tx.dialect());
     let now = b.param(now_ms);
