@@ -73,8 +73,9 @@ impl Default for PgOptions {
 }
 
 /// Writing transactions of one coordinator at once, by default: as many as this machine has
-/// cores. With two coordinators and PostgreSQL on one 2-core machine that is 2 each, the best of
-/// 1, 2, 4 and 16 in the store benchmark (BENCHMARKS.md, issue 15). The database's cores are
+/// cores. With two coordinators and PostgreSQL on one 2-core machine that is 2 each: in the
+/// store benchmark 1 and 2 ran alike, and faster than 3, 4 or 16 (BENCHMARKS.md, issue 15).
+/// The database's cores are
 /// what counts, and the coordinator cannot see them: on a database server with more cores than
 /// the coordinators' machines, give more with `?writers=N` in the URL (about twice the
 /// database's cores shared among the coordinators).
