@@ -488,7 +488,8 @@ pub(super) fn assign_from(
         // The replicas read above and the leases just added are all the workunits have: their
         // rows are locked since the assignment query.
         let mut after = before;
-        for &wu in &wus {
+        for r in found {
+            let wu = r.u64(0)?;
             let lease_id = *issued_ids
                 .get(&wu)
                 .ok_or_else(|| StoreError::Db(format!("no lease inserted for workunit {wu}")))?;
@@ -499,15 +500,9 @@ pub(super) fn assign_from(
                 digest: None,
                 trusted: level.is_trusted(),
             });
-        }
-        retransition_known(tx, &wus, Some(after), now_ms)?;
-        for r in found {
-            let wu = r.u64(0)?;
-            let lease_id = *issued_ids
-                .get(&wu)
-                .ok_or_else(|| StoreError::Db(format!("no lease inserted for workunit {wu}")))?;
             leases.push(Lease { lease_id, workunit_id: wu, kind: workunit_kind(&r, 1)?, deadline_ms: deadline });
         }
+        retransition_known(tx, &wus, Some(after), now_ms)?;
         Ok(leases)
     }))
 }

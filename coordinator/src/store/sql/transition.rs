@@ -196,7 +196,8 @@ pub(super) fn retransition_known(
     let known = known.map_or(Known::Nothing, Known::All);
     match decide_many(tx, workunits, known)? {
         Some(decided) => write_decided(tx, decided, now_ms),
-        None => Ok(()),
+        // Only with Known::Returning, which is not passed here.
+        None => Err(StoreError::Db("the transitioner declined a batch".into())),
     }
 }
 
