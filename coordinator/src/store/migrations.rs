@@ -42,6 +42,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(14, "0014_counter_shards"),
     migration!(15, "0015_credit_with_votes"),
     migration!(16, "0016_counters_per_statement"),
+    migration!(17, "0017_probes"),
 ];
 
 #[cfg(test)]

@@ -62,6 +62,8 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
              ALTER TABLE workers DROP COLUMN credit_nodes_lo;
              ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
+             DROP INDEX results_open_by_worker;
+             CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 4;",
         )
         .unwrap();
@@ -90,6 +92,8 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
              ALTER TABLE workers DROP COLUMN credit_nodes_lo; DROP INDEX workunits_resplits;
              ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
+             DROP INDEX results_open_by_worker;
+             CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 6;",
         )
         .unwrap();
@@ -114,6 +118,8 @@ fn migration_12_fills_in_the_credit_columns() {
              ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              ALTER TABLE campaign_counts DROP COLUMN shard;
+             DROP INDEX results_open_by_worker;
+             CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 11;",
         )
         .unwrap();
