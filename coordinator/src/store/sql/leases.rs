@@ -414,16 +414,26 @@ pub(super) fn assign_from(
                 })
             })
             .collect::<StoreResult<Vec<_>>>()?;
-        let sql = format!(
-            "SELECT w.id, {KIND_COLUMNS} FROM workunits w{}
-             WHERE w.campaign_id = ?10 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
-             AND NOT EXISTS (
-                SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-             AND ((CAST(?4 AS TEXT) IS NULL AND CAST(?6 AS BIGINT) IS NULL AND CAST(?7 AS TEXT) IS NULL) OR NOT EXISTS (
+        // The same-party clause only when one of its keys is set: left in with every key NULL,
+        // a connection's custom plans (which drop it) stay cheaper than the generic plan (which
+        // keeps it), so PostgreSQL planned the statement again on every execution (twice the
+        // CPU of running it).
+        let party = b1.is_some() || token.is_some() || burst_block.is_some();
+        let party_clause = if party {
+            "AND NOT EXISTS (
                 SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
                 WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
-                  AND (o.reg_block IN (?4, ?5) OR o.last_block IN (?4, ?5) OR o.enrolment_token = ?6
-                       OR (o.reg_block = ?7 AND ABS(o.created_ms - ?8) <= ?9))))
+                  AND (o.reg_block IN (?5, ?6) OR o.last_block IN (?5, ?6) OR o.enrolment_token = ?7
+                       OR (o.reg_block = ?8 AND ABS(o.created_ms - ?9) <= ?10)))"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "SELECT w.id, {KIND_COLUMNS} FROM workunits w{}
+             WHERE w.campaign_id = ?4 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
+             AND NOT EXISTS (
+                SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
+             {party_clause}
              ORDER BY w.id LIMIT ?2{}",
             tx.dialect().ready_index(),
             tx.dialect().skip_locked("w")
@@ -434,11 +444,17 @@ pub(super) fn assign_from(
             if left == 0 {
                 break;
             }
-            found.extend(tx.query(
-                &sql,
-                params![u64_to_db(worker_id), left as i64, level.is_trusted(), b1, b2, token,
-                    burst_block, registered, u64_to_db(integrity.registration_burst_ms), u64_to_db(campaign)],
-            )?);
+            let (me, left, trusted, campaign) =
+                (u64_to_db(worker_id), left as i64, level.is_trusted(), u64_to_db(campaign));
+            found.extend(if party {
+                tx.query(
+                    &sql,
+                    params![me, left, trusted, campaign, b1, b2, token, burst_block, registered,
+                        u64_to_db(integrity.registration_burst_ms)],
+                )?
+            } else {
+                tx.query(&sql, params![me, left, trusted, campaign])?
+            });
         }
         if found.is_empty() {
             return Ok(leases);
