@@ -150,6 +150,10 @@ pub struct PgConnection {
     statements: HashMap<String, Statement>,
 }
 
+/// The planner's cost of a page read out of order on the store's sessions, where nobody set
+/// one: PostgreSQL's default (4) is priced for spinning disks (see `Manager::connect`).
+pub const RANDOM_PAGE_COST: f64 = 1.1;
+
 /// Opens connections for the pool (in the store's schema).
 #[derive(Debug)]
 struct Manager {
@@ -165,6 +169,20 @@ impl r2d2::ManageConnection for Manager {
         let mut client = self.config.connect(NoTls)?;
         if let Some(s) = &self.schema {
             client.batch_execute(&format!("SET search_path TO {}", quote_ident(s)))?;
+        }
+        // PostgreSQL's default random_page_cost (4) prices a page read out of order as four read
+        // in sequence, as on a spinning disk. The store's tables are hot in memory and nearly
+        // every statement probes keys; at 4 the planner joined a batch of 256 keys to a small
+        // table by reading the whole table (a hash join over a seq scan, kept in the cached plan
+        // while the table grows) and checked each lease's worker key by reading the workers
+        // table. 1.1 is the usual value for SSDs and cached data. Set for this store's sessions
+        // only, and only where nobody set it (server, database, role or URL options).
+        let source = client.query_one(
+            "SELECT source FROM pg_settings WHERE name = 'random_page_cost'",
+            &[],
+        )?;
+        if source.get::<_, &str>(0) == "xdefault" {
+            client.batch_execute(&format!("SET random_page_cost = {RANDOM_PAGE_COST}"))?;
         }
         Ok(PgConnection {
             client,
@@ -624,6 +642,30 @@ mod tests {
     /// generic plan made after the first batches, and the results grown tenfold since. The `IN`
     /// list it replaced is checked not to probe by workunit there (it walks every result of
     /// every worker), so that the test shows the difference.
+    #[test]
+    fn sessions_price_random_reads_as_cached_unless_someone_set_a_price() {
+        let Some(url) = crate::store::conformance::postgres_url() else {
+            return;
+        };
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let price = |url: &str| -> String {
+            let options = PgOptions {
+                schema: Some("t_page_cost".into()),
+                ..PgOptions::default()
+            };
+            let store = PgStore::open_with(url, &options).unwrap();
+            store
+                .with_conn(&mut |c| c.query_one("SHOW random_page_cost", &[])?.text(0))
+                .unwrap()
+        };
+        assert_eq!(price(&url), RANDOM_PAGE_COST.to_string());
+        // Set by the operator (here in the URL's options): kept.
+        assert_eq!(
+            price(&format!("{url}{sep}options=-c%20random_page_cost%3D2.5")),
+            "2.5"
+        );
+    }
+
     #[test]
     fn replicas_are_probed_by_index_under_a_generic_plan() {
         use crate::campaign::NewCampaign;
