@@ -181,7 +181,7 @@ impl r2d2::ManageConnection for Manager {
             "SELECT source FROM pg_settings WHERE name = 'random_page_cost'",
             &[],
         )?;
-        if source.get::<_, &str>(0) == "xdefault" {
+        if source.get::<_, &str>(0) == "default" {
             client.batch_execute(&format!("SET random_page_cost = {RANDOM_PAGE_COST}"))?;
         }
         Ok(PgConnection {
