@@ -21,6 +21,9 @@ pub enum Value {
     Text(String),
     /// Bytes.
     Blob(Vec<u8>),
+    /// A one-dimensional array of the values above: a batch's column on PostgreSQL (see
+    /// [`Batch`]). SQLite has no arrays and refuses it.
+    Array(Vec<Value>),
 }
 
 /// Something that binds as a parameter.
@@ -214,12 +217,20 @@ impl Dialect {
 }
 
 /// The parameters of one statement over a batch of rows, and the placeholders that bind them:
-/// a batch of 64 results is then a few statements, not a few per result (a round trip each
-/// on PostgreSQL). Lists are padded with NULLs to a power of two, so that the prepared
-/// statements a connection keeps stay few whatever the batch sizes; a NULL matches no row.
+/// a batch of 256 results is then a few statements, not a few per result (a round trip each
+/// on PostgreSQL).
+///
+/// On PostgreSQL each column of a batch is one array parameter (`unnest` turns the arrays back
+/// into rows), so a statement's text is the same whatever the batch's size: each connection
+/// parses and prepares it once, and planning it does not grow with the batch. (With a
+/// placeholder per value, a batch of 256 results was a statement of 2,048 parameters, planned
+/// again on most executions.) SQLite binds a placeholder per value, and its lists are padded
+/// with NULLs to a power of two, so that the statements it caches stay few whatever the batch
+/// sizes; a NULL matches no row.
 ///
 /// ```text
-/// WITH v(id, o) AS (VALUES (?1, ?2), (?3, ?4)) UPDATE results SET outcome = v.o FROM v WHERE results.id = v.id
+/// SQLite:     WITH v(id, o) AS (VALUES (?1, ?2), (?3, ?4)) UPDATE results SET outcome = v.o FROM v WHERE results.id = v.id
+/// PostgreSQL: WITH v(id, o) AS (SELECT * FROM unnest(CAST(?1 AS BIGINT[]), CAST(?2 AS BIGINT[]))) UPDATE ...
 /// ```
 pub struct Batch {
     dialect: Dialect,
@@ -227,7 +238,7 @@ pub struct Batch {
 }
 
 /// The SQL type of a column of [`Batch::rows`]: PostgreSQL infers no type for a parameter in
-/// `VALUES`, so it is cast there; SQLite keeps the bound value's type.
+/// `VALUES` or `unnest`, so it is cast there; SQLite keeps the bound value's type.
 #[derive(Clone, Copy, Debug)]
 pub enum SqlType {
     /// `BIGINT`.
@@ -236,6 +247,16 @@ pub enum SqlType {
     Bytes,
     /// `TEXT`.
     Text,
+}
+
+impl SqlType {
+    fn name(self) -> &'static str {
+        match self {
+            SqlType::BigInt => "BIGINT",
+            SqlType::Bytes => "BYTEA",
+            SqlType::Text => "TEXT",
+        }
+    }
 }
 
 impl Batch {
@@ -253,26 +274,32 @@ impl Batch {
         format!("?{}", self.values.len())
     }
 
-    fn typed(&mut self, v: Value, ty: SqlType) -> String {
-        let p = self.param(v);
-        match (self.dialect, ty) {
-            (Dialect::Sqlite, _) => p,
-            (Dialect::Postgres, SqlType::BigInt) => format!("CAST({p} AS BIGINT)"),
-            (Dialect::Postgres, SqlType::Bytes) => format!("CAST({p} AS BYTEA)"),
-            (Dialect::Postgres, SqlType::Text) => format!("CAST({p} AS TEXT)"),
-        }
+    /// Binds `values` as one array of `ty` (PostgreSQL); returns the typed placeholder.
+    fn array(&mut self, values: Vec<Value>, ty: SqlType) -> String {
+        let p = self.param(Value::Array(values));
+        format!("CAST({p} AS {}[])", ty.name())
     }
 
-    /// `(?a, ?b, ...)` binding `ids`, for `IN`.
-    pub fn in_list(&mut self, ids: &[u64]) -> String {
-        let mut out = Vec::with_capacity(padded(ids.len()));
-        for i in 0..padded(ids.len()) {
-            let v = ids
-                .get(i)
-                .map_or(Value::Null, |&id| Value::I64(super::codes::u64_to_db(id)));
-            out.push(self.param(v));
+    /// The rest of a predicate that holds for a column equal to one of `ids`:
+    /// `IN (?a, ?b, ...)` on SQLite, `= ANY(CAST(?a AS BIGINT[]))` on PostgreSQL.
+    ///
+    /// ```text
+    /// format!("UPDATE workunits SET check_state = 1 WHERE id {}", b.in_ids(&ids))
+    /// ```
+    pub fn in_ids(&mut self, ids: &[u64]) -> String {
+        let id = |id: u64| Value::I64(super::codes::u64_to_db(id));
+        match self.dialect {
+            Dialect::Sqlite => {
+                let out: Vec<String> = (0..padded(ids.len()))
+                    .map(|i| self.param(ids.get(i).map_or(Value::Null, |&v| id(v))))
+                    .collect();
+                format!("IN ({})", out.join(", "))
+            }
+            Dialect::Postgres => {
+                let array = self.array(ids.iter().map(|&v| id(v)).collect(), SqlType::BigInt);
+                format!("= ANY({array})")
+            }
         }
-        format!("({})", out.join(", "))
     }
 
     /// A `FROM` item: the rows of `table` whose `column` is one of `ids`, named `alias`, for a
@@ -293,8 +320,8 @@ impl Batch {
         let ids = &ids;
         match self.dialect {
             Dialect::Sqlite => {
-                let list = self.in_list(ids);
-                format!("(SELECT * FROM {table} WHERE {column} IN {list}) AS {alias}")
+                let in_ids = self.in_ids(ids);
+                format!("(SELECT * FROM {table} WHERE {column} {in_ids}) AS {alias}")
             }
             Dialect::Postgres => {
                 let keys = self.rows(
@@ -311,23 +338,44 @@ impl Batch {
         }
     }
 
-    /// `VALUES (...), (...)` binding `rows` (each of `types.len()` values), padded with rows
-    /// of NULLs.
+    /// A query giving `rows` (each of `types.len()` values), for `WITH v(...) AS (...)`:
+    /// `VALUES (...), (...)` padded with rows of NULLs on SQLite, `SELECT * FROM unnest(...)`
+    /// of one array per column on PostgreSQL.
     pub fn rows(&mut self, types: &[SqlType], rows: Vec<Vec<Value>>) -> String {
-        let n = padded(rows.len());
-        let mut out = Vec::with_capacity(n);
-        let mut rows = rows.into_iter();
-        for _ in 0..n {
-            let row = rows.next().unwrap_or_default();
-            debug_assert!(row.is_empty() || row.len() == types.len());
-            let mut row = row.into_iter();
-            let cells: Vec<String> = types
-                .iter()
-                .map(|&ty| self.typed(row.next().unwrap_or(Value::Null), ty))
-                .collect();
-            out.push(format!("({})", cells.join(", ")));
+        match self.dialect {
+            Dialect::Sqlite => {
+                let n = padded(rows.len());
+                let mut out = Vec::with_capacity(n);
+                let mut rows = rows.into_iter();
+                for _ in 0..n {
+                    let row = rows.next().unwrap_or_default();
+                    debug_assert!(row.is_empty() || row.len() == types.len());
+                    let mut row = row.into_iter();
+                    let cells: Vec<String> = types
+                        .iter()
+                        .map(|_| self.param(row.next().unwrap_or(Value::Null)))
+                        .collect();
+                    out.push(format!("({})", cells.join(", ")));
+                }
+                format!("VALUES {}", out.join(", "))
+            }
+            Dialect::Postgres => {
+                let mut columns: Vec<Vec<Value>> =
+                    vec![Vec::with_capacity(rows.len()); types.len()];
+                for row in rows {
+                    debug_assert_eq!(row.len(), types.len());
+                    for (column, v) in columns.iter_mut().zip(row) {
+                        column.push(v);
+                    }
+                }
+                let arrays: Vec<String> = columns
+                    .into_iter()
+                    .zip(types)
+                    .map(|(column, &ty)| self.array(column, ty))
+                    .collect();
+                format!("SELECT * FROM unnest({})", arrays.join(", "))
+            }
         }
-        format!("VALUES {}", out.join(", "))
     }
 
     /// The parameters bound so far, for [`Conn`].
@@ -416,4 +464,45 @@ pub trait Backend: Send + Sync {
     fn with_conn<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
     /// Runs `f` on a connection for long exports, which never block writers.
     fn with_reader<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch_sql(dialect: Dialect, n: u64) -> (String, usize) {
+        let mut b = Batch::new(dialect);
+        let ids: Vec<u64> = (1..=n).collect();
+        let in_ids = b.in_ids(&ids);
+        let rows = b.rows(
+            &[SqlType::BigInt, SqlType::Bytes],
+            ids.iter()
+                .map(|&id| vec![Value::I64(id as i64), Value::Blob(vec![1])])
+                .collect(),
+        );
+        (format!("{in_ids} | {rows}"), b.params().len())
+    }
+
+    #[test]
+    fn postgres_batches_are_one_statement_whatever_their_size() {
+        let (three, params) = batch_sql(Dialect::Postgres, 3);
+        assert_eq!(batch_sql(Dialect::Postgres, 256).0, three);
+        assert_eq!(params, 3, "one array per list and per column");
+        assert_eq!(
+            three,
+            "= ANY(CAST(?1 AS BIGINT[])) | SELECT * FROM unnest(CAST(?2 AS BIGINT[]), CAST(?3 AS BYTEA[]))"
+        );
+    }
+
+    #[test]
+    fn sqlite_batches_are_padded_to_a_power_of_two() {
+        let (three, params) = batch_sql(Dialect::Sqlite, 3);
+        assert_eq!(params, 4 + 4 * 2);
+        assert_eq!(batch_sql(Dialect::Sqlite, 4).0, three);
+        assert_ne!(batch_sql(Dialect::Sqlite, 5).0, three);
+        assert!(
+            three.starts_with("IN (?1, ?2, ?3, ?4) | VALUES (?5, ?6)"),
+            "{three}"
+        );
+    }
 }

@@ -446,6 +446,40 @@ impl ToSql for Bind {
             },
             Value::Text(s) => s.to_sql(ty, out),
             Value::Blob(b) => b.to_sql(ty, out),
+            Value::Array(vs) => {
+                // Elements as the array type asks (a batch's column, see Batch).
+                let wrong = |v: &Value| format!("{v:?} in an array of {ty}").into();
+                match *ty {
+                    Type::INT8_ARRAY => vs
+                        .iter()
+                        .map(|v| match v {
+                            Value::Null => Ok(None),
+                            Value::I64(i) => Ok(Some(*i)),
+                            v => Err(wrong(v)),
+                        })
+                        .collect::<Result<Vec<Option<i64>>, Box<dyn std::error::Error + Sync + Send>>>()?
+                        .to_sql(ty, out),
+                    Type::BYTEA_ARRAY => vs
+                        .iter()
+                        .map(|v| match v {
+                            Value::Null => Ok(None),
+                            Value::Blob(b) => Ok(Some(b.as_slice())),
+                            v => Err(wrong(v)),
+                        })
+                        .collect::<Result<Vec<Option<&[u8]>>, Box<dyn std::error::Error + Sync + Send>>>()?
+                        .to_sql(ty, out),
+                    Type::TEXT_ARRAY => vs
+                        .iter()
+                        .map(|v| match v {
+                            Value::Null => Ok(None),
+                            Value::Text(t) => Ok(Some(t.as_str())),
+                            v => Err(wrong(v)),
+                        })
+                        .collect::<Result<Vec<Option<&str>>, Box<dyn std::error::Error + Sync + Send>>>()?
+                        .to_sql(ty, out),
+                    _ => Err(format!("an array bound as {ty}").into()),
+                }
+            }
         }
     }
 
@@ -706,32 +740,35 @@ mod tests {
                 let select = "SELECT r.workunit_id, r.id, o.trusted FROM";
                 let join = "JOIN workers o ON o.id = r.worker_id";
                 let order = "ORDER BY r.workunit_id, r.id";
-                let mut b = Batch::new(Dialect::Postgres);
+                // The ids as an IN list of placeholders, one per id.
                 let by_in = format!(
-                    "{select} results r {join} WHERE r.workunit_id IN {} {order}",
-                    b.in_list(&ids)
+                    "{select} results r {join} WHERE r.workunit_id IN ({}) {order}",
+                    (1..=ids.len()).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
                 );
                 let mut b = Batch::new(Dialect::Postgres);
                 let from = b.rows_where_in("results", "workunit_id", &ids, "r");
-                let by_probe = format!("{select} {from} {join} {order}");
-                let types = vec!["BIGINT"; ids.len()].join(", ");
-                let explain = |name: &str| -> StoreResult<String> {
-                    let args: Vec<String> = ids.iter().map(u64::to_string).collect();
+                let by_probe = dollar_placeholders(&format!("{select} {from} {join} {order}"));
+                let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+                let statements = [
+                    ("by_in", vec!["BIGINT"; ids.len()].join(", "), by_in, ids.join(", ")),
+                    ("by_probe", "BIGINT[]".to_string(), by_probe, format!("'{{{}}}'", ids.join(","))),
+                ];
+                let explain = |name: &str, args: &str| -> StoreResult<String> {
                     Ok(tx
-                        .query(&format!("EXPLAIN EXECUTE {name} ({})", args.join(", ")), &[])?
+                        .query(&format!("EXPLAIN EXECUTE {name} ({args})"), &[])?
                         .iter()
                         .map(|r| r.text(0))
                         .collect::<StoreResult<Vec<_>>>()?
                         .join("\n"))
                 };
                 let mut plans = Vec::new();
-                for (name, sql) in [("by_in", by_in), ("by_probe", by_probe)] {
-                    tx.exec(&format!("PREPARE {name} ({types}) AS {}", dollar_placeholders(&sql)), &[])?;
-                    plans.push(explain(name)?);
+                for (name, types, sql, args) in &statements {
+                    tx.exec(&format!("PREPARE {name} ({types}) AS {sql}"), &[])?;
+                    plans.push(explain(name, args)?);
                 }
                 tx.exec(&abandoned(20, 960), &[])?;
-                for name in ["by_in", "by_probe"] {
-                    plans.push(explain(name)?);
+                for (name, _, _, args) in &statements {
+                    plans.push(explain(name, args)?);
                     tx.exec(&format!("DEALLOCATE {name}"), &[])?;
                 }
                 Ok(plans)

@@ -78,10 +78,10 @@ fn store_results_in(
     let ids: Vec<u64> = batch.iter().map(|(id, _)| *id).collect();
     // Locked in id order (a concurrent expiry or answer waits).
     let mut b = Batch::new(tx.dialect());
-    let list = b.in_list(&ids);
+    let in_ids = b.in_ids(&ids);
     let rows = tx.query(
         &format!(
-            "SELECT id, workunit_id, worker_id, state, deadline_ms FROM results WHERE id IN {list} ORDER BY id{}",
+            "SELECT id, workunit_id, worker_id, state, deadline_ms FROM results WHERE id {in_ids} ORDER BY id{}",
             tx.dialect().for_update()
         ),
         &b.params(),
@@ -192,9 +192,9 @@ fn pick_secret_checks(tx: Tx, worker_id: u64, workunits: &[u64]) -> StoreResult<
         .collect();
     if !picked.is_empty() {
         let mut b = Batch::new(tx.dialect());
-        let list = b.in_list(&picked);
+        let in_ids = b.in_ids(&picked);
         tx.exec(
-            &format!("UPDATE workunits SET check_state = 1 WHERE id IN {list} AND check_state = 0 AND kind IN (0, 1) AND known_nodes IS NULL"),
+            &format!("UPDATE workunits SET check_state = 1 WHERE id {in_ids} AND check_state = 0 AND kind IN (0, 1) AND known_nodes IS NULL"),
             &b.params(),
         )?;
     }
@@ -291,13 +291,13 @@ pub(super) fn workunit_kind(r: &Row, at: usize) -> StoreResult<c960_common::wire
 /// names no lease), in the order asked.
 fn leases_in(tx: Tx, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
     let mut b = Batch::new(tx.dialect());
-    let list = b.in_list(lease_ids);
+    let in_ids = b.in_ids(lease_ids);
     let mut found = HashMap::new();
     for r in tx.query(
         &format!(
             "SELECT r.id, r.workunit_id, r.worker_id, r.state, r.deadline_ms, {KIND_COLUMNS},
                 r.issued_ms, w.known_nodes
-         FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id IN {list}"
+         FROM results r JOIN workunits w ON w.id = r.workunit_id WHERE r.id {in_ids}"
         ),
         &b.params(),
     )? {

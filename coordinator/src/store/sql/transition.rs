@@ -216,12 +216,12 @@ pub(super) fn decide_many(tx: Tx, workunits: &[u64], known: Known) -> StoreResul
         }));
     }
     let mut b = Batch::new(tx.dialect());
-    let list = b.in_list(&ids);
+    let in_ids = b.in_ids(&ids);
     let rows = tx.query(
         &format!(
             "SELECT id, state, quorum, max_results, canonical_digest, kind, known_nodes, verified_digest, check_state,
                 needed, trusted_only
-             FROM workunits WHERE id IN {list} ORDER BY id{}",
+             FROM workunits WHERE id {in_ids} ORDER BY id{}",
             tx.dialect().for_update()
         ),
         &b.params(),
@@ -402,19 +402,19 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
     }
     if !v.want_check.is_empty() {
         let mut b = Batch::new(tx.dialect());
-        let list = b.in_list(&v.want_check);
+        let in_ids = b.in_ids(&v.want_check);
         tx.exec(
-            &format!("UPDATE workunits SET check_state = 1 WHERE id IN {list} AND check_state = 0"),
+            &format!("UPDATE workunits SET check_state = 1 WHERE id {in_ids} AND check_state = 0"),
             &b.params(),
         )?;
     }
     if !v.failed.is_empty() {
         let mut b = Batch::new(tx.dialect());
         let now = b.param(now_ms);
-        let list = b.in_list(&v.failed);
+        let in_ids = b.in_ids(&v.failed);
         tx.exec(
             &format!(
-                "UPDATE workunits SET state = 2, needed = 0, trusted_only = 0, completed_ms = {now} WHERE id IN {list}"
+                "UPDATE workunits SET state = 2, needed = 0, trusted_only = 0, completed_ms = {now} WHERE id {in_ids}"
             ),
             &b.params(),
         )?;
@@ -443,9 +443,9 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
     }
     if !v.resplit.is_empty() {
         let mut b = Batch::new(tx.dialect());
-        let list = b.in_list(&v.resplit);
+        let in_ids = b.in_ids(&v.resplit);
         tx.exec(
-            &format!("UPDATE workunits SET check_state = 4 WHERE id IN {list}"),
+            &format!("UPDATE workunits SET check_state = 4 WHERE id {in_ids}"),
             &b.params(),
         )?;
     }

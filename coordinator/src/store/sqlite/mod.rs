@@ -149,6 +149,12 @@ impl rusqlite::ToSql for Bind {
             Value::Bool(b) => ToSqlOutput::Borrowed(ValueRef::Integer(i64::from(*b))),
             Value::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
             Value::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+            // Batch binds arrays on PostgreSQL only.
+            Value::Array(_) => {
+                return Err(rusqlite::Error::ToSqlConversionFailure(
+                    "SQLite has no array parameters".into(),
+                ));
+            }
         })
     }
 }
