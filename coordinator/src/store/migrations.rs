@@ -43,6 +43,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(15, "0015_credit_with_votes"),
     migration!(16, "0016_counters_per_statement"),
     migration!(17, "0017_probes"),
+    migration!(18, "0018_results_keys"),
 ];
 
 #[cfg(test)]
