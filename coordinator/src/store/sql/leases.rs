@@ -403,8 +403,18 @@ pub(super) fn assign_from(
         let burst_block = reg_block.as_deref().filter(|_| integrity.registration_burst_ms > 0);
         // Campaigns in serving order (priority, pause: scheduler::serving_order), each walked
         // on the per-campaign partial index of its ready workunits until the batch is full.
+        // Campaigns with no ready workunit at all are left out here, with one probe of that
+        // index each: a worker polling while every replica is out (the end of a campaign) then
+        // costs one statement, not the assignment query once per campaign.
         let slots = tx
-            .query("SELECT id, priority, status FROM campaigns", params![])?
+            .query(
+                &format!(
+                    "SELECT c.id, c.priority, c.status FROM campaigns c WHERE EXISTS (
+                        SELECT 1 FROM workunits w{} WHERE w.campaign_id = c.id AND w.state = 0 AND w.needed > 0)",
+                    tx.dialect().ready_index()
+                ),
+                params![],
+            )?
             .iter()
             .map(|r| {
                 Ok(CampaignSlot {
