@@ -44,6 +44,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(16, "0016_counters_per_statement"),
     migration!(17, "0017_probes"),
     migration!(18, "0018_results_keys"),
+    migration!(19, "0019_counters_without_joins"),
 ];
 
 #[cfg(test)]
