@@ -1,11 +1,13 @@
 //! Campaigns, their workunits, progress and tables.
 
+use std::collections::HashMap;
+
 use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
 use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
 use crate::scheduler::{self, CampaignStatus, QuorumPolicy, Transition};
 use crate::store::codes::{hex, kind_code, outcome_name, replica_state, status_code, u64_to_db};
-use crate::store::db::{Backend, params};
+use crate::store::db::{Backend, Row, params};
 use crate::store::{
     AnalysisRow, Campaign, CampaignChange, CampaignProgress, ResultRecord, StoreError, StoreResult,
     TableRow,
@@ -179,17 +181,28 @@ pub(crate) const SUMMED_COUNTS: &str = "CAST(SUM(total) AS BIGINT), CAST(SUM(val
      CAST(SUM(queued) AS BIGINT), CAST(SUM(in_flight) AS BIGINT), CAST(SUM(nodes_valid_hi) AS BIGINT), \
      CAST(SUM(nodes_valid_lo) AS BIGINT), CAST(SUM(nodes_computed_hi) AS BIGINT), CAST(SUM(nodes_computed_lo) AS BIGINT)";
 
+/// The number of columns in [`SUMMED_COUNTS`].
+const SUMMED_COUNT_COLUMNS: usize = 9;
+
 pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
     let campaigns = campaigns(s)?;
     let split = |hi: i64, lo: i64| (i128::from(hi) * (1 << 32) + i128::from(lo)).max(0) as u128;
     s.with_conn(&mut |tx| {
+        // Every campaign's counters in one statement (the dashboard and the metrics read them
+        // often, with any number of campaigns).
+        let mut counts: HashMap<u64, Row> = HashMap::new();
+        for r in tx.query(
+            &format!(
+                "SELECT {SUMMED_COUNTS}, campaign_id FROM campaign_counts GROUP BY campaign_id"
+            ),
+            params![],
+        )? {
+            counts.insert(r.u64(SUMMED_COUNT_COLUMNS)?, r);
+        }
         let mut out = Vec::with_capacity(campaigns.len());
         for c in &campaigns {
-            let r = tx
-                .query_opt(
-                    &format!("SELECT {SUMMED_COUNTS} FROM campaign_counts WHERE campaign_id = ?1 GROUP BY campaign_id"),
-                    params![u64_to_db(c.id)],
-                )?
+            let r = counts
+                .get(&c.id)
                 .ok_or_else(|| StoreError::Db(format!("campaign {} has no counters", c.id)))?;
             out.push(CampaignProgress {
                 campaign: c.clone(),
