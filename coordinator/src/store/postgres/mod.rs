@@ -453,35 +453,22 @@ impl ToSql for Bind {
             Value::Blob(b) => b.to_sql(ty, out),
             Value::Array(vs) => {
                 // Elements as the array type asks (a batch's column, see Batch).
-                let wrong = |v: &Value| format!("{v:?} in an array of {ty}").into();
                 match *ty {
-                    Type::INT8_ARRAY => vs
-                        .iter()
-                        .map(|v| match v {
-                            Value::Null => Ok(None),
-                            Value::I64(i) => Ok(Some(*i)),
-                            v => Err(wrong(v)),
-                        })
-                        .collect::<Result<Vec<Option<i64>>, Box<dyn std::error::Error + Sync + Send>>>()?
-                        .to_sql(ty, out),
-                    Type::BYTEA_ARRAY => vs
-                        .iter()
-                        .map(|v| match v {
-                            Value::Null => Ok(None),
-                            Value::Blob(b) => Ok(Some(b.as_slice())),
-                            v => Err(wrong(v)),
-                        })
-                        .collect::<Result<Vec<Option<&[u8]>>, Box<dyn std::error::Error + Sync + Send>>>()?
-                        .to_sql(ty, out),
-                    Type::TEXT_ARRAY => vs
-                        .iter()
-                        .map(|v| match v {
-                            Value::Null => Ok(None),
-                            Value::Text(t) => Ok(Some(t.as_str())),
-                            v => Err(wrong(v)),
-                        })
-                        .collect::<Result<Vec<Option<&str>>, Box<dyn std::error::Error + Sync + Send>>>()?
-                        .to_sql(ty, out),
+                    Type::INT8_ARRAY => elements(vs, ty, |v| match v {
+                        Value::I64(i) => Some(*i),
+                        _ => None,
+                    })?
+                    .to_sql(ty, out),
+                    Type::BYTEA_ARRAY => elements(vs, ty, |v| match v {
+                        Value::Blob(b) => Some(b.as_slice()),
+                        _ => None,
+                    })?
+                    .to_sql(ty, out),
+                    Type::TEXT_ARRAY => elements(vs, ty, |v| match v {
+                        Value::Text(t) => Some(t.as_str()),
+                        _ => None,
+                    })?
+                    .to_sql(ty, out),
                     _ => Err(format!("an array bound as {ty}").into()),
                 }
             }
@@ -493,6 +480,23 @@ impl ToSql for Bind {
     }
 
     to_sql_checked!();
+}
+
+/// The elements of an array parameter as `pick` reads them (NULL as `None`); an element of
+/// another type is an error.
+fn elements<'a, T>(
+    vs: &'a [Value],
+    ty: &Type,
+    pick: impl Fn(&'a Value) -> Option<T>,
+) -> Result<Vec<Option<T>>, Box<dyn std::error::Error + Sync + Send>> {
+    vs.iter()
+        .map(|v| match v {
+            Value::Null => Ok(None),
+            v => pick(v)
+                .map(Some)
+                .ok_or_else(|| format!("{v:?} in an array of {ty}").into()),
+        })
+        .collect()
 }
 
 fn value_of(r: &postgres::Row, i: usize) -> StoreResult<Value> {
