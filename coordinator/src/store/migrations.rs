@@ -45,6 +45,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(17, "0017_probes"),
     migration!(18, "0018_results_keys"),
     migration!(19, "0019_counters_without_joins"),
+    migration!(20, "0020_result_counts_per_workunit"),
 ];
 
 #[cfg(test)]
