@@ -395,12 +395,7 @@ pub fn check_perft_shape(kind: &WorkUnitKind, result: &PerftResult) -> Result<()
     }
     for ((name, m), count) in legal.into_iter().zip(counts) {
         let count = count.unwrap_or(0);
-        // Bounds at depths 0 and 1 are constants; from depth 2 on they look at the child.
-        let bound = if *depth > 2 {
-            subtree_bound(&pos.play(m), depth - 1)
-        } else {
-            subtree_bound(&pos, depth - 1)
-        };
+        let bound = subtree_bound(&pos.play(m), depth - 1);
         if u128::from(count) > bound {
             return Err(ShapeError::Implausible {
                 mv: name,

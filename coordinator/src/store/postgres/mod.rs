@@ -75,10 +75,9 @@ impl Default for PgOptions {
 /// Writing transactions of one coordinator at once, by default: as many as this machine has
 /// cores. With two coordinators and PostgreSQL on one 2-core machine that is 2 each: in the
 /// store benchmark 1 and 2 ran alike, and faster than 3, 4 or 16 (BENCHMARKS.md, issue 15).
-/// The database's cores are
-/// what counts, and the coordinator cannot see them: on a database server with more cores than
-/// the coordinators' machines, give more with `?writers=N` in the URL (about twice the
-/// database's cores shared among the coordinators).
+/// The database's cores are what counts, and the coordinator cannot see them: on a database
+/// server with more cores than the coordinators' machines, give more with `?writers=N` in the
+/// URL (about twice the database's cores shared among the coordinators).
 pub fn default_writers() -> u32 {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 64) as u32)
 }
@@ -152,7 +151,7 @@ pub struct PgConnection {
 
 /// The planner's cost of a page read out of order on the store's sessions, where nobody set
 /// one: PostgreSQL's default (4) is priced for spinning disks (see `Manager::connect`).
-pub const RANDOM_PAGE_COST: f64 = 1.1;
+const RANDOM_PAGE_COST: f64 = 1.1;
 
 /// Opens connections for the pool (in the store's schema).
 #[derive(Debug)]
