@@ -28,6 +28,7 @@ pub mod startpos;
 pub mod text;
 pub mod types;
 pub mod uci;
+pub mod wait;
 pub mod wire;
 pub mod zobrist;
 

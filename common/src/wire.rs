@@ -8,10 +8,14 @@
 use serde::{Deserialize, Serialize};
 
 /// The protocol version spoken by this build. Bumped on any incompatible change of these types.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The largest request body the coordinator accepts, and the decode limit of [`crate::codec`].
 pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// How often a worker renews the leases it is computing ([`HeartbeatRequest`]). The coordinator
+/// lets a lease go unrenewed for a few of these before its replica goes to another worker.
+pub const HEARTBEAT_SECS: u64 = 30;
 
 /// The content type of every bincode body.
 pub const CONTENT_TYPE: &str = "application/octet-stream";
@@ -243,6 +247,9 @@ pub enum FetchResponse {
     NoWork {
         /// Seconds to wait before the next fetch (also sent as the `Retry-After` header).
         retry_after_secs: u32,
+        /// Why, when a rule keeps this worker from replicas that remain (`None`: every
+        /// remaining replica is with other workers, or no campaign has work).
+        waiting: Option<crate::wait::Waiting>,
     },
 }
 
@@ -398,6 +405,9 @@ pub enum FetchBatchResponse {
     NoWork {
         /// Seconds to wait before the next fetch (also sent as the `Retry-After` header).
         retry_after_secs: u32,
+        /// Why, when a rule keeps this worker from replicas that remain (`None`: every
+        /// remaining replica is with other workers, or no campaign has work).
+        waiting: Option<crate::wait::Waiting>,
     },
 }
 
@@ -479,6 +489,25 @@ pub struct FailRequest {
 pub enum FailResponse {
     /// The failure is recorded and the replica will go to another worker.
     Recorded,
+}
+
+/// `POST /api/v1/heartbeat`: the worker is alive and still computing these leases; each is
+/// renewed (never past its whole life, `--lease-secs`). Sent every [`HEARTBEAT_SECS`] while a
+/// batch is in hand, so a worker that died gives its replicas back within minutes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeartbeatRequest {
+    /// Must equal [`PROTOCOL_VERSION`]. The bearer token must hold the leases.
+    pub protocol: u32,
+    /// The leases in hand, at most [`MAX_BATCH`].
+    pub lease_ids: Vec<u64>,
+}
+
+/// Answer to [`HeartbeatRequest`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeartbeatResponse {
+    /// The leases renewed: still open and this worker's. A lease missing here expired or was
+    /// answered; a result for it is still accepted while its replica is needed.
+    pub renewed: Vec<u64>,
 }
 
 /// The JSON body of every refusal (any 4xx/5xx), on every endpoint.

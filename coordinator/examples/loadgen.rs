@@ -97,7 +97,9 @@ async fn simulated_worker(url: String, i: usize, until: Instant) -> Tally {
         t.latencies_us.push(s.elapsed().as_micros() as u64);
         let a = match fetched {
             Ok(FetchResponse::Assigned(a)) => a,
-            Ok(FetchResponse::NoWork { retry_after_secs }) => {
+            Ok(FetchResponse::NoWork {
+                retry_after_secs, ..
+            }) => {
                 tokio::time::sleep(Duration::from_secs(u64::from(retry_after_secs))).await;
                 continue;
             }
@@ -191,7 +193,7 @@ fn main() -> ExitCode {
         // One address block for all: no block separation or block cap (the workunits have
         // public answers, so the untrusted workers' quorums are anchored).
         integrity: c960_coordinator::trust::Integrity {
-            separate_address_blocks: false,
+            address_separation: c960_coordinator::trust::AddressSeparation::Off,
             block_lease_cap: 0,
             ..Default::default()
         },

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Result, anyhow};
 use c960_coordinator::campaign::{CampaignRequest, CampaignWarning, SplitPly, check_name};
 use c960_coordinator::clock::now_ms;
-use c960_coordinator::scheduler::CampaignAction;
+use c960_coordinator::scheduler::{CampaignAction, CampaignState};
 use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
 use clap::Subcommand;
 
@@ -131,7 +131,7 @@ fn line(p: &CampaignProgress) -> String {
         "{}\t{}\t{}\tpriority {}\t{} depth {}\t{} positions {}\tquorum {}\t{}/{} valid\t{} failed",
         c.id,
         name(c),
-        c.status.name(),
+        p.state().name(),
         c.priority,
         kind(c),
         c.depth,
@@ -235,7 +235,11 @@ pub fn run(
             let c = &p.campaign;
             println!("campaign     {}", c.id);
             println!("name         {}", name(c));
-            println!("status       {}", c.status.name());
+            println!("state        {}", p.state().name());
+            if let Some(stall) = c.stall.filter(|_| p.state() == CampaignState::Stalled) {
+                println!("stalled      {}", stall.waiting(c.id).describe());
+            }
+            println!("operator     {}", c.status.name());
             println!("priority     {}", c.priority);
             println!("kind         {}", kind(c));
             println!("depth        {}", c.depth);

@@ -160,7 +160,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = SqliteStore::open(&dir.path().join("t.db")).unwrap();
         s.set_integrity(&Integrity {
-            separate_address_blocks: false,
+            address_separation: crate::trust::AddressSeparation::Off,
             untrusted_lease_cap: 0,
             ..Integrity::default()
         })

@@ -10,6 +10,7 @@ use std::sync::{Mutex, PoisonError};
 use c960_common::balance::{self, PositionScore, RankedPosition};
 use serde::Serialize;
 
+use crate::scheduler::CampaignState;
 use crate::store::{AnalysisRow, Campaign, TableRow};
 
 /// Export formats.
@@ -523,6 +524,8 @@ pub fn balance_svg(campaign: &Campaign, rows: &[AnalysisRow]) -> Result<String, 
 struct JsonAnalysisTable<'a> {
     campaign: &'a Campaign,
     complete: bool,
+    /// What the campaign is doing, in the vocabulary of the pages and the command line.
+    state: CampaignState,
     rows: &'a [AnalysisRow],
 }
 
@@ -531,9 +534,29 @@ pub fn analysis_json(campaign: &Campaign, rows: &[AnalysisRow]) -> String {
     let t = JsonAnalysisTable {
         campaign,
         complete: rows.iter().all(|r| r.status == "valid"),
+        state: state_of(campaign, rows.iter().map(|r| r.status.as_str())),
         rows,
     };
     serde_json::to_string_pretty(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// A campaign's state from its table's row statuses ([`CampaignState`]: nothing in flight is
+/// known here, so a campaign with rows left is `running` once any row is done).
+fn state_of<'a>(campaign: &Campaign, statuses: impl Iterator<Item = &'a str>) -> CampaignState {
+    let (mut total, mut valid, mut failed) = (0, 0, 0);
+    for s in statuses {
+        total += 1;
+        valid += u64::from(s == "valid");
+        failed += u64::from(s == "failed");
+    }
+    CampaignState::of(
+        campaign.status,
+        total,
+        valid,
+        failed,
+        0,
+        campaign.stall.is_some(),
+    )
 }
 
 /// A split campaign assembled per start position.
@@ -555,6 +578,8 @@ pub fn split_table(
 struct JsonSplitTable<'a> {
     campaign: &'a Campaign,
     complete: bool,
+    /// What the campaign is doing, in the vocabulary of the pages and the command line.
+    state: CampaignState,
     total_nodes: u128,
     check: crate::assembly::CheckReport,
     rows: &'a [crate::assembly::SplitRow],
@@ -572,6 +597,7 @@ pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> St
     let t = JsonSplitTable {
         campaign,
         complete: rows.iter().all(|r| r.status == "valid"),
+        state: state_of(campaign, rows.iter().map(|r| r.status.as_str())),
         total_nodes: totals.values().sum::<u128>(),
         check: crate::assembly::check(campaign.depth, &totals),
         rows,
@@ -583,6 +609,8 @@ pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> St
 struct JsonTable<'a> {
     campaign: &'a Campaign,
     complete: bool,
+    /// What the campaign is doing, in the vocabulary of the pages and the command line.
+    state: CampaignState,
     total_nodes: u128,
     rows: &'a [TableRow],
 }
@@ -593,6 +621,7 @@ pub fn json(campaign: &Campaign, rows: &[TableRow]) -> String {
     let t = JsonTable {
         campaign,
         complete: rows.iter().all(|r| r.status == "valid"),
+        state: state_of(campaign, rows.iter().map(|r| r.status.as_str())),
         total_nodes: total_nodes(rows),
         rows,
     };
@@ -709,6 +738,7 @@ mod tests {
             status: Default::default(),
             games: None,
             move_nodes: None,
+            stall: None,
         };
         let text = json(&campaign, &rows);
         let sum = 2 * u128::from(u64::MAX) + (1 << 53) + 1;

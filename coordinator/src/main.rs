@@ -17,7 +17,7 @@ use c960_coordinator::export::{self, Format};
 use c960_coordinator::proxies::TrustedProxies;
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{Store, postgres::is_postgres_url};
-use c960_coordinator::trust::Integrity;
+use c960_coordinator::trust::{AddressSeparation, Integrity};
 use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
@@ -52,9 +52,14 @@ enum Command {
         /// (`postgres://user:password@host:port/db`; several coordinators may share one).
         #[arg(long)]
         db: PathBuf,
-        /// Lease duration in seconds.
+        /// A lease's whole life in seconds: its hard deadline, however often it is renewed.
         #[arg(long, default_value_t = 3600)]
         lease_secs: u64,
+        /// Seconds a lease stays open without a renewal: workers renew the leases they compute
+        /// every 30 s, so a worker that died gives its replicas back after this long (0: no
+        /// renewals, leases last --lease-secs; else at least 60).
+        #[arg(long, default_value_t = 90)]
+        lease_renewal_secs: u64,
         /// Lost votes + refused results after which a worker gets no work (0: never).
         #[arg(long, default_value_t = 3)]
         max_strikes: u64,
@@ -120,9 +125,14 @@ enum Command {
         /// Open leases of all workers of one address block (IPv4 /24, IPv6 /48) together (0: no cap).
         #[arg(long, default_value_t = 512)]
         block_lease_cap: u64,
+        /// Which address blocks (IPv4 /24, IPv6 /48) keep replicas of one workunit apart and
+        /// share --block-lease-cap: `public` (loopback, private and link-local blocks do not:
+        /// workers on one machine or one lab network pair), `everywhere`, or `off`.
+        #[arg(long, value_enum, default_value_t = AddressSeparation::Public)]
+        address_separation: AddressSeparation,
         /// Let workers of one address block hold replicas of the same workunit (behind a NAT or
-        /// a proxy that hides the volunteers' addresses).
-        #[arg(long)]
+        /// a proxy that hides the volunteers' addresses): `--address-separation off`.
+        #[arg(long, conflicts_with = "address_separation")]
         shared_address_blocks: bool,
         /// Workers registered within this many seconds of each other from one address block never
         /// hold replicas of one workunit, even with --shared-address-blocks (0: off; behind a
@@ -520,6 +530,8 @@ fn main() -> ExitCode {
             trust_after,
             untrusted_lease_cap,
             block_lease_cap,
+            lease_renewal_secs,
+            address_separation,
             shared_address_blocks,
             registration_burst_secs,
             resplit_rate,
@@ -527,6 +539,13 @@ fn main() -> ExitCode {
             registrations_per_hour,
             log_format,
         } => {
+            let heartbeat = c960_common::wire::HEARTBEAT_SECS;
+            if lease_renewal_secs != 0 && lease_renewal_secs < 2 * heartbeat {
+                bail!(
+                    "--lease-renewal-secs must be 0 (no renewals) or at least {} (workers renew every {heartbeat} s)",
+                    2 * heartbeat
+                );
+            }
             let ppm = |name: &str, r: f64| -> Result<u64> {
                 if !(0.0..=1.0).contains(&r) {
                     return Err(anyhow!("--{name} must be between 0 and 1, got {r}"));
@@ -581,11 +600,16 @@ fn main() -> ExitCode {
                     check_rate_untrusted_ppm: ppm("check-rate", check_rate)?,
                     check_rate_trusted_ppm: ppm("check-rate-trusted", check_rate_trusted)?,
                     untrusted_lease_cap,
-                    separate_address_blocks: !shared_address_blocks,
+                    address_separation: if shared_address_blocks {
+                        AddressSeparation::Off
+                    } else {
+                        address_separation
+                    },
                     block_lease_cap,
                     max_nodes_per_sec,
                     registration_burst_ms: registration_burst_secs.saturating_mul(1000),
                     resplit_rate_ppm: ppm("resplit-rate", resplit_rate)?,
+                    lease_renewal_ms: lease_renewal_secs * 1000,
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,

@@ -400,7 +400,7 @@ async fn serve_and_work(
         // The local workers are the operator's own: trusted, on one address, not checked.
         trust_enrolled: true,
         integrity: crate::trust::Integrity {
-            separate_address_blocks: false,
+            address_separation: crate::trust::AddressSeparation::Off,
             block_lease_cap: 0,
             check_rate_untrusted_ppm: 0,
             check_rate_trusted_ppm: 0,

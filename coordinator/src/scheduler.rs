@@ -32,6 +32,68 @@ impl CampaignStatus {
     }
 }
 
+/// What a campaign is doing, in the one vocabulary of the pages, the command line, the status
+/// JSON and the exports: `complete` (or `failed`, some workunit failed) once every workunit is
+/// done, whatever the operator's status; otherwise `cancelled` or `paused` as the operator set
+/// it; `stalled` when no connected worker may take what remains ([`crate::stall`]); `running`,
+/// or `waiting` until anything was done or leased.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CampaignState {
+    /// Nothing done or leased yet.
+    Waiting,
+    /// Work is leased or done, and more remains.
+    Running,
+    /// No connected worker may take its remaining replicas.
+    Stalled,
+    /// Paused by the operator, work remaining.
+    Paused,
+    /// Cancelled by the operator, work remaining.
+    Cancelled,
+    /// Every workunit valid.
+    Complete,
+    /// Every workunit done, some failed.
+    Failed,
+}
+
+impl CampaignState {
+    /// The state of a campaign with this status and these counts.
+    pub fn of(
+        status: CampaignStatus,
+        total: u64,
+        valid: u64,
+        failed: u64,
+        in_flight: u64,
+        stalled: bool,
+    ) -> CampaignState {
+        let remaining = total.saturating_sub(valid + failed);
+        match status {
+            _ if remaining == 0 && failed > 0 => CampaignState::Failed,
+            _ if remaining == 0 => CampaignState::Complete,
+            CampaignStatus::Cancelled => CampaignState::Cancelled,
+            CampaignStatus::Paused => CampaignState::Paused,
+            CampaignStatus::Active if stalled => CampaignState::Stalled,
+            CampaignStatus::Active if in_flight == 0 && valid + failed == 0 => {
+                CampaignState::Waiting
+            }
+            CampaignStatus::Active => CampaignState::Running,
+        }
+    }
+
+    /// The name everywhere.
+    pub fn name(self) -> &'static str {
+        match self {
+            CampaignState::Waiting => "waiting",
+            CampaignState::Running => "running",
+            CampaignState::Stalled => "stalled",
+            CampaignState::Paused => "paused",
+            CampaignState::Cancelled => "cancelled",
+            CampaignState::Complete => "complete",
+            CampaignState::Failed => "failed",
+        }
+    }
+}
+
 /// What the operator does to a campaign's status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CampaignAction {
@@ -290,6 +352,17 @@ pub fn lease_deadline(now_ms: i64, lease_ms: i64) -> i64 {
     now_ms.saturating_add(lease_ms.max(1))
 }
 
+/// The deadline by which a lease issued or renewed at `now_ms` must be renewed again (or
+/// answered): `renewal_ms` from now, never past the lease's whole life `hard_deadline_ms`
+/// (`renewal_ms` 0: no renewals, the whole life).
+pub fn renewal_deadline(now_ms: i64, renewal_ms: u64, hard_deadline_ms: i64) -> i64 {
+    if renewal_ms == 0 {
+        return hard_deadline_ms;
+    }
+    let renewal = i64::try_from(renewal_ms).unwrap_or(i64::MAX);
+    now_ms.saturating_add(renewal).min(hard_deadline_ms)
+}
+
 /// Whether a lease with this deadline has expired at `now_ms`.
 pub fn is_expired(deadline_ms: i64, now_ms: i64) -> bool {
     now_ms > deadline_ms
@@ -437,6 +510,11 @@ mod tests {
     #[test]
     fn leases_and_exclusion() {
         assert_eq!(lease_deadline(1000, 500), 1500);
+        // Renewals bring the deadline near, never past the whole life.
+        assert_eq!(renewal_deadline(1000, 90, 5000), 1090);
+        assert_eq!(renewal_deadline(4950, 90, 5000), 5000);
+        assert_eq!(renewal_deadline(1000, 0, 5000), 5000);
+        assert_eq!(renewal_deadline(i64::MAX - 1, u64::MAX, i64::MAX), i64::MAX);
         assert!(!is_expired(1500, 1500));
         assert!(is_expired(1500, 1501));
     }

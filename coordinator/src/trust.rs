@@ -26,8 +26,8 @@ pub struct Integrity {
     /// Open leases an untrusted worker may hold (doubles with each passed check, up to the
     /// coordinator's cap for everyone).
     pub untrusted_lease_cap: u64,
-    /// Replicas of one workunit never go to two workers that share an address block.
-    pub separate_address_blocks: bool,
+    /// Which address blocks keep replicas of one workunit apart ([`AddressSeparation`]).
+    pub address_separation: AddressSeparation,
     /// Open leases all workers of one address block may hold together (0: no cap).
     pub block_lease_cap: u64,
     /// The fastest plausible rate of a result, nodes per second from lease to receipt (0: off).
@@ -39,6 +39,11 @@ pub struct Integrity {
     /// re-split one ply deeper and recounted by the coordinator ([`picks_resplit`]). Off by
     /// default here (tests count checks); `serve` turns it on (`--resplit-rate`).
     pub resplit_rate_ppm: u64,
+    /// How long a lease stays open without a renewal (the worker's heartbeat, every
+    /// [`c960_common::wire::HEARTBEAT_SECS`]): a worker that died gives its replicas back after
+    /// this long, whatever the lease's whole life (0: leases are never renewed, they last
+    /// their whole life).
+    pub lease_renewal_ms: u64,
 }
 
 impl Default for Integrity {
@@ -48,31 +53,30 @@ impl Default for Integrity {
             check_rate_untrusted_ppm: 250_000,
             check_rate_trusted_ppm: 20_000,
             untrusted_lease_cap: 4,
-            separate_address_blocks: true,
+            address_separation: AddressSeparation::Public,
             block_lease_cap: 512,
             max_nodes_per_sec: 20_000_000_000,
             registration_burst_ms: 0,
             resplit_rate_ppm: 0,
+            lease_renewal_ms: 90_000,
         }
     }
 }
 
 impl Integrity {
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 9] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 10] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
             ("check_rate_trusted_ppm", self.check_rate_trusted_ppm),
             ("untrusted_lease_cap", self.untrusted_lease_cap),
-            (
-                "separate_address_blocks",
-                u64::from(self.separate_address_blocks),
-            ),
+            ("separate_address_blocks", self.address_separation.code()),
             ("block_lease_cap", self.block_lease_cap),
             ("max_nodes_per_sec", self.max_nodes_per_sec),
             ("registration_burst_ms", self.registration_burst_ms),
             ("resplit_rate_ppm", self.resplit_rate_ppm),
+            ("lease_renewal_ms", self.lease_renewal_ms),
         ]
     }
 
@@ -85,15 +89,85 @@ impl Integrity {
                 "check_rate_untrusted_ppm" => i.check_rate_untrusted_ppm = v,
                 "check_rate_trusted_ppm" => i.check_rate_trusted_ppm = v,
                 "untrusted_lease_cap" => i.untrusted_lease_cap = v,
-                "separate_address_blocks" => i.separate_address_blocks = v != 0,
+                "separate_address_blocks" => i.address_separation = AddressSeparation::from_code(v),
                 "block_lease_cap" => i.block_lease_cap = v,
                 "max_nodes_per_sec" => i.max_nodes_per_sec = v,
                 "registration_burst_ms" => i.registration_burst_ms = v,
                 "resplit_rate_ppm" => i.resplit_rate_ppm = v,
+                "lease_renewal_ms" => i.lease_renewal_ms = v,
                 _ => {}
             }
         }
         i
+    }
+}
+
+/// Which address blocks separate replicas: two workers of one separated block never hold
+/// replicas of one workunit, and a separated block's open leases are capped together.
+///
+/// Why private and loopback blocks are not separated by default: an address in them reaches the
+/// coordinator only from its own host or its own network (a TCP peer cannot forge one from the
+/// internet, and behind a reverse proxy `--trusted-proxy` gives the client's real address), so
+/// every such worker runs on machines the operator's network admits. Separating them made the
+/// first thing an operator tries, `serve` and two workers on one machine or one lab network,
+/// wait forever. The rules that do not rest on addresses hold everywhere: a quorum of distinct
+/// workers, an anchor (a trusted worker, the coordinator's own digest, a public total), secret
+/// checks, enrolment tokens and registration bursts as parties.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum AddressSeparation {
+    /// No block separates (behind a NAT or a proxy that hides the volunteers' addresses).
+    Off,
+    /// Public blocks separate; loopback, private (RFC 1918, fc00::/7) and link-local ones do not.
+    #[default]
+    Public,
+    /// Every block separates, loopback and private ones too.
+    Everywhere,
+}
+
+impl AddressSeparation {
+    /// As stored in the settings (1 was the old `true`: every block).
+    pub fn code(self) -> u64 {
+        match self {
+            AddressSeparation::Off => 0,
+            AddressSeparation::Everywhere => 1,
+            AddressSeparation::Public => 2,
+        }
+    }
+
+    /// From a stored code; unknown codes separate everywhere (the stricter reading).
+    pub fn from_code(code: u64) -> AddressSeparation {
+        match code {
+            0 => AddressSeparation::Off,
+            2 => AddressSeparation::Public,
+            _ => AddressSeparation::Everywhere,
+        }
+    }
+
+    /// Whether workers of `block` (an [`address_block`]) are kept apart.
+    pub fn separates(self, block: &str) -> bool {
+        self != AddressSeparation::Off && !self.exempts(block)
+    }
+
+    /// Whether `block` is no block at all under this setting: neither separated nor under
+    /// [`Integrity::block_lease_cap`] (a local block when only public blocks separate).
+    pub fn exempts(self, block: &str) -> bool {
+        self == AddressSeparation::Public && is_local_block(block)
+    }
+}
+
+/// Whether an [`address_block`] is loopback, private or link-local: 127/8, 10/8, 172.16/12,
+/// 192.168/16, 169.254/16; ::/48 (which holds ::1), fc00::/7, fe80::/10. A string that is no
+/// block counts as public (the stricter reading).
+pub fn is_local_block(block: &str) -> bool {
+    let Some(Ok(ip)) = block.split('/').next().map(str::parse::<IpAddr>) else {
+        return false;
+    };
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local(),
+        IpAddr::V6(v6) => {
+            let first = v6.segments()[0];
+            v6.segments()[..3] == [0, 0, 0] || first & 0xfe00 == 0xfc00 || first & 0xffc0 == 0xfe80
+        }
     }
 }
 
@@ -222,24 +296,49 @@ pub struct Party<'a> {
 }
 
 /// Whether two workers count as one party, so that replicas of one workunit never go to both:
-/// they share an address block (when separation is on), one enrolment token enrolled both, or
+/// they share an address block that separates ([`AddressSeparation::separates`]), one enrolment token enrolled both, or
 /// they registered in one burst (within [`Integrity::registration_burst_ms`]) from one address
 /// block — which still separates a script's identities where blocks alone cannot (behind a
 /// proxy or NAT every worker shares the block) while workers that joined at other times pair.
 /// The assign query mirrors this rule; the store checks it again on what the query found.
 pub fn same_party(a: &Party, b: &Party, integrity: &Integrity) -> bool {
+    party_rule(a, b, integrity).is_some()
+}
+
+/// Which rule of [`same_party`] makes two workers one party.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartyRule {
+    /// They share an address block that separates.
+    AddressBlock,
+    /// One enrolment token enrolled both.
+    EnrolmentToken,
+    /// They registered in one burst from one address block.
+    RegistrationBurst,
+}
+
+/// The rule of [`same_party`] that joins `a` and `b`, if any (the first that applies, in the
+/// order of [`PartyRule`]).
+pub fn party_rule(a: &Party, b: &Party, integrity: &Integrity) -> Option<PartyRule> {
+    let separated = |x: &&&str| integrity.address_separation.separates(x);
     let (xs, ys) = ([a.reg_block, a.last_block], [b.reg_block, b.last_block]);
     let share_block = xs
         .iter()
         .flatten()
+        .filter(separated)
         .any(|x| ys.iter().flatten().any(|y| x == y));
     let burst = integrity.registration_burst_ms > 0
         && a.reg_block.is_some()
         && a.reg_block == b.reg_block
         && a.registered_ms.abs_diff(b.registered_ms) <= integrity.registration_burst_ms;
-    (integrity.separate_address_blocks && share_block)
-        || (a.token.is_some() && a.token == b.token)
-        || burst
+    if share_block {
+        Some(PartyRule::AddressBlock)
+    } else if a.token.is_some() && a.token == b.token {
+        Some(PartyRule::EnrolmentToken)
+    } else if burst {
+        Some(PartyRule::RegistrationBurst)
+    } else {
+        None
+    }
 }
 
 /// The address block of a client: IPv4 /24, IPv6 /48 (IPv4-mapped IPv6 as IPv4). Replicas of one
@@ -363,9 +462,9 @@ mod tests {
             token,
             registered_ms: 0,
         };
-        let a = p(Some("10.0.0.0/24"), Some("10.0.9.0/24"), None);
-        assert!(same_party(&a, &p(Some("10.0.9.0/24"), None, None), &i));
-        assert!(!same_party(&a, &p(Some("10.0.1.0/24"), None, None), &i));
+        let a = p(Some("198.51.100.0/24"), Some("203.0.113.0/24"), None);
+        assert!(same_party(&a, &p(Some("203.0.113.0/24"), None, None), &i));
+        assert!(!same_party(&a, &p(Some("198.51.101.0/24"), None, None), &i));
         assert!(!same_party(&p(None, None, None), &p(None, None, None), &i));
         // One token is one volunteer, from whatever address.
         let t = p(Some("10.0.0.0/24"), None, Some(7));
@@ -373,12 +472,12 @@ mod tests {
         assert!(!same_party(&t, &p(Some("192.0.2.0/24"), None, Some(8)), &i));
         // Behind a proxy blocks do not separate; tokens still do.
         let shared = Integrity {
-            separate_address_blocks: false,
+            address_separation: AddressSeparation::Off,
             ..i
         };
         assert!(!same_party(
             &a,
-            &p(Some("10.0.0.0/24"), None, None),
+            &p(Some("198.51.100.0/24"), None, None),
             &shared
         ));
         assert!(same_party(
@@ -389,9 +488,63 @@ mod tests {
     }
 
     #[test]
+    fn local_blocks_separate_only_everywhere() {
+        let p = |block| Party {
+            reg_block: Some(block),
+            last_block: Some(block),
+            token: None,
+            registered_ms: 0,
+        };
+        let public = Integrity::default();
+        let everywhere = Integrity {
+            address_separation: AddressSeparation::Everywhere,
+            ..public
+        };
+        for local in [
+            "127.0.0.0/24",
+            "10.1.2.0/24",
+            "172.16.5.0/24",
+            "172.31.0.0/24",
+            "192.168.1.0/24",
+            "169.254.3.0/24",
+            "0:0:0::/48",
+            "fd12:3456:789a::/48",
+            "fe80:0:0::/48",
+        ] {
+            assert!(is_local_block(local), "{local}");
+            assert!(!same_party(&p(local), &p(local), &public), "{local}");
+            assert!(same_party(&p(local), &p(local), &everywhere), "{local}");
+        }
+        for public_block in [
+            "172.32.0.0/24",
+            "100.64.0.0/24",
+            "8.8.8.0/24",
+            "2001:db8:1::/48",
+            "junk",
+        ] {
+            assert!(!is_local_block(public_block), "{public_block}");
+            assert!(same_party(&p(public_block), &p(public_block), &public));
+        }
+        // The blocks of the loopback and private addresses a worker really comes from.
+        for ip in [
+            "127.0.0.1",
+            "::1",
+            "::ffff:192.168.0.7",
+            "fc00::1",
+            "fe80::1",
+        ] {
+            assert!(is_local_block(&address_block(ip.parse().unwrap())), "{ip}");
+        }
+        for code in [0, 1, 2] {
+            let s = AddressSeparation::from_code(code);
+            assert_eq!(s.code(), code);
+        }
+    }
+
+    #[test]
     fn one_registration_burst_from_one_block_is_one_party() {
         let i = Integrity {
-            separate_address_blocks: false,
+            address_separation: AddressSeparation::Off,
             registration_burst_ms: 60_000,
             ..Integrity::default()
         };
@@ -428,7 +581,7 @@ mod tests {
     fn settings_round_trip() {
         let i = Integrity {
             trust_after_checks: 7,
-            separate_address_blocks: false,
+            address_separation: AddressSeparation::Off,
             ..Integrity::default()
         };
         let pairs = i.to_settings();

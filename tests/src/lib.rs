@@ -273,7 +273,7 @@ pub fn quick_config() -> Config {
             ..Limits::default()
         },
         integrity: Integrity {
-            separate_address_blocks: false,
+            address_separation: c960_coordinator::trust::AddressSeparation::Off,
             untrusted_lease_cap: 0,
             ..Integrity::default()
         },

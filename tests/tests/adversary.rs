@@ -314,7 +314,7 @@ fn config(integrity: Integrity) -> Config {
 /// (everything is 127.0.0.1 here; `sybils_from_one_block_…` tests it on its own).
 fn scenario_integrity() -> Integrity {
     Integrity {
-        separate_address_blocks: false,
+        address_separation: c960_coordinator::trust::AddressSeparation::Off,
         // `serve`'s default share of validated values recounted one ply deeper.
         resplit_rate_ppm: 10_000,
         ..Integrity::default()
@@ -592,8 +592,10 @@ async fn implausibly_fast_and_delayed_liars() {
 /// block still gets work; a quarantined sybil gets no lease from inside the assign transaction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sybils_from_one_block_never_pair_and_cannot_hoard() {
+    // Loopback blocks stand in for public ones here: separation everywhere.
     let mut cfg = config(Integrity {
         block_lease_cap: 20,
+        address_separation: c960_coordinator::trust::AddressSeparation::Everywhere,
         ..Integrity::default()
     });
     cfg.limits.registrations_per_block = Rate::new(1.0 / 3600.0, 10.0);

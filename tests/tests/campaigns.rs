@@ -405,7 +405,7 @@ fn campaigns_are_managed_on_the_command_line() {
         list.lines()
             .next()
             .unwrap()
-            .starts_with("1\ta\tactive\tpriority 0\tperft depth 1"),
+            .starts_with("1\ta\twaiting\tpriority 0\tperft depth 1"),
         "{list}"
     );
     assert!(
@@ -419,7 +419,8 @@ fn campaigns_are_managed_on_the_command_line() {
     let show = ok(run(&["campaign", "show", "1"]));
     for line in [
         "name         renamed",
-        "status       paused",
+        "state        paused",
+        "operator     paused",
         "priority     -5",
         "positions    0-1",
     ] {
@@ -429,7 +430,9 @@ fn campaigns_are_managed_on_the_command_line() {
     ok(run(&["campaign", "name", "1"]));
     let show = ok(run(&["campaign", "show", "1"]));
     assert!(
-        show.contains("name         -") && show.contains("status       active"),
+        show.contains("name         -")
+            && show.contains("state        waiting")
+            && show.contains("operator     active"),
         "{show}"
     );
     ok(run(&["campaign", "cancel", "1"]));

@@ -7,8 +7,9 @@ use c960_common::codec;
 use c960_common::wire::{
     AbandonRequest, AbandonResponse, BatchedResult, CONTENT_TYPE, Capabilities, EngineInfo,
     ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
-    FetchResponse, PROTOCOL_VERSION, RegisterRequest, RegisterResponse, SubmitBatchRequest,
-    SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkerAuth,
+    FetchResponse, HeartbeatRequest, HeartbeatResponse, PROTOCOL_VERSION, RegisterRequest,
+    RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse,
+    WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -256,6 +257,23 @@ impl Client {
                 protocol: PROTOCOL_VERSION,
                 engine: engine(),
                 results,
+            },
+        )
+        .await
+    }
+
+    /// Renews the leases in hand (the worker is alive and computing them).
+    pub async fn heartbeat(
+        &self,
+        auth: &WorkerAuth,
+        lease_ids: Vec<u64>,
+    ) -> Result<HeartbeatResponse, ClientError> {
+        self.call(
+            "heartbeat",
+            Some(auth),
+            &HeartbeatRequest {
+                protocol: PROTOCOL_VERSION,
+                lease_ids,
             },
         )
         .await

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use c960_common::digest::result_digest;
+use c960_common::wait::Waiting;
 use c960_common::wire::{
-    Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, MAX_BATCH,
-    WorkResult, WorkUnitKind, WorkerAuth,
+    Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, HEARTBEAT_SECS,
+    MAX_BATCH, WorkResult, WorkUnitKind, WorkerAuth,
 };
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
@@ -226,6 +227,8 @@ struct Worker {
     idle_since: Option<Instant>,
     /// When "no work" was last logged.
     idle_logged: Option<Instant>,
+    /// Why, as last told.
+    idle_reason: Option<Waiting>,
 }
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit); `true` on
@@ -296,6 +299,7 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
         totals_logged: Instant::now(),
         idle_since: None,
         idle_logged: None,
+        idle_reason: None,
     };
     let out = w.main_loop().await;
     w.summary.elapsed = w.started.elapsed();
@@ -403,6 +407,7 @@ impl Worker {
                         );
                     }
                     self.idle_logged = None;
+                    self.idle_reason = None;
                     if !self.work_batch(&auth, batch).await? {
                         self.summary.interrupted = true;
                         return Ok(());
@@ -412,10 +417,13 @@ impl Worker {
                         return Ok(());
                     }
                 }
-                Ok(FetchBatchResponse::NoWork { retry_after_secs }) => {
+                Ok(FetchBatchResponse::NoWork {
+                    retry_after_secs,
+                    waiting,
+                }) => {
                     self.backoff.reset();
                     let d = retry_after(retry_after_secs, self.cfg.backoff_cap);
-                    self.log_idle(d);
+                    self.log_idle(d, waiting);
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
@@ -506,8 +514,14 @@ impl Worker {
         }
         let mut done = Vec::with_capacity(units);
         let mut interrupted = false;
+        // Renew the batch's leases while it is computed, so the coordinator knows this worker
+        // is alive; a worker that dies stops renewing and its replicas go to others in minutes.
+        let held: Vec<u64> = open.values().copied().collect();
+        let every = Duration::from_secs(HEARTBEAT_SECS);
+        let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         while !tasks.is_empty() {
             tokio::select! {
+                _ = heartbeat.tick() => self.renew(auth, &held),
                 joined = tasks.join_next() => match joined {
                     Some(Ok(Ok(d))) => {
                         open.remove(&d.index);
@@ -566,6 +580,29 @@ impl Worker {
             interrupted = true;
         }
         Ok(!interrupted)
+    }
+
+    /// Renews `leases` in the background (best effort: a heartbeat that fails is followed by
+    /// the next, and a lease that lapsed is still answered while its replica is needed).
+    fn renew(&self, auth: &WorkerAuth, leases: &[u64]) {
+        let (client, auth, leases) = (self.client.clone(), auth.clone(), leases.to_vec());
+        tokio::spawn(async move {
+            let asked = leases.len();
+            match tokio::time::timeout(
+                Duration::from_secs(HEARTBEAT_SECS),
+                client.heartbeat(&auth, leases),
+            )
+            .await
+            {
+                Ok(Ok(r)) if r.renewed.len() < asked => tracing::debug!(
+                    "{} of {asked} leases renewed (the others were answered or expired)",
+                    r.renewed.len()
+                ),
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::debug!("heartbeat not answered: {e}"),
+                Err(_) => tracing::debug!("heartbeat not answered: timeout"),
+            }
+        });
     }
 
     /// Gives leases back, all at once, best effort: if the coordinator is unreachable they
@@ -665,27 +702,37 @@ impl Worker {
         }
     }
 
-    /// Says that the coordinator has no work: once at first, then every minute while it lasts.
-    fn log_idle(&mut self, next: Duration) {
+    /// Says that the coordinator has no work, and why when a rule keeps this worker from work
+    /// that remains: once at first, again when the reason changes, then every minute while it
+    /// lasts.
+    fn log_idle(&mut self, next: Duration, waiting: Option<Waiting>) {
         let since = *self.idle_since.get_or_insert_with(Instant::now);
-        let due = self
-            .idle_logged
-            .is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
-        if due {
-            self.idle_logged = Some(Instant::now());
-            let idle = since.elapsed();
-            if idle < Duration::from_secs(1) {
-                tracing::info!(
-                    "waiting for work: the coordinator has none for this worker; asking again in {}",
-                    report::duration(next)
-                );
-            } else {
-                tracing::info!(
-                    "still waiting for work ({} so far); asking again in {}",
-                    report::duration(idle),
-                    report::duration(next)
-                );
-            }
+        let changed = self.idle_reason != waiting;
+        let due = changed
+            || self
+                .idle_logged
+                .is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
+        self.idle_reason = waiting;
+        if !due {
+            return;
+        }
+        self.idle_logged = Some(Instant::now());
+        let why = match waiting {
+            Some(w) => format!("no work for this worker: {}", w.describe()),
+            None => "the coordinator has nothing to hand out now (no campaign has work left, or other workers are computing what remains)".to_string(),
+        };
+        let idle = since.elapsed();
+        if idle < Duration::from_secs(1) || changed {
+            tracing::info!(
+                "waiting for work: {why}; asking again in {}",
+                report::duration(next)
+            );
+        } else {
+            tracing::info!(
+                "still waiting for work ({} so far): {why}; asking again in {}",
+                report::duration(idle),
+                report::duration(next)
+            );
         }
     }
 

@@ -16,7 +16,7 @@ use super::layers;
 use super::state::{AppState, blocking};
 use crate::clock::now_ms;
 use crate::export;
-use crate::stall::{self, StalledCampaign};
+use crate::store::Stall;
 use crate::store::{CampaignProgress, CheckCost, WorkerSummary};
 
 /// The status route and the rate-limited exports.
@@ -49,11 +49,35 @@ pub struct StatusBody {
     pub stalled: Vec<StalledCampaign>,
 }
 
+/// A stalled campaign on the status page: the cause, and the same words as everywhere else.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StalledCampaign {
+    /// Campaign id.
+    pub campaign: u64,
+    /// The rule that keeps its remaining replicas waiting.
+    pub cause: c960_common::wait::WaitCause,
+    /// How many replicas wait on it.
+    pub replicas: u64,
+    /// Since when (Unix ms).
+    pub since_ms: i64,
+    /// What waits, why, and what to do.
+    pub reason: String,
+}
+
+impl StalledCampaign {
+    fn of(campaign: u64, stall: Stall) -> StalledCampaign {
+        StalledCampaign {
+            campaign,
+            cause: stall.cause,
+            replicas: stall.replicas,
+            since_ms: stall.since_ms,
+            reason: stall.waiting(campaign).describe(),
+        }
+    }
+}
+
 async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
     let store = st.store.clone();
-    let idle = st
-        .stall
-        .every_connected_worker_idle(std::time::Instant::now());
     let body = blocking(move || {
         let now = now_ms();
         store.expire_leases(now)?;
@@ -64,12 +88,9 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
             in_flight: campaigns.iter().map(|c| c.in_flight).sum(),
             workers: store.worker_summary(now)?,
             integrity: store.check_cost()?,
-            stalled: stall::stalled(&campaigns, idle)
-                .into_iter()
-                .map(|campaign| StalledCampaign {
-                    campaign,
-                    reason: stall::STALLED_REASON,
-                })
+            stalled: campaigns
+                .iter()
+                .filter_map(|p| Some(StalledCampaign::of(p.campaign.id, p.campaign.stall?)))
                 .collect(),
             campaigns,
         })

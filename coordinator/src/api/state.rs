@@ -119,6 +119,11 @@ impl AppState {
         if let Err(e) = store.set_integrity(&config.integrity) {
             tracing::error!("cannot set the integrity settings: {e}");
         }
+        // The stall watch starts empty: stalls recorded before are found again from the
+        // workers' next fetches, or are over.
+        if let Err(e) = store.clear_stalls() {
+            tracing::error!("cannot clear the recorded stalls: {e}");
+        }
         let registrations = Arc::new(Keyed::new(config.limits.registrations_per_block, 100_000));
         let limiter = Arc::new(
             Limiter::new(config.limits.per_address, config.limits.per_worker)

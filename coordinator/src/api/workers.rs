@@ -1,5 +1,5 @@
-//! The worker protocol (`POST /api/v1/{register,fetch,fetch-batch,submit,submit-batch,abandon,
-//! fail}`): bincode bodies ([`c960_common::codec`]), a bearer token after registration, rate
+//! The worker protocol (`POST /api/v1/{register,fetch,fetch-batch,submit,submit-batch,
+//! heartbeat,abandon,fail}`): bincode bodies ([`c960_common::codec`]), a bearer token after registration, rate
 //! limited per address and per worker. The handlers read and write the store; what to accept is
 //! decided in [`super::judge`] and [`crate::scheduler`].
 
@@ -10,9 +10,9 @@ use axum::response::Response;
 use axum::routing::post;
 use c960_common::wire::{
     AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, FailRequest,
-    FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest, FetchResponse, MAX_BATCH,
-    RegisterRequest, RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest,
-    SubmitResponse, WorkerAuth,
+    FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest, FetchResponse,
+    HeartbeatRequest, HeartbeatResponse, MAX_BATCH, RegisterRequest, RegisterResponse,
+    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkerAuth,
 };
 use serde::Serialize;
 
@@ -23,8 +23,9 @@ use super::judge::{MAX_LABEL_BYTES, Plan, engine_label, judge};
 use super::layers;
 use super::state::{AppState, blocking};
 use crate::clock::now_ms;
-use crate::stall;
-use crate::store::{Lease, Store, StoreError};
+use crate::stall::{self, FetchOutcome};
+use crate::store::{Lease, Stall, Store, StoreError};
+use c960_common::wait::Waiting;
 
 /// The worker routes, rate limited per address.
 pub fn routes(state: AppState) -> Router<AppState> {
@@ -35,6 +36,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/api/v1/fetch-batch", post(fetch_batch))
         .route("/api/v1/submit-batch", post(submit_batch))
         .route("/api/v1/abandon", post(abandon))
+        .route("/api/v1/heartbeat", post(heartbeat))
         .route("/api/v1/fail", post(fail))
         .route_layer(axum::middleware::from_fn_with_state(
             state,
@@ -120,20 +122,22 @@ async fn register(
     })
 }
 
-/// Leases up to `max_units` replicas for `w`, the open-lease cap checked in the same transaction.
+/// Leases up to `max_units` replicas for `w`, the open-lease cap checked in the same
+/// transaction; when there are none, why ([`Store::waiting_for`]: the first of what it names is
+/// the worker's, all of it goes to the stall watch).
 async fn lease_for(
     st: &AppState,
     worker_id: u64,
     req_capabilities: c960_common::wire::Capabilities,
     max_units: u32,
     peer: &Peer,
-) -> Result<Vec<Lease>, ApiError> {
+) -> Result<(Vec<Lease>, Option<Waiting>), ApiError> {
     let lease_ms = st.config.lease.as_millis() as i64;
     let cap = st.config.limits.max_open_leases;
     let store = st.store.clone();
     let block = peer.block();
-    blocking(move || {
-        Ok(store.assign_from(
+    let (leases, waiting) = blocking(move || {
+        let leases = store.assign_from(
             worker_id,
             &req_capabilities,
             now_ms(),
@@ -141,9 +145,29 @@ async fn lease_for(
             max_units,
             cap,
             block.as_deref(),
-        )?)
+        )?;
+        let waiting = if leases.is_empty() {
+            store.waiting_for(
+                worker_id,
+                &req_capabilities,
+                block.as_deref(),
+                cap,
+                now_ms(),
+            )?
+        } else {
+            Vec::new()
+        };
+        Ok((leases, waiting))
     })
-    .await
+    .await?;
+    let first = waiting.first().copied();
+    let outcome = if leases.is_empty() {
+        FetchOutcome::Nothing(waiting)
+    } else {
+        FetchOutcome::Work
+    };
+    note_fetch(st, worker_id, outcome).await;
+    Ok((leases, first))
 }
 
 fn assignment(l: Lease) -> Assignment {
@@ -155,20 +179,45 @@ fn assignment(l: Lease) -> Assignment {
     }
 }
 
-/// Records a fetch's outcome; when every connected worker is getting nothing, logs each
-/// campaign that no connected worker may take, once (see [`crate::stall`]).
-async fn note_fetch(st: &AppState, worker: u64, got_work: bool) {
+/// Records a fetch's outcome; when every connected worker is getting nothing, records on each
+/// campaign that none of them may take why (and logs it once), and clears the record when that
+/// ends (see [`crate::stall`]).
+async fn note_fetch(st: &AppState, worker: u64, outcome: FetchOutcome) {
     let now = std::time::Instant::now();
-    st.stall.record(worker, got_work, now);
-    if got_work || !st.stall.every_connected_worker_idle(now) {
+    st.stall.record(worker, outcome, now);
+    let reports = st.stall.idle_reports(now);
+    if reports.is_none() && !st.stall.has_recorded() {
         return;
     }
     let store = st.store.clone();
     let Ok(Ok(progress)) = tokio::task::spawn_blocking(move || store.progress()).await else {
         return;
     };
-    for id in st.stall.newly_stalled(&stall::stalled(&progress, true)) {
-        tracing::warn!(campaign = id, "campaign stalled: {}", stall::STALLED_REASON);
+    let stalled = match &reports {
+        Some(r) => stall::stalled(&progress, &r.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+        None => Default::default(),
+    };
+    for (campaign, waiting) in st.stall.changes(&stalled) {
+        match &waiting {
+            Some(w) => tracing::warn!(
+                campaign,
+                cause = w.cause.name(),
+                "campaign stalled: {}",
+                w.describe()
+            ),
+            None => tracing::info!(campaign, "campaign no longer stalled"),
+        }
+        let store = st.store.clone();
+        let stall = waiting.map(|w| Stall {
+            cause: w.cause,
+            replicas: w.replicas,
+            since_ms: now_ms(),
+        });
+        if let Ok(Err(e)) =
+            tokio::task::spawn_blocking(move || store.set_stall(campaign, stall)).await
+        {
+            tracing::warn!(campaign, "could not record the stall: {e}");
+        }
     }
 }
 
@@ -188,12 +237,12 @@ async fn fetch(
     Wire(req): Wire<FetchRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
-    let leases = lease_for(&st, w.id, req.capabilities, 1, &peer).await?;
-    note_fetch(&st, w.id, !leases.is_empty()).await;
+    let (leases, waiting) = lease_for(&st, w.id, req.capabilities, 1, &peer).await?;
     match leases.into_iter().next() {
         Some(l) => wire_response(&FetchResponse::Assigned(assignment(l))),
         None => no_work(&st, |retry_after_secs| FetchResponse::NoWork {
             retry_after_secs,
+            waiting,
         }),
     }
 }
@@ -212,11 +261,11 @@ async fn fetch_batch(
             format!("max_units must be 1..={MAX_BATCH}, got {}", req.max_units),
         ));
     }
-    let leases = lease_for(&st, w.id, req.capabilities, req.max_units, &peer).await?;
-    note_fetch(&st, w.id, !leases.is_empty()).await;
+    let (leases, waiting) = lease_for(&st, w.id, req.capabilities, req.max_units, &peer).await?;
     if leases.is_empty() {
         return no_work(&st, |retry_after_secs| FetchBatchResponse::NoWork {
             retry_after_secs,
+            waiting,
         });
     }
     wire_response(&FetchBatchResponse::Assigned(
@@ -324,6 +373,27 @@ async fn fail(
     let store = st.store.clone();
     blocking(move || Ok(store.fail(w.id, req.lease_id, &req.reason, now_ms())?)).await?;
     wire_response(&FailResponse::Recorded)
+}
+
+async fn heartbeat(
+    State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(req): Wire<HeartbeatRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    if req.lease_ids.len() > MAX_BATCH as usize {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_field",
+            format!(
+                "a heartbeat names at most {MAX_BATCH} leases, got {}",
+                req.lease_ids.len()
+            ),
+        ));
+    }
+    let store = st.store.clone();
+    let renewed = blocking(move || Ok(store.renew_leases(w.id, &req.lease_ids, now_ms())?)).await?;
+    wire_response(&HeartbeatResponse { renewed })
 }
 
 async fn abandon(

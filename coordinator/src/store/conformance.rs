@@ -524,29 +524,78 @@ pub(crate) fn untrusted_lease_cap_block_separation_and_block_cap<S: Backend>(s: 
     .unwrap();
     unknown_campaign(s, (0..20).collect());
     let reg = |n: &str, b: &str| s.register_worker_from(n, b"h", "e", Some(b), 0).unwrap();
-    let [a1, a2, a3] = ["a1", "a2", "a3"].map(|n| reg(n, "10.0.0.0/24"));
-    let b1 = reg("b1", "10.0.1.0/24");
+    let [a1, a2, a3] = ["a1", "a2", "a3"].map(|n| reg(n, "198.51.100.0/24"));
+    let b1 = reg("b1", "203.0.113.0/24");
     let fetch = |w: u64, block: &str| {
         s.assign_from(w, &ALL, 1, 1000, 16, 64, Some(block))
             .unwrap()
     };
-    let la1 = fetch(a1, "10.0.0.0/24");
+    let la1 = fetch(a1, "198.51.100.0/24");
     assert_eq!(la1.len(), 4, "an untrusted worker holds 4 leases");
-    let la2 = fetch(a2, "10.0.0.0/24");
+    let la2 = fetch(a2, "198.51.100.0/24");
     assert_eq!(la2.len(), 2, "the block holds 6 at most");
     let ids1: BTreeSet<u64> = la1.iter().map(|l| l.workunit_id).collect();
     assert!(
         la2.iter().all(|l| !ids1.contains(&l.workunit_id)),
         "no two workers of one block on one workunit"
     );
-    assert!(fetch(a3, "10.0.0.0/24").is_empty());
+    assert!(fetch(a3, "198.51.100.0/24").is_empty());
     // Another block gets the replicas the first block holds.
-    let lb = fetch(b1, "10.0.1.0/24");
+    let lb = fetch(b1, "203.0.113.0/24");
     assert_eq!(lb.len(), 4);
     assert!(lb.iter().all(|l| ids1.contains(&l.workunit_id)));
     // Moving to another address does not escape the block it registered from.
-    let la3 = fetch(a3, "10.0.9.0/24");
+    let la3 = fetch(a3, "192.0.2.0/24");
     assert!(la3.iter().all(|l| !ids1.contains(&l.workunit_id)));
+}
+/// The default separates public blocks only: two workers of one loopback or private block pair
+/// on one workunit and are not held to the block's cap; `Everywhere` keeps them apart.
+pub(crate) fn local_blocks_pair_by_default<S: Backend>(s: &S) {
+    s.set_integrity(&Integrity {
+        block_lease_cap: 1,
+        untrusted_lease_cap: 0,
+        ..Integrity::default()
+    })
+    .unwrap();
+    unknown_campaign(s, (0..4).collect());
+    let reg = |n: &str, b: &str| s.register_worker_from(n, b"h", "e", Some(b), 0).unwrap();
+    let fetch = |w: u64, block: &str| {
+        s.assign_from(w, &ALL, 1, 1000, 16, 64, Some(block))
+            .unwrap()
+    };
+    for block in ["127.0.0.0/24", "192.168.7.0/24"] {
+        let [a, b] = ["a", "b"].map(|n| reg(n, block));
+        let (la, lb) = (fetch(a, block), fetch(b, block));
+        assert_eq!(
+            (la.len(), lb.len()),
+            (4, 4),
+            "{block}: no block cap, no separation"
+        );
+        let ids =
+            |l: &[crate::store::Lease]| l.iter().map(|l| l.workunit_id).collect::<BTreeSet<u64>>();
+        assert_eq!(
+            ids(&la),
+            ids(&lb),
+            "{block}: both replicas of each workunit"
+        );
+        for (w, l) in la.iter().map(|l| (a, l)).chain(lb.iter().map(|l| (b, l))) {
+            s.abandon(w, l.lease_id, 2).unwrap();
+        }
+    }
+    s.set_integrity(&Integrity {
+        address_separation: crate::trust::AddressSeparation::Everywhere,
+        untrusted_lease_cap: 0,
+        block_lease_cap: 0,
+        ..Integrity::default()
+    })
+    .unwrap();
+    let [a, b] = ["c", "d"].map(|n| reg(n, "10.1.1.0/24"));
+    let la = fetch(a, "10.1.1.0/24");
+    assert_eq!(la.len(), 4);
+    assert!(
+        fetch(b, "10.1.1.0/24").is_empty(),
+        "everywhere: one private block is one party"
+    );
 }
 pub(crate) fn quarantine_reopens_what_the_worker_validated<S: Backend>(s: &S) {
     s.set_max_strikes(1).unwrap();
@@ -739,6 +788,7 @@ conformance!(
     unanchored_agreement_waits_for_a_trusted_worker_or_a_check,
     trust_is_earned_by_checks_and_lost_with_the_standing_on_a_failed_one,
     untrusted_lease_cap_block_separation_and_block_cap,
+    local_blocks_pair_by_default,
     quarantine_reopens_what_the_worker_validated,
     ban_releases_leases_and_unban_forgives,
     quarantine_reopens_what_the_worker_made_fail,

@@ -14,7 +14,7 @@ const TABLES: &[(&str, &str)] = &[
     (
         "campaigns",
         "id, kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, name, priority, \
-         status, games, move_nodes",
+         status, games, move_nodes, stall_cause, stall_replicas, stall_ms",
     ),
     (
         "enrolment_tokens",
@@ -35,7 +35,7 @@ const TABLES: &[(&str, &str)] = &[
     (
         "results",
         "id, workunit_id, worker_id, state, outcome, issued_ms, deadline_ms, returned_ms, digest, nodes, divide, \
-         elapsed_ms, engine, error, payload, checked",
+         elapsed_ms, engine, error, payload, checked, hard_deadline_ms",
     ),
     ("settings", "key, value"),
     (

@@ -46,6 +46,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(18, "0018_results_keys"),
     migration!(19, "0019_counters_without_joins"),
     migration!(20, "0020_result_counts_per_workunit"),
+    migration!(21, "0021_renewals_and_stalls"),
 ];
 
 #[cfg(test)]

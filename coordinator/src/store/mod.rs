@@ -242,6 +242,27 @@ pub trait Store: Send + Sync {
     fn fail(&self, worker_id: u64, lease_id: u64, reason: &str, now_ms: i64) -> StoreResult<()>;
     /// Closes a lease its worker gave back.
     fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()>;
+    /// Renews those of `lease_ids` that `worker_id` holds open (its heartbeat): each one's
+    /// deadline moves to [`crate::trust::Integrity::lease_renewal_ms`] from now, never past the
+    /// lease's whole life. Returns the ids renewed, ascending.
+    fn renew_leases(&self, worker_id: u64, lease_ids: &[u64], now_ms: i64)
+    -> StoreResult<Vec<u64>>;
+    /// Why `worker_id` (asking with `accepts`, from `block`, under the coordinator's `lease_cap`)
+    /// gets no work: its own lease caps, or per campaign in serving order the rule that keeps
+    /// the remaining replicas from it ([`crate::stall::diagnose`], a few hundred workunits of a
+    /// few campaigns at most). Empty when some replica may go to it or nothing is left.
+    fn waiting_for(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        block: Option<&str>,
+        lease_cap: u64,
+        now_ms: i64,
+    ) -> StoreResult<Vec<c960_common::wait::Waiting>>;
+    /// Records why a campaign is stalled, or with `None` that it no longer is.
+    fn set_stall(&self, campaign_id: u64, stall: Option<Stall>) -> StoreResult<()>;
+    /// Forgets every recorded stall (a coordinator starting: its own view is empty).
+    fn clear_stalls(&self) -> StoreResult<()>;
     /// Expires leases past their deadline; returns how many.
     fn expire_leases(&self, now_ms: i64) -> StoreResult<u64>;
     /// Abandons every open lease (used by `run` at start: its previous workers are gone).

@@ -37,6 +37,31 @@ pub struct Campaign {
     pub games: Option<u32>,
     /// Self-play campaigns: nodes per engine move.
     pub move_nodes: Option<u64>,
+    /// Why no connected worker may take its remaining replicas, while that lasts (a served
+    /// coordinator records it: [`crate::stall`]).
+    pub stall: Option<Stall>,
+}
+
+/// A campaign that no connected worker may take, as recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Stall {
+    /// The rule that keeps the remaining replicas waiting.
+    pub cause: c960_common::wait::WaitCause,
+    /// How many replicas wait on it (of the workunits looked at).
+    pub replicas: u64,
+    /// Since when (the coordinator's clock, ms).
+    pub since_ms: i64,
+}
+
+impl Stall {
+    /// What waits, why, and what to do: the words every place prints.
+    pub fn waiting(&self, campaign: u64) -> c960_common::wait::Waiting {
+        c960_common::wait::Waiting {
+            cause: self.cause,
+            campaign: Some(campaign),
+            replicas: self.replicas,
+        }
+    }
 }
 
 /// An operator's change to a campaign.
@@ -188,6 +213,20 @@ pub struct CampaignProgress {
     pub nodes_valid: u128,
     /// Sum of node counts of all returned results (work done, including replicas).
     pub nodes_computed: u128,
+}
+
+impl CampaignProgress {
+    /// What the campaign is doing ([`crate::scheduler::CampaignState`]).
+    pub fn state(&self) -> crate::scheduler::CampaignState {
+        crate::scheduler::CampaignState::of(
+            self.campaign.status,
+            self.total,
+            self.valid,
+            self.failed,
+            self.in_flight,
+            self.campaign.stall.is_some(),
+        )
+    }
 }
 
 /// Worker counts for the status page.

@@ -29,7 +29,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::assembly::{self, CheckReport};
 use crate::reads::StandingsQuery;
-use crate::scheduler::CampaignStatus;
 use crate::store::{Campaign, CampaignProgress, Store, StoreError};
 use format::{duration, grouped, per_second, percent};
 use live::{Ring, Sample};
@@ -175,6 +174,8 @@ pub struct CampaignCard {
     pub priority: i64,
     /// What it is doing: see [`campaign_state`].
     pub state: &'static str,
+    /// Why it is stalled, what waits and what to do, while it is.
+    pub stalled: Option<String>,
     /// Depth.
     pub depth: u32,
     /// Split ply (0: none).
@@ -262,19 +263,9 @@ pub fn check_view(c: &Campaign, report: Option<&CheckReport>) -> Option<CheckVie
     (reference.is_some() || oeis.is_some()).then_some(CheckView { reference, oeis })
 }
 
-/// What a campaign is doing, as the pages show it: `complete` (or `failed`, some workunit
-/// failed) once every workunit is done, whatever its status; otherwise `cancelled` or `paused`
-/// as the operator set it, else `running` (`waiting` until anything was done or leased).
+/// What a campaign is doing, as every place shows it ([`crate::scheduler::CampaignState`]).
 pub fn campaign_state(p: &CampaignProgress) -> &'static str {
-    let remaining = p.total - p.valid - p.failed;
-    match p.campaign.status {
-        _ if remaining == 0 && p.failed > 0 => "failed",
-        _ if remaining == 0 => "complete",
-        CampaignStatus::Cancelled => "cancelled",
-        CampaignStatus::Paused => "paused",
-        CampaignStatus::Active if p.in_flight == 0 && p.valid + p.failed == 0 => "waiting",
-        CampaignStatus::Active => "running",
-    }
+    p.state().name()
 }
 
 fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> CampaignCard {
@@ -294,6 +285,10 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
         name: c.name.clone(),
         priority: c.priority,
         state: campaign_state(p),
+        stalled: c
+            .stall
+            .filter(|_| p.state() == crate::scheduler::CampaignState::Stalled)
+            .map(|s| s.waiting(c.id).describe()),
         depth: c.depth,
         split_ply: c.split_ply,
         quorum: c.quorum,
@@ -641,6 +636,7 @@ mod tests {
             status: Default::default(),
             games: None,
             move_nodes: None,
+            stall: None,
         }
     }
 
@@ -677,7 +673,7 @@ mod tests {
             nodes_valid: 0,
             nodes_computed: 0,
         };
-        use CampaignStatus::*;
+        use crate::scheduler::CampaignStatus::*;
         assert_eq!(campaign_state(&progress(Active, 0, 0, 0)), "waiting");
         assert_eq!(campaign_state(&progress(Active, 0, 0, 1)), "running");
         assert_eq!(campaign_state(&progress(Active, 3, 0, 0)), "running");

@@ -49,7 +49,7 @@ pub fn layout(title: &str, current: &str, live: bool, body: Markup) -> Markup {
 fn state_badge(state: &str) -> Markup {
     let class = match state {
         "valid" | "complete" | "active" => "ok",
-        "failed" | "quarantined" | "banned" | "invalid" | "differs" => "bad",
+        "failed" | "quarantined" | "banned" | "invalid" | "differs" | "stalled" => "bad",
         "partial" | "running" | "pending" | "waiting" | "paused" => "warn",
         _ => "muted",
     };
@@ -132,6 +132,9 @@ pub fn campaign_card(c: &CampaignCard, link: bool) -> Markup {
                 @if c.split_ply > 0 { " · split at ply " strong { (c.split_ply) } }
                 " · quorum " strong { (c.quorum) }
                 " · start positions " strong.mono { (c.positions) }
+            }
+            @if let Some(why) = &c.stalled {
+                p.stall data-stall=(c.id) { strong { "Stalled: " } (why) }
             }
             div.progress {
                 (bar(&k("bar"), c.percent))

@@ -89,6 +89,7 @@ pub(super) fn create_campaign(
             status: CampaignStatus::Active,
             games,
             move_nodes: c.self_play.map(|b| b.nodes),
+            stall: None,
         })
     })
 }

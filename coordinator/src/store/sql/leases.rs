@@ -234,7 +234,7 @@ fn refuse_in(
 }
 
 /// Leases `worker_id` holds open: issued, not answered, deadline not passed.
-fn open_leases_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
+pub(super) fn open_leases_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
     tx.query_one(
         "SELECT COUNT(*) FROM results WHERE worker_id = ?1 AND state = 0 AND deadline_ms >= ?2",
         params![u64_to_db(worker_id), now_ms],
@@ -371,7 +371,8 @@ pub(super) fn assign_from(
             }
             want = want.min(cap.saturating_sub(open));
         }
-        if let Some(b) = block.filter(|_| integrity.block_lease_cap > 0) {
+        let separation = integrity.address_separation;
+        if let Some(b) = block.filter(|b| integrity.block_lease_cap > 0 && !separation.exempts(b)) {
             let in_block = tx
                 .query_one(
                     "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
@@ -389,17 +390,16 @@ pub(super) fn assign_from(
         // once, so a batch never holds two replicas of one workunit. Replicas reserved for
         // trusted workers are skipped by untrusted ones; and so are workunits a worker of the
         // same party holds or answered (trust::same_party: either of this worker's address
-        // blocks when separation is on, its enrolment token, its registration burst).
+        // blocks that separate, its enrolment token, its registration burst).
         // `codes` holds integers from accepted_codes only, so formatting it in is safe. On
         // PostgreSQL the workunits picked are locked and those another coordinator is handing
         // out at this moment are skipped (SKIP LOCKED), so coordinators never wait on each
         // other here and never hand out one replica twice.
-        let (b1, b2) = if integrity.separate_address_blocks {
-            let now = block.map(str::to_string);
-            (reg_block.clone().or(now.clone()), now.or(reg_block.clone()))
-        } else {
-            (None, None)
-        };
+        let separated = |b: Option<&str>| b.filter(|b| separation.separates(b)).map(str::to_string);
+        let (b1, b2) = (
+            separated(reg_block.as_deref()).or(separated(block)),
+            separated(block).or(separated(reg_block.as_deref())),
+        );
         let burst_block = reg_block.as_deref().filter(|_| integrity.registration_burst_ms > 0);
         // Campaigns in serving order (priority, pause: scheduler::serving_order), each walked
         // on the per-campaign partial index of its ready workunits until the batch is full.
@@ -469,7 +469,8 @@ pub(super) fn assign_from(
         if found.is_empty() {
             return Ok(leases);
         }
-        let deadline = scheduler::lease_deadline(now_ms, lease_ms);
+        let hard_deadline = scheduler::lease_deadline(now_ms, lease_ms);
+        let deadline = scheduler::renewal_deadline(now_ms, integrity.lease_renewal_ms, hard_deadline);
         let wus: Vec<u64> = found.iter().map(|r| r.u64(0)).collect::<StoreResult<_>>()?;
         let before = replicas_of(tx, &wus)?;
         for &wu in &wus {
@@ -493,7 +494,8 @@ pub(super) fn assign_from(
         }
         // One statement for the batch's leases, in the order found.
         let mut b = Batch::new(tx.dialect());
-        let (w, issued, until) = (b.param(u64_to_db(worker_id)), b.param(now_ms), b.param(deadline));
+        let (w, issued, until, whole) =
+            (b.param(u64_to_db(worker_id)), b.param(now_ms), b.param(deadline), b.param(hard_deadline));
         let values = b.rows(
             &[SqlType::BigInt, SqlType::BigInt],
             wus.iter().enumerate().map(|(i, &wu)| vec![Value::I64(u64_to_db(wu)), Value::I64(i as i64)]).collect(),
@@ -502,8 +504,8 @@ pub(super) fn assign_from(
             .query(
                 &format!(
                     "WITH v(workunit_id, ord) AS ({values})
-                     INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms)
-                     SELECT workunit_id, {w}, 0, {issued}, {until} FROM v WHERE workunit_id IS NOT NULL ORDER BY ord
+                     INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms, hard_deadline_ms)
+                     SELECT workunit_id, {w}, 0, {issued}, {until}, {whole} FROM v WHERE workunit_id IS NOT NULL ORDER BY ord
                      RETURNING workunit_id, id"
                 ),
                 &b.params(),
@@ -656,6 +658,45 @@ pub(super) fn abandon(
             params![u64_to_db(lease_id), replica_code(ReplicaState::Abandoned)],
         )?;
         retransition(tx, wu, now_ms)
+    })
+}
+
+pub(super) fn renew_leases(
+    s: &impl Backend,
+    worker_id: u64,
+    lease_ids: &[u64],
+    now_ms: i64,
+) -> StoreResult<Vec<u64>> {
+    let mut ids = lease_ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(ids);
+    }
+    s.with_tx(&mut |tx| {
+        let now_ms = tx.now_ms(now_ms)?;
+        let renewal = integrity_in(tx)?.lease_renewal_ms;
+        let mut b = Batch::new(tx.dialect());
+        let in_ids = b.in_ids(&ids);
+        let w = b.param(u64_to_db(worker_id));
+        // A lease still open in the table is renewed even if its deadline passed a moment ago:
+        // nobody else holds its replica until the expiry marks it. Never past its whole life.
+        let until = b.param(scheduler::renewal_deadline(now_ms, renewal, i64::MAX));
+        let mut renewed = Vec::new();
+        for r in tx.query(
+            &format!(
+                "UPDATE results SET deadline_ms = CASE WHEN hard_deadline_ms < {until} THEN hard_deadline_ms ELSE {until} END
+                 WHERE id {in_ids} AND worker_id = {w} AND state = 0 AND hard_deadline_ms IS NOT NULL
+                 RETURNING id, deadline_ms"
+            ),
+            &b.params(),
+        )? {
+            if !scheduler::is_expired(r.i64(1)?, now_ms) {
+                renewed.push(r.u64(0)?);
+            }
+        }
+        renewed.sort_unstable();
+        Ok(renewed)
     })
 }
 

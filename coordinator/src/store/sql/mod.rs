@@ -18,10 +18,12 @@ mod leases;
 mod quarantine;
 mod reads;
 mod transition;
+mod waiting;
 mod workers;
 
 pub(crate) use campaigns::SUMMED_COUNTS;
 
+use c960_common::wait::{WaitCause, Waiting};
 use c960_common::wire::{Capabilities, SelfPlayResult};
 
 use super::codes::{campaign_status, trust_level, u64_to_db};
@@ -70,7 +72,7 @@ fn worker_in(tx: Tx, id: u64) -> StoreResult<Option<WorkerRecord>> {
 }
 
 /// The columns [`campaign_row`] reads.
-const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply, family, name, priority, status, games, move_nodes";
+const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, engine, split_ply, family, name, priority, status, games, move_nodes, stall_cause, stall_replicas, stall_ms";
 
 /// A [`Campaign`] from a row of [`CAMPAIGN_COLS`].
 fn campaign_row(r: &Row) -> StoreResult<Campaign> {
@@ -89,6 +91,18 @@ fn campaign_row(r: &Row) -> StoreResult<Campaign> {
         status: campaign_status(r.i64(11)?),
         games: r.opt_i64(12)?.map(|n| n as u32),
         move_nodes: r.opt_i64(13)?.map(|n| n as u64),
+        stall: match (
+            r.opt_i64(14)?.and_then(WaitCause::from_code),
+            r.opt_i64(15)?,
+            r.opt_i64(16)?,
+        ) {
+            (Some(cause), Some(replicas), Some(since_ms)) => Some(super::Stall {
+                cause,
+                replicas: replicas.max(0) as u64,
+                since_ms,
+            }),
+            _ => None,
+        },
     })
 }
 
@@ -254,6 +268,34 @@ impl<B: Backend> Store for B {
 
     fn expire_leases(&self, now_ms: i64) -> StoreResult<u64> {
         leases::expire_leases(self, now_ms)
+    }
+
+    fn renew_leases(
+        &self,
+        worker_id: u64,
+        lease_ids: &[u64],
+        now_ms: i64,
+    ) -> StoreResult<Vec<u64>> {
+        leases::renew_leases(self, worker_id, lease_ids, now_ms)
+    }
+
+    fn waiting_for(
+        &self,
+        worker_id: u64,
+        accepts: &Capabilities,
+        block: Option<&str>,
+        lease_cap: u64,
+        now_ms: i64,
+    ) -> StoreResult<Vec<Waiting>> {
+        waiting::waiting_for(self, worker_id, accepts, block, lease_cap, now_ms)
+    }
+
+    fn set_stall(&self, campaign_id: u64, stall: Option<super::Stall>) -> StoreResult<()> {
+        waiting::set_stall(self, campaign_id, stall)
+    }
+
+    fn clear_stalls(&self) -> StoreResult<()> {
+        waiting::clear_stalls(self)
     }
 
     fn release_all_leases(&self, now_ms: i64) -> StoreResult<u64> {

@@ -63,6 +63,8 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
              ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              DROP INDEX results_open_by_worker;
+             ALTER TABLE results DROP COLUMN hard_deadline_ms; ALTER TABLE campaigns DROP COLUMN stall_cause;
+             ALTER TABLE campaigns DROP COLUMN stall_replicas; ALTER TABLE campaigns DROP COLUMN stall_ms;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 4;",
         )
@@ -93,6 +95,8 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
              ALTER TABLE campaigns DROP COLUMN games; ALTER TABLE campaigns DROP COLUMN move_nodes;
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              DROP INDEX results_open_by_worker;
+             ALTER TABLE results DROP COLUMN hard_deadline_ms; ALTER TABLE campaigns DROP COLUMN stall_cause;
+             ALTER TABLE campaigns DROP COLUMN stall_replicas; ALTER TABLE campaigns DROP COLUMN stall_ms;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 6;",
         )
@@ -119,6 +123,8 @@ fn migration_12_fills_in_the_credit_columns() {
              ALTER TABLE workunits DROP COLUMN games; ALTER TABLE workunits DROP COLUMN move_nodes;
              ALTER TABLE campaign_counts DROP COLUMN shard;
              DROP INDEX results_open_by_worker;
+             ALTER TABLE results DROP COLUMN hard_deadline_ms; ALTER TABLE campaigns DROP COLUMN stall_cause;
+             ALTER TABLE campaigns DROP COLUMN stall_replicas; ALTER TABLE campaigns DROP COLUMN stall_ms;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 11;",
         )
@@ -247,7 +253,7 @@ fn a_batch_is_filled_by_priority_skipping_paused_and_cancelled_campaigns() {
 fn one_registration_burst_is_one_party() {
     let (_d, s) = store();
     s.set_integrity(&Integrity {
-        separate_address_blocks: false,
+        address_separation: crate::trust::AddressSeparation::Off,
         registration_burst_ms: 5_000,
         ..Integrity::default()
     })

@@ -1,0 +1,391 @@
+//! The first hour of an operator and a volunteer, with default flags and real processes: `serve`
+//! and workers on one machine complete quorum-2 campaigns, a worker killed with SIGKILL gives its
+//! work back within minutes (lease heartbeats), and every wait names its cause and remedy — the
+//! same words in the worker's answer, the recorded stall, `/api/v1/status` and `campaign show`.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use c960_common::wait::WaitCause;
+use c960_common::wire::{AnalysisEngine, Capabilities, FetchBatchResponse, WorkerAuth};
+use c960_coordinator::api::Config;
+use c960_coordinator::store::Store;
+use c960_coordinator::trust::{AddressSeparation, Integrity};
+use c960_tests::{ServeProcess, TestServer, bins, honest_result, quick_config, reference};
+use c960_worker::client::Client;
+
+const SECRET: &str = "first-hour-secret";
+
+/// `c960-worker work --server URL` with default flags, the enrolment secret from the
+/// environment as the README says, its state under `home`, its output in `log`.
+fn work(url: &str, home: &Path, log: &Path) -> Child {
+    let out = std::fs::File::create(log).unwrap();
+    Command::new(&bins().1)
+        .args(["work", "--server", url])
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env("C960_ENROL_SECRET", SECRET)
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap()
+}
+
+/// `c960-coordinator ARGS…`, which must succeed; its stdout.
+fn coordinator(args: &[&str], db: &Path) -> String {
+    let out = Command::new(&bins().0)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Polls `/api/v1/status` until campaign 1 is complete; panics after `limit`.
+async fn wait_complete(url: &str, limit: Duration) -> Duration {
+    let began = Instant::now();
+    loop {
+        let text = reqwest::get(format!("{url}/api/v1/status"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let c = &status["campaigns"][0];
+        if c["valid"].as_u64().is_some() && c["valid"] == c["total"] {
+            return began.elapsed();
+        }
+        assert!(began.elapsed() < limit, "not complete after {limit:?}: {c}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The exported table of campaign 1 against the reference perft values at `depth`.
+fn assert_export_is_reference(db: &Path, depth: usize, starts: usize) {
+    let csv = coordinator(&["export", "--campaign", "1", "--format", "csv"], db);
+    let table = c960_tests::parse_table(&csv);
+    assert_eq!(table.len(), starts, "{csv}");
+    for (sp, (_, nodes, status)) in &table {
+        assert_eq!(status, "valid", "{sp}");
+        assert_eq!(*nodes, Some(reference()[sp][depth - 1]), "{sp}");
+    }
+}
+
+fn stop(mut children: Vec<Child>) {
+    for c in &mut children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
+/// The README's operator quick start on one machine: `serve` with default flags (an enrolment
+/// secret), a campaign at quorum 2, two workers in two terminals. Every worker is 127.0.0.1: the
+/// loopback block does not separate by default, so the second replicas go to the second worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_and_two_default_workers_on_one_machine_complete_a_quorum_2_campaign() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.sqlite");
+    let server = ServeProcess::start(&db, &["--enrol-secret", SECRET], Stdio::null());
+    coordinator(
+        &[
+            "campaign",
+            "add",
+            "--depth",
+            "4",
+            "--quorum",
+            "2",
+            "--positions",
+            "0-19",
+        ],
+        &db,
+    );
+    let workers: Vec<Child> = (0..2)
+        .map(|i| {
+            let home = dir.path().join(format!("home{i}"));
+            std::fs::create_dir_all(&home).unwrap();
+            work(&server.url, &home, &dir.path().join(format!("w{i}.log")))
+        })
+        .collect();
+    let took = wait_complete(&server.url, Duration::from_secs(180)).await;
+    stop(workers);
+    eprintln!("quorum-2 campaign of 20 starts complete in {took:.1?}");
+    assert_export_is_reference(&db, 4, 20);
+    let list = coordinator(&["campaign", "list"], &db);
+    assert!(list.contains("\tcomplete\t"), "{list}");
+}
+
+/// A worker killed with SIGKILL 4 s into a depth-6 campaign of 30 starts stops renewing its
+/// leases; with the default renewal (90 s) they return to the queue and a third worker finishes
+/// the campaign, though the lease's whole life is an hour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_with_sigkill_gives_its_leases_back_within_minutes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.sqlite");
+    let server = ServeProcess::start(&db, &["--enrol-secret", SECRET], Stdio::null());
+    coordinator(
+        &[
+            "campaign",
+            "add",
+            "--depth",
+            "6",
+            "--quorum",
+            "2",
+            "--positions",
+            "0-29",
+        ],
+        &db,
+    );
+    let home = |i: usize| {
+        let h = dir.path().join(format!("home{i}"));
+        std::fs::create_dir_all(&h).unwrap();
+        h
+    };
+    let log = |i: usize| dir.path().join(format!("w{i}.log"));
+    let mut killed = work(&server.url, &home(0), &log(0));
+    let steady = work(&server.url, &home(1), &log(1));
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let killed_at = Instant::now();
+    let third = work(&server.url, &home(2), &log(2));
+    wait_complete(&server.url, Duration::from_secs(300)).await;
+    let took = killed_at.elapsed();
+    stop(vec![steady, third]);
+    eprintln!("30/30 valid {took:.1?} after the SIGKILL");
+    assert_export_is_reference(&db, 6, 30);
+    // The killed worker's leases expired (at the renewal deadline, not the hour): no lease is
+    // left open, and some replicas expired.
+    let store = c960_coordinator::store::open(&db).unwrap();
+    let (_, rows) = store.table(1).unwrap();
+    let states: Vec<String> = rows
+        .iter()
+        .flat_map(|r| store.results(r.workunit_id).unwrap())
+        .map(|r| r.state)
+        .collect();
+    assert!(!states.iter().any(|s| s == "in_progress"), "{states:?}");
+    assert!(states.iter().any(|s| s == "expired"), "{states:?}");
+}
+
+/// A client of the test server that registers as `name`.
+async fn client(server: &TestServer, name: &str) -> (Client, WorkerAuth) {
+    let c = Client::new(&server.url).unwrap();
+    let auth = c.register(name, 1, 0).await.unwrap();
+    (c, auth)
+}
+
+/// Fetches as much as it may and answers every lease honestly; then asks again.
+async fn compute_all(c: &Client, auth: &WorkerAuth) {
+    let caps = Capabilities::builtin();
+    while let FetchBatchResponse::Assigned(batch) = c.fetch_batch(auth, &caps, 64).await.unwrap() {
+        c.submit_batch(auth, batch.iter().map(honest_result).collect())
+            .await
+            .unwrap();
+    }
+}
+
+/// Asks once and returns why there is no work.
+async fn waits(c: &Client, auth: &WorkerAuth, caps: &Capabilities) -> Option<WaitCause> {
+    match c.fetch_batch(auth, caps, 8).await.unwrap() {
+        FetchBatchResponse::NoWork { waiting, .. } => waiting.map(|w| w.cause),
+        FetchBatchResponse::Assigned(a) => panic!("got work: {a:?}"),
+    }
+}
+
+/// The stall recorded on campaign `id`, in the status JSON and in `campaign show`; both name
+/// the cause's remedy.
+async fn assert_stall_everywhere(server: &TestServer, id: u64, cause: WaitCause) {
+    let p = server
+        .store
+        .progress()
+        .unwrap()
+        .into_iter()
+        .find(|p| p.campaign.id == id)
+        .unwrap();
+    let stall = p
+        .campaign
+        .stall
+        .unwrap_or_else(|| panic!("{cause:?}: no stall recorded: {p:?}"));
+    assert_eq!(stall.cause, cause);
+    let words = stall.waiting(id).describe();
+    let status = server.status().await;
+    let listed = status["stalled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["campaign"] == id)
+        .unwrap_or_else(|| panic!("{cause:?}: not in /api/v1/status: {status}"));
+    assert_eq!(
+        (&listed["cause"], &listed["reason"]),
+        (&serde_json::json!(cause.name()), &serde_json::json!(words))
+    );
+    let show = coordinator(
+        &["campaign", "show", &id.to_string()],
+        &server.dir.path().join("c960.db"),
+    );
+    assert!(show.contains("state        stalled"), "{show}");
+    assert!(show.contains(&words), "{cause:?}: {show}");
+    let remedy_head = cause.remedy().split('`').next().unwrap();
+    assert!(show.contains(remedy_head), "{show}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_worker_alone_waits_for_a_second_worker_and_is_told_so() {
+    let server = TestServer::start(quick_config()).await;
+    let c = server.campaign(2, "0-3");
+    let (w, a) = client(&server, "alone").await;
+    compute_all(&w, &a).await;
+    assert_eq!(
+        waits(&w, &a, &Capabilities::builtin()).await,
+        Some(WaitCause::AlreadyComputed)
+    );
+    assert_stall_everywhere(&server, c.id, WaitCause::AlreadyComputed).await;
+    // A second worker ends the stall.
+    let (w2, a2) = client(&server, "second").await;
+    compute_all(&w2, &a2).await;
+    server.wait_finished(c.id, Duration::from_secs(30)).await;
+    let _ = waits(&w, &a, &Capabilities::builtin()).await;
+    let p = server.store.progress().unwrap().remove(0);
+    assert_eq!((p.state().name(), p.campaign.stall), ("complete", None));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_of_one_separated_block_are_told_the_flag() {
+    let server = TestServer::start(Config {
+        integrity: Integrity {
+            address_separation: AddressSeparation::Everywhere,
+            untrusted_lease_cap: 0,
+            ..Integrity::default()
+        },
+        ..quick_config()
+    })
+    .await;
+    let c = server.campaign(2, "0-3");
+    let (w1, a1) = client(&server, "one").await;
+    let (w2, a2) = client(&server, "two").await;
+    compute_all(&w1, &a1).await;
+    assert_eq!(
+        waits(&w2, &a2, &Capabilities::builtin()).await,
+        Some(WaitCause::AddressBlock)
+    );
+    assert_eq!(
+        waits(&w1, &a1, &Capabilities::builtin()).await,
+        Some(WaitCause::AlreadyComputed)
+    );
+    assert_stall_everywhere(&server, c.id, WaitCause::AddressBlock).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_burst_is_named() {
+    let server = TestServer::start(Config {
+        integrity: Integrity {
+            address_separation: AddressSeparation::Off,
+            registration_burst_ms: 600_000,
+            untrusted_lease_cap: 0,
+            ..Integrity::default()
+        },
+        ..quick_config()
+    })
+    .await;
+    let c = server.campaign(2, "0-3");
+    let (w1, a1) = client(&server, "one").await;
+    let (w2, a2) = client(&server, "two").await;
+    compute_all(&w1, &a1).await;
+    assert_eq!(
+        waits(&w2, &a2, &Capabilities::builtin()).await,
+        Some(WaitCause::RegistrationBurst)
+    );
+    assert_eq!(
+        waits(&w1, &a1, &Capabilities::builtin()).await,
+        Some(WaitCause::AlreadyComputed)
+    );
+    assert_stall_everywhere(&server, c.id, WaitCause::RegistrationBurst).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_uci_campaign_without_an_engine_is_named() {
+    let server = TestServer::start(quick_config()).await;
+    let c = server.analysis_campaign(4, "0-1", AnalysisEngine::Uci);
+    let (w, a) = client(&server, "no-engine").await;
+    assert_eq!(
+        waits(&w, &a, &Capabilities::builtin()).await,
+        Some(WaitCause::EngineMissing)
+    );
+    assert_stall_everywhere(&server, c.id, WaitCause::EngineMissing).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_campaign_is_named_to_the_worker_but_is_no_stall() {
+    let server = TestServer::start(quick_config()).await;
+    let c = server.campaign(2, "0-3");
+    server
+        .store
+        .update_campaign(
+            c.id,
+            &c960_coordinator::store::CampaignChange::Status(
+                c960_coordinator::scheduler::CampaignAction::Pause,
+            ),
+        )
+        .unwrap();
+    let (w, a) = client(&server, "w").await;
+    assert_eq!(
+        waits(&w, &a, &Capabilities::builtin()).await,
+        Some(WaitCause::Paused)
+    );
+    let p = server.store.progress().unwrap().remove(0);
+    assert_eq!((p.state().name(), p.campaign.stall), ("paused", None));
+}
+
+/// Heartbeats renew a lease up to its whole life, never past it, and only the holder's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_renew_only_the_holders_open_leases() {
+    let server = TestServer::start(quick_config()).await;
+    server.campaign(2, "0-1");
+    let (w, a) = client(&server, "holder").await;
+    let (other, b) = client(&server, "other").await;
+    let FetchBatchResponse::Assigned(batch) = w
+        .fetch_batch(&a, &Capabilities::builtin(), 2)
+        .await
+        .unwrap()
+    else {
+        panic!("no work")
+    };
+    let ids: Vec<u64> = batch.iter().map(|l| l.lease_id).collect();
+    let before = server.store.lease(ids[0]).unwrap().unwrap().deadline_ms;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let renewed = w.heartbeat(&a, ids.clone()).await.unwrap().renewed;
+    assert_eq!(renewed, ids);
+    let after = server.store.lease(ids[0]).unwrap().unwrap().deadline_ms;
+    assert!(after > before, "{before} → {after}");
+    // Another worker cannot renew them; an unknown id is just not renewed.
+    assert!(
+        other
+            .heartbeat(&b, ids.clone())
+            .await
+            .unwrap()
+            .renewed
+            .is_empty()
+    );
+    assert!(
+        w.heartbeat(&a, vec![999_999])
+            .await
+            .unwrap()
+            .renewed
+            .is_empty()
+    );
+    // An answered lease is no longer renewed.
+    w.submit_batch(&a, vec![honest_result(&batch[0])])
+        .await
+        .unwrap();
+    assert_eq!(
+        w.heartbeat(&a, ids.clone()).await.unwrap().renewed,
+        vec![ids[1]]
+    );
+}
