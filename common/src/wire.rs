@@ -510,6 +510,25 @@ pub struct HeartbeatResponse {
     pub renewed: Vec<u64>,
 }
 
+/// `POST /api/v1/standing`: how this worker's results stand on the coordinator (the worker asks
+/// now and then, for its totals line; it costs a count over the worker's results).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandingRequest {
+    /// Must equal [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+}
+
+/// Answer to [`StandingRequest`]: this identity's results, lifetime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandingResponse {
+    /// Results returned and accepted.
+    pub returned: u64,
+    /// Of those, in a validated value (credited).
+    pub validated: u64,
+    /// Of those, waiting for more replicas before a quorum can agree.
+    pub awaiting: u64,
+}
+
 /// The JSON body of every refusal (any 4xx/5xx), on every endpoint.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {

@@ -50,6 +50,7 @@ fn coordinator(args: &[&str], db: &Path) -> String {
 
 /// Polls `/api/v1/status` until campaign 1 is complete; panics after `limit`.
 async fn wait_complete(url: &str, limit: Duration) -> Duration {
+    c960_worker::client::install_crypto_provider();
     let began = Instant::now();
     loop {
         let text = reqwest::get(format!("{url}/api/v1/status"))
@@ -115,7 +116,27 @@ async fn serve_and_two_default_workers_on_one_machine_complete_a_quorum_2_campai
         })
         .collect();
     let took = wait_complete(&server.url, Duration::from_secs(180)).await;
-    stop(workers);
+    // Stopped as a volunteer stops them: each prints its totals, the coordinator's count of its
+    // validated results among them.
+    for mut w in workers {
+        let _ = Command::new("kill")
+            .args(["-TERM", &w.id().to_string()])
+            .status();
+        assert!(w.wait().unwrap().success());
+    }
+    for i in 0..2 {
+        let log = std::fs::read_to_string(dir.path().join(format!("w{i}.log"))).unwrap();
+        let totals = log
+            .lines()
+            .rev()
+            .find(|l| l.contains("on the coordinator: returned"))
+            .unwrap_or_else(|| panic!("{log}"));
+        assert!(
+            totals.contains("waiting for more replicas on 0"),
+            "{totals}"
+        );
+        assert!(!log.contains("WARN"), "{log}");
+    }
     eprintln!("quorum-2 campaign of 20 starts complete in {took:.1?}");
     assert_export_is_reference(&db, 4, 20);
     let list = coordinator(&["campaign", "list"], &db);

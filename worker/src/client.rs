@@ -8,8 +8,8 @@ use c960_common::wire::{
     AbandonRequest, AbandonResponse, BatchedResult, CONTENT_TYPE, Capabilities, EngineInfo,
     ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
     FetchResponse, HeartbeatRequest, HeartbeatResponse, PROTOCOL_VERSION, RegisterRequest,
-    RegisterResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse,
-    WorkerAuth,
+    RegisterResponse, StandingRequest, StandingResponse, SubmitBatchRequest, SubmitBatchResponse,
+    SubmitRequest, SubmitResponse, WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -274,6 +274,18 @@ impl Client {
             &HeartbeatRequest {
                 protocol: PROTOCOL_VERSION,
                 lease_ids,
+            },
+        )
+        .await
+    }
+
+    /// How this identity's results stand on the coordinator.
+    pub async fn standing(&self, auth: &WorkerAuth) -> Result<StandingResponse, ClientError> {
+        self.call(
+            "standing",
+            Some(auth),
+            &StandingRequest {
+                protocol: PROTOCOL_VERSION,
             },
         )
         .await

@@ -13,7 +13,7 @@ use c960_common::digest::result_digest;
 use c960_common::wait::Waiting;
 use c960_common::wire::{
     Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, HEARTBEAT_SECS,
-    MAX_BATCH, WorkResult, WorkUnitKind, WorkerAuth,
+    MAX_BATCH, StandingResponse, WorkResult, WorkUnitKind, WorkerAuth,
 };
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
@@ -138,6 +138,8 @@ pub struct Summary {
     pub lifetime_nodes: u128,
     /// How long the worker ran.
     pub elapsed: Duration,
+    /// How this identity's results stand on the coordinator, as last asked.
+    pub standing: Option<StandingResponse>,
 }
 
 impl Summary {
@@ -163,6 +165,12 @@ impl Summary {
             report::count(self.lifetime_results, "result"),
             thousands(self.lifetime_nodes)
         ));
+        if let Some(s) = self.standing {
+            line.push_str(&format!(
+                "; on the coordinator: returned {}, validated {}, waiting for more replicas on {}",
+                s.returned, s.validated, s.awaiting
+            ));
+        }
         line
     }
 }
@@ -229,6 +237,8 @@ struct Worker {
     idle_logged: Option<Instant>,
     /// Why, as last told.
     idle_reason: Option<Waiting>,
+    /// The identity in use, once registered or loaded.
+    auth: Option<WorkerAuth>,
 }
 
 /// Runs a worker until shutdown is signalled (or, with `once`, after one workunit); `true` on
@@ -300,14 +310,29 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
         idle_since: None,
         idle_logged: None,
         idle_reason: None,
+        auth: None,
     };
     let out = w.main_loop().await;
+    w.refresh_standing().await;
     w.summary.elapsed = w.started.elapsed();
     out?;
     Ok(w.summary)
 }
 
 impl Worker {
+    /// Asks the coordinator how this identity's results stand (best effort, briefly): returned,
+    /// validated, waiting for more replicas. Accepted is not validated: a value needs a quorum.
+    async fn refresh_standing(&mut self) {
+        let Some(auth) = self.auth.clone() else {
+            return;
+        };
+        if let Ok(Ok(s)) =
+            tokio::time::timeout(Duration::from_secs(3), self.client.standing(&auth)).await
+        {
+            self.summary.standing = Some(s);
+        }
+    }
+
     fn stopping(&self) -> bool {
         *self.shutdown.borrow() >= Stop::Finish
     }
@@ -379,10 +404,12 @@ impl Worker {
             self.summary.interrupted = true;
             return Ok(());
         };
+        self.auth = Some(auth.clone());
         let mut reregistered = false;
         loop {
             if self.totals_logged.elapsed() >= TOTALS_EVERY {
                 self.totals_logged = Instant::now();
+                self.refresh_standing().await;
                 self.summary.elapsed = self.started.elapsed();
                 tracing::info!("{}", self.summary.totals());
             }
@@ -446,7 +473,10 @@ impl Worker {
                     tracing::warn!("{e}; registering again");
                     reregistered = true;
                     match self.identity(true).await? {
-                        Some(a) => auth = a,
+                        Some(a) => {
+                            self.auth = Some(a.clone());
+                            auth = a
+                        }
                         None => {
                             self.summary.interrupted = true;
                             return Ok(());

@@ -1,5 +1,5 @@
 //! The worker protocol (`POST /api/v1/{register,fetch,fetch-batch,submit,submit-batch,
-//! heartbeat,abandon,fail}`): bincode bodies ([`c960_common::codec`]), a bearer token after registration, rate
+//! heartbeat,standing,abandon,fail}`): bincode bodies ([`c960_common::codec`]), a bearer token after registration, rate
 //! limited per address and per worker. The handlers read and write the store; what to accept is
 //! decided in [`super::judge`] and [`crate::scheduler`].
 
@@ -12,7 +12,8 @@ use c960_common::wire::{
     AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, FailRequest,
     FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest, FetchResponse,
     HeartbeatRequest, HeartbeatResponse, MAX_BATCH, RegisterRequest, RegisterResponse,
-    SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse, WorkerAuth,
+    StandingRequest, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest, SubmitResponse,
+    WorkerAuth,
 };
 use serde::Serialize;
 
@@ -37,6 +38,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/api/v1/submit-batch", post(submit_batch))
         .route("/api/v1/abandon", post(abandon))
         .route("/api/v1/heartbeat", post(heartbeat))
+        .route("/api/v1/standing", post(standing))
         .route("/api/v1/fail", post(fail))
         .route_layer(axum::middleware::from_fn_with_state(
             state,
@@ -394,6 +396,16 @@ async fn heartbeat(
     let store = st.store.clone();
     let renewed = blocking(move || Ok(store.renew_leases(w.id, &req.lease_ids, now_ms())?)).await?;
     wire_response(&HeartbeatResponse { renewed })
+}
+
+async fn standing(
+    State(st): State<AppState>,
+    auth: Result<AuthedWorker, ApiError>,
+    Wire(_): Wire<StandingRequest>,
+) -> Result<Response, ApiError> {
+    let AuthedWorker(w) = auth?;
+    let store = st.store.clone();
+    wire_response(&blocking(move || Ok(store.worker_tally(w.id)?)).await?)
 }
 
 async fn abandon(

@@ -259,6 +259,8 @@ pub trait Store: Send + Sync {
         lease_cap: u64,
         now_ms: i64,
     ) -> StoreResult<Vec<c960_common::wait::Waiting>>;
+    /// How a worker's returned results stand: returned, validated, awaiting a quorum.
+    fn worker_tally(&self, worker_id: u64) -> StoreResult<c960_common::wire::StandingResponse>;
     /// Records why a campaign is stalled, or with `None` that it no longer is.
     fn set_stall(&self, campaign_id: u64, stall: Option<Stall>) -> StoreResult<()>;
     /// Forgets every recorded stall (a coordinator starting: its own view is empty).

@@ -13,6 +13,9 @@ use crate::store::CampaignProgress;
 
 /// How far back rates look.
 pub const WINDOW_MS: i64 = 10 * 60_000;
+/// How far back the ETA looks: recent enough to follow a campaign whose pace changes (the first
+/// replicas of a quorum validate nothing; the second ones validate at once).
+pub const ETA_WINDOW_MS: i64 = 2 * 60_000;
 /// The background sampling period.
 pub const SAMPLE_EVERY_MS: i64 = 5_000;
 /// A page or poll takes a new sample when the newest is older than this.
@@ -27,6 +30,9 @@ pub struct CampaignSample {
     pub nodes_computed: u128,
     /// Canonical nodes of valid workunits.
     pub nodes_valid: u128,
+    /// Replicas still to come: queued or in flight (falls by one with each result returned,
+    /// rises with each replica reissued).
+    pub pending: u64,
 }
 
 /// Every counter at one instant.
@@ -56,6 +62,7 @@ impl Sample {
                             done: p.valid + p.failed,
                             nodes_computed: p.nodes_computed,
                             nodes_valid: p.nodes_valid,
+                            pending: p.queued_replicas + p.in_flight,
                         },
                     )
                 })
@@ -73,7 +80,8 @@ pub struct CampaignRates {
     pub nodes_per_s: Option<f64>,
     /// Workunits completed per second.
     pub units_per_s: Option<f64>,
-    /// Seconds until every workunit is done at that pace.
+    /// Seconds until every replica still to come is returned, at the pace of the last
+    /// [`ETA_WINDOW_MS`]; 0 once the campaign is done.
     pub eta_s: Option<f64>,
 }
 
@@ -104,10 +112,11 @@ pub fn eta(remaining: u64, units_per_s: Option<f64>) -> Option<f64> {
         .map(|r| remaining as f64 / r)
 }
 
-/// The ring of samples.
+/// The ring of samples, and the final rates of the campaigns seen finished.
 #[derive(Default)]
 pub struct Ring {
     samples: Mutex<VecDeque<Sample>>,
+    finished: Mutex<BTreeMap<u64, CampaignRates>>,
 }
 
 impl Ring {
@@ -142,25 +151,68 @@ impl Ring {
         Some((ring.front()?.clone(), ring.back()?.clone())).filter(|(a, b)| a.at_ms < b.at_ms)
     }
 
-    /// Rates of a campaign with `remaining` workunits left.
+    /// Rates of a campaign with `remaining` workunits left. A finished campaign keeps the rates
+    /// it had when its counters last moved, frozen from then on.
     pub fn campaign(&self, id: u64, remaining: u64) -> CampaignRates {
-        let Some((old, new)) = self.ends() else {
+        if remaining == 0 {
+            let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+            let frozen = *finished
+                .entry(id)
+                .or_insert_with(|| self.rates(id, 0, true));
+            return CampaignRates {
+                eta_s: Some(0.0),
+                ..frozen
+            };
+        }
+        // Reopened (a re-verification): its rates move again.
+        self.finished
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+        self.rates(id, remaining, false)
+    }
+
+    /// The rates over the window ending at the newest sample (or, `at_last_change`, at the
+    /// newest one in which the campaign's counters moved).
+    fn rates(&self, id: u64, remaining: u64, at_last_change: bool) -> CampaignRates {
+        let ring = self.lock();
+        let mut end = ring.len().saturating_sub(1);
+        if at_last_change {
+            while end > 0 && ring[end].campaigns.get(&id) == ring[end - 1].campaigns.get(&id) {
+                end -= 1;
+            }
+        }
+        let (Some(new), Some(old)) = (ring.get(end), ring.front()) else {
             return CampaignRates {
                 eta_s: eta(remaining, None),
                 ..CampaignRates::default()
             };
         };
-        let secs = (new.at_ms - old.at_ms) as f64 / 1000.0;
         // A campaign created inside the window started from zero.
         let Some(b) = new.campaigns.get(&id) else {
             return CampaignRates::default();
         };
-        let a = old.campaigns.get(&id).copied().unwrap_or_default();
+        let since = |o: &Sample| o.campaigns.get(&id).copied().unwrap_or_default();
+        let secs = (new.at_ms - old.at_ms) as f64 / 1000.0;
+        let a = since(old);
         let units_per_s = rate(u128::from(a.done), u128::from(b.done), secs);
+        // The ETA from the recent past only: the oldest sample inside its window.
+        let recent = ring
+            .iter()
+            .take(end + 1)
+            .find(|s| s.at_ms >= new.at_ms - ETA_WINDOW_MS)
+            .unwrap_or(new);
+        let r = since(recent);
+        let recent_secs = (new.at_ms - recent.at_ms) as f64 / 1000.0;
+        let replicas_per_s = rate(u128::from(b.pending), u128::from(r.pending), recent_secs);
         CampaignRates {
             nodes_per_s: rate(a.nodes_computed, b.nodes_computed, secs),
             units_per_s,
-            eta_s: eta(remaining, units_per_s),
+            eta_s: if remaining == 0 {
+                Some(0.0)
+            } else {
+                eta(b.pending, replicas_per_s).filter(|_| b.pending > 0)
+            },
         }
     }
 
@@ -191,6 +243,8 @@ mod tests {
                     done,
                     nodes_computed: nodes,
                     nodes_valid: nodes / 2,
+                    // Two replicas a workunit, 15 workunits: what is not done is to come.
+                    pending: 2 * 15u64.saturating_sub(done),
                 },
             )]
             .into(),
@@ -210,6 +264,7 @@ mod tests {
         let r = ring.campaign(1, 10);
         assert_eq!(r.nodes_per_s, Some(100.0));
         assert_eq!(r.units_per_s, Some(0.5));
+        // 10 replicas returned in 10 s, 20 to come.
         assert_eq!(r.eta_s, Some(20.0));
         let own = ring.own();
         assert_eq!(own.results_per_s, Some(2.0));
@@ -224,12 +279,50 @@ mod tests {
                 done: 4,
                 nodes_computed: 400,
                 nodes_valid: 200,
+                pending: 4,
             },
         );
         ring.push(late);
         assert_eq!(ring.campaign(2, 4).nodes_per_s, Some(20.0));
-        assert_eq!(ring.campaign(2, 4).eta_s, Some(20.0));
+        // Nothing of campaign 2's pending replicas has come back in its window yet.
+        assert_eq!(ring.campaign(2, 4).eta_s, None);
         assert_eq!(ring.campaign(1, 0).eta_s, Some(0.0));
+    }
+
+    #[test]
+    fn the_eta_follows_the_recent_pace_and_a_finished_campaigns_rate_stays() {
+        let ring = Ring::default();
+        let at = |ms: i64, done: u64, pending: u64, nodes: u128| Sample {
+            at_ms: ms,
+            campaigns: [(
+                1,
+                CampaignSample {
+                    done,
+                    nodes_computed: nodes,
+                    nodes_valid: 0,
+                    pending,
+                },
+            )]
+            .into(),
+            requests: 0,
+            results: 0,
+        };
+        // First replicas for 5 minutes (nothing validates: a units rate would say "never"),
+        // then a steady 1 replica a second.
+        ring.push(at(0, 0, 1000, 0));
+        ring.push(at(300_000, 0, 700, 300));
+        ring.push(at(420_000, 60, 580, 420));
+        let r = ring.campaign(1, 440);
+        assert_eq!(r.eta_s, Some(580.0), "{r:?}");
+        // Finished: the rate is the one of its last window and stays when the ring moves on.
+        ring.push(at(1_000_000, 500, 0, 1000));
+        let done = ring.campaign(1, 0);
+        assert_eq!(done.eta_s, Some(0.0));
+        let nodes = done.nodes_per_s.unwrap();
+        for i in 1..=300 {
+            ring.push(at(1_000_000 + i * SAMPLE_EVERY_MS, 500, 0, 1000));
+        }
+        assert_eq!(ring.campaign(1, 0).nodes_per_s, Some(nodes));
     }
 
     #[test]

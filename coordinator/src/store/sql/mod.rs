@@ -290,6 +290,10 @@ impl<B: Backend> Store for B {
         waiting::waiting_for(self, worker_id, accepts, block, lease_cap, now_ms)
     }
 
+    fn worker_tally(&self, worker_id: u64) -> StoreResult<c960_common::wire::StandingResponse> {
+        waiting::worker_tally(self, worker_id)
+    }
+
     fn set_stall(&self, campaign_id: u64, stall: Option<super::Stall>) -> StoreResult<()> {
         waiting::set_stall(self, campaign_id, stall)
     }

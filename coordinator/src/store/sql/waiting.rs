@@ -229,3 +229,23 @@ pub(super) fn clear_stalls(s: &impl Backend) -> StoreResult<()> {
         Ok(())
     })
 }
+
+pub(super) fn worker_tally(
+    s: &impl Backend,
+    worker_id: u64,
+) -> StoreResult<c960_common::wire::StandingResponse> {
+    s.with_conn(&mut |tx| {
+        // Returned results (state 1) by outcome: 1 valid, 0 not yet decided.
+        let r = tx.query_one(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN outcome = 1 THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN outcome = 0 THEN 1 ELSE 0 END), 0)
+             FROM results WHERE worker_id = ?1 AND state = 1",
+            params![u64_to_db(worker_id)],
+        )?;
+        Ok(c960_common::wire::StandingResponse {
+            returned: r.u64(0)?,
+            validated: r.u64(1)?,
+            awaiting: r.u64(2)?,
+        })
+    })
+}
