@@ -214,11 +214,13 @@ async fn status_names_a_campaign_that_no_connected_worker_may_take() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(stalled[0]["campaign"], c.id, "{stalled}");
+    assert_eq!(stalled[0]["cause"], "already_computed", "{stalled}");
     assert!(
         stalled[0]["reason"]
             .as_str()
             .unwrap()
-            .contains("more workers")
+            .contains("start another worker"),
+        "{stalled}"
     );
     tx.send(true).unwrap();
     let summary = worker.await.unwrap().unwrap();

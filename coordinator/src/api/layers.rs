@@ -69,9 +69,25 @@ pub async fn client(State(st): State<AppState>, mut req: Request, next: Next) ->
             .iter()
             .filter_map(|v| v.to_str().ok());
         let ip = client_address(&st.config.trusted_proxies, peer.ip(), forwarded);
+        if ip == peer.ip() && req.headers().contains_key("x-forwarded-for") {
+            warn_unnamed_proxy(peer.ip());
+        }
         req.extensions_mut().insert(ClientAddr(ip));
     }
     next.run(req).await
+}
+
+/// Says once that a local peer forwards clients' addresses without being named a trusted proxy:
+/// every volunteer behind it then shares its loopback or private address, whose block does not
+/// separate replicas by default, and one per-address limit.
+fn warn_unnamed_proxy(peer: std::net::IpAddr) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let local = crate::trust::is_local_block(&crate::trust::address_block(peer));
+    if local && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(
+            "requests from {peer} carry X-Forwarded-For, but {peer} is not a trusted proxy: every client behind it shares its address (one rate limit, and replicas of one local address pair). If it is your reverse proxy, run serve with --trusted-proxy {peer}"
+        );
+    }
 }
 
 /// Middleware: the per-address limit, by the client's address ([`client`]).
