@@ -253,8 +253,14 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
     // and the check that the file can be written comes before any registration.
     let state_lock = match &cfg.state_file {
         Some(path) => {
-            let lock = identity::claim(path)?;
-            if lock.path != *path {
+            let lock = identity::claim(path, &cfg.server)?;
+            if lock.path != *path && lock.knows_server {
+                tracing::info!(
+                    "{} holds this worker's identity for {}",
+                    lock.path.display(),
+                    cfg.server
+                );
+            } else if lock.path != *path {
                 tracing::info!(
                     "{} is in use by another running worker; this one uses {}",
                     path.display(),
@@ -336,18 +342,28 @@ impl Worker {
             {
                 Ok(auth) => {
                     self.backoff.reset();
+                    let mut others = 0;
                     if let Some(path) = &self.cfg.state_file {
                         let id = Identity {
-                            server: self.cfg.server.clone(),
+                            server: identity::server_key(&self.cfg.server),
                             worker_id: auth.worker_id,
                             token: auth.token.clone(),
                             results: 0,
                             nodes: 0,
                         };
                         identity::save(path, &id)?;
+                        others = identity::StateFile::read(path)?
+                            .identities
+                            .len()
+                            .saturating_sub(1);
                         self.stored = Some(id);
                     }
                     let kept = match &self.cfg.state_file {
+                        Some(path) if others > 0 => format!(
+                            "identity kept in {} beside those for {}",
+                            path.display(),
+                            report::count(others as u64, "other coordinator")
+                        ),
                         Some(path) => format!("identity kept in {}", path.display()),
                         None => "identity kept in memory only".to_string(),
                     };
