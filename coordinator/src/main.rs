@@ -87,8 +87,9 @@ enum Command {
         /// reverse proxy, where all requests come from one address).
         #[arg(long, default_value_t = 50.0)]
         rate_per_address: f64,
-        /// Worker API requests per second per worker (0: no limit).
-        #[arg(long, default_value_t = 5.0)]
+        /// Worker API requests per second per worker (burst 4x; 0: no limit). A default worker
+        /// paces itself to 4 a second at most.
+        #[arg(long, default_value_t = c960_coordinator::api::state::DEFAULT_PER_WORKER.per_sec)]
         rate_per_worker: f64,
         /// Table exports per second per client address (burst 4x; 0: no limit).
         #[arg(long, default_value_t = 0.5)]

@@ -432,6 +432,8 @@ async fn serve_and_work(
         cfg.uci = opts.uci.clone();
         cfg.hash_mib = opts.hash_mib;
         cfg.enrol_secret = Some(secret.clone());
+        // Its coordinator has no rate limits: nothing to pace for.
+        cfg.pace = c960_worker::backoff::PaceRate::UNLIMITED;
         tasks.push(tokio::spawn(runner::run(cfg, stop_rx.clone())));
     }
 

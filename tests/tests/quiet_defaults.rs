@@ -1,0 +1,96 @@
+//! Quiet, sane defaults, with real processes and default flags: one default worker is never
+//! rate limited by a default `serve`.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use c960_coordinator::store::{SqliteStore, Store};
+use c960_tests::{ServeProcess, bins};
+
+/// `c960-worker work --server URL` with default flags (its state under `home`), its output
+/// (stdout and stderr) into `log`.
+fn work(url: &str, home: &Path, log: &Path) -> Child {
+    let out = std::fs::File::create(log).unwrap();
+    Command::new(&bins().1)
+        .args(["work", "--server", url])
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("C960_ENROL_SECRET")
+        .env_remove("RUST_LOG")
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap()
+}
+
+/// `serve` with these flags on `db`, its log into `log`.
+fn serve(db: &Path, args: &[&str], log: &Path) -> ServeProcess {
+    let file = std::fs::File::create(log).unwrap();
+    ServeProcess::start(db, args, Stdio::from(file))
+}
+
+/// `campaign add --db DB ARGS…`, which must succeed.
+fn add_campaign(db: &Path, args: &[&str]) {
+    let out = Command::new(&bins().0)
+        .args(["campaign", "add", "--db"])
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// Waits until campaign 1 on `db` has every workunit valid (at most five minutes).
+fn wait_complete(db: &Path) {
+    let store = SqliteStore::open(db).unwrap();
+    let until = Instant::now() + Duration::from_secs(300);
+    loop {
+        let p = store.progress().unwrap().remove(0);
+        if p.valid == p.total {
+            return;
+        }
+        assert!(Instant::now() < until, "campaign not complete: {p:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Stops a worker as a service manager would (SIGTERM: finish and submit, then exit 0).
+fn stop(mut worker: Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &worker.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = worker.wait().unwrap();
+    assert!(exit.success(), "worker exit {exit:?}");
+}
+
+#[test]
+fn one_default_worker_is_never_rate_limited_by_a_default_serve() {
+    bins();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.db");
+    let (serve_log, worker_log) = (dir.path().join("serve.log"), dir.path().join("w.log"));
+    let server = serve(&db, &["--open-enrolment"], &serve_log);
+    // Depth 5: workunits of a few milliseconds, four at a time for a new (untrusted) worker,
+    // so the worker would ask many times a second; quorum 1, anchored by the public table.
+    add_campaign(
+        &db,
+        &["--depth", "5", "--positions", "0-119", "--quorum", "1"],
+    );
+    let worker = work(&server.url, &dir.path().join("home"), &worker_log);
+    wait_complete(&db);
+    stop(worker);
+    server.stop();
+    let log = std::fs::read_to_string(&worker_log).unwrap();
+    let served = std::fs::read_to_string(&serve_log).unwrap();
+    assert!(log.contains("session: 120 results accepted"), "{log}");
+    assert!(
+        !log.contains("rate_limited") && !log.contains("429"),
+        "{log}"
+    );
+    assert!(!log.contains("WARN"), "{log}");
+    assert!(!served.contains("rate_limited"), "{served}");
+    assert!(!served.contains("WARN"), "{served}");
+}
