@@ -1,5 +1,5 @@
 //! Quiet, sane defaults, with real processes and default flags: one default worker is never
-//! rate limited by a default `serve`.
+//! rate limited by a default `serve`, and expected back-pressure is logged at INFO, not WARN.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -93,4 +93,36 @@ fn one_default_worker_is_never_rate_limited_by_a_default_serve() {
     assert!(!log.contains("WARN"), "{log}");
     assert!(!served.contains("rate_limited"), "{served}");
     assert!(!served.contains("WARN"), "{served}");
+}
+
+#[test]
+fn back_pressure_is_logged_at_info_by_the_worker_and_the_coordinator() {
+    bins();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.db");
+    let (serve_log, worker_log) = (dir.path().join("serve.log"), dir.path().join("w.log"));
+    // A coordinator stricter than the worker's pace: one request a second, bursts of 4.
+    let server = serve(
+        &db,
+        &["--open-enrolment", "--rate-per-worker", "1"],
+        &serve_log,
+    );
+    add_campaign(
+        &db,
+        &["--depth", "4", "--positions", "0-19", "--quorum", "1"],
+    );
+    let worker = work(&server.url, &dir.path().join("home"), &worker_log);
+    wait_complete(&db);
+    stop(worker);
+    server.stop();
+    for (who, path) in [("worker", &worker_log), ("coordinator", &serve_log)] {
+        let log = std::fs::read_to_string(path).unwrap();
+        let limited: Vec<&str> = log.lines().filter(|l| l.contains("rate_limited")).collect();
+        assert!(!limited.is_empty(), "the {who} met no limit: {log}");
+        assert!(
+            limited.iter().all(|l| l.contains(" INFO ")),
+            "{who}: {limited:#?}"
+        );
+        assert!(!log.contains("WARN"), "{who}: {log}");
+    }
 }

@@ -401,7 +401,7 @@ impl Worker {
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e)?;
-                    tracing::warn!("{e}; retrying in {}", report::duration(d));
+                    log_retry(&e, "retrying", d);
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         return Ok(None);
                     }
@@ -469,7 +469,7 @@ impl Worker {
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e)?;
-                    tracing::warn!("{e}; retrying in {}", report::duration(d));
+                    log_retry(&e, "retrying", d);
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
@@ -679,7 +679,7 @@ impl Worker {
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e)?;
-                    tracing::warn!("{e}; retrying the submission in {}", report::duration(d));
+                    log_retry(&e, "retrying the submission", d);
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Now).await {
                         return Ok(false);
                     }
@@ -756,6 +756,16 @@ impl Worker {
             )),
             None => backoff,
         })
+    }
+}
+
+/// Logs a transient failure before its retry: expected back-pressure (the coordinator asked to
+/// wait: a 429 with its `Retry-After`) at INFO, real trouble (unreachable, failing) at WARN.
+fn log_retry(e: &crate::client::ClientError, what: &str, d: Duration) {
+    if e.is_back_pressure() {
+        tracing::info!("{e}; {what} in {}", report::duration(d));
+    } else {
+        tracing::warn!("{e}; {what} in {}", report::duration(d));
     }
 }
 
