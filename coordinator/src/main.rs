@@ -212,7 +212,8 @@ enum Command {
         out: Option<PathBuf>,
     },
     /// Run a whole perft (or analysis) campaign on this machine with in-process workers, then
-    /// print the table.
+    /// print the table. Ctrl-C stops it: the workers give their leases back, it says what was
+    /// done and how to resume (the same --db), and exits with status 130.
     Run {
         /// Perft depth, or search depth with --analyse (not with --self-play).
         #[arg(long, required_unless_present = "self_play")]

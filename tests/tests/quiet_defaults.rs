@@ -1,5 +1,6 @@
 //! Quiet, sane defaults, with real processes and default flags: one default worker is never
-//! rate limited by a default `serve`, and expected back-pressure is logged at INFO, not WARN.
+//! rate limited by a default `serve`, expected back-pressure is logged at INFO, not WARN, and
+//! Ctrl-C on `run` says what was done and how to resume, nothing more.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -125,4 +126,65 @@ fn back_pressure_is_logged_at_info_by_the_worker_and_the_coordinator() {
         );
         assert!(!log.contains("WARN"), "{who}: {log}");
     }
+}
+
+#[test]
+fn ctrl_c_on_run_says_what_was_done_and_how_to_resume_and_gives_the_leases_back() {
+    let (coordinator, _) = bins();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960-run.db");
+    // The README's main job, with default flags.
+    let child = Command::new(coordinator)
+        .args(["run", "--depth", "6", "--db"])
+        .arg(&db)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt it once it has computed something and holds leases.
+    let mut store = None;
+    let until = Instant::now() + Duration::from_secs(300);
+    loop {
+        assert!(Instant::now() < until, "run computed nothing");
+        std::thread::sleep(Duration::from_millis(50));
+        if store.is_none() && db.exists() {
+            store = SqliteStore::open(&db).ok();
+        }
+        let Some(p) = store
+            .as_ref()
+            .and_then(|s| s.progress().ok()?.into_iter().next())
+        else {
+            continue;
+        };
+        if p.valid >= 1 && p.in_flight > 0 {
+            break;
+        }
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    // Exit status 130, as for a shell's Ctrl-C; no table.
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(stdout, "");
+    // The line it printed when it started, then at most three after the signal.
+    let (first, after) = stderr.split_once('\n').unwrap();
+    assert!(first.starts_with("campaign 1: perft depth 6"), "{stderr}");
+    assert!(after.lines().count() <= 3, "{stderr}");
+    let p = store.unwrap().progress().unwrap().remove(0);
+    assert!(
+        after.contains(&format!("interrupted: {} of 960 workunits done", p.valid)),
+        "{stderr}"
+    );
+    assert!(after.contains("to resume"), "{stderr}");
+    // Quiet because the workers gave their leases back before the server went, not because
+    // their failures were muted.
+    assert_eq!(p.in_flight, 0, "{p:?}");
 }
