@@ -91,7 +91,8 @@ enum Command {
         /// paces itself to 4 a second at most.
         #[arg(long, default_value_t = c960_coordinator::api::state::DEFAULT_PER_WORKER.per_sec)]
         rate_per_worker: f64,
-        /// Table exports per second per client address (burst 4x; 0: no limit).
+        /// Table exports per second per client address (burst 4x; 0: no limit); requests with
+        /// the admin token are not limited.
         #[arg(long, default_value_t = 0.5)]
         export_rate_per_address: f64,
         /// Open leases one worker may hold at once (0: no cap).

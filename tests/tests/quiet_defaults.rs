@@ -1,6 +1,7 @@
 //! Quiet, sane defaults, with real processes and default flags: one default worker is never
 //! rate limited by a default `serve`, expected back-pressure is logged at INFO, not WARN, and
-//! Ctrl-C on `run` says what was done and how to resume, nothing more.
+//! Ctrl-C on `run` says what was done and how to resume, nothing more, and the operator's
+//! exports (with the admin token) are not rate limited.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -187,4 +188,57 @@ fn ctrl_c_on_run_says_what_was_done_and_how_to_resume_and_gives_the_leases_back(
     // Quiet because the workers gave their leases back before the server went, not because
     // their failures were muted.
     assert_eq!(p.in_flight, 0, "{p:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exports_with_the_admin_token_are_not_limited_and_the_publics_still_are() {
+    bins();
+    const ADMIN: &str = "admin-token-for-the-export-test-0123";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.db");
+    let server = serve(
+        &db,
+        &["--admin-token", ADMIN],
+        &dir.path().join("serve.log"),
+    );
+    add_campaign(&db, &["--depth", "2", "--positions", "0-3"]);
+    c960_worker::client::install_crypto_provider();
+    let http = reqwest::Client::new();
+    let table = format!("{}/api/v1/campaigns/1/table?format=csv", server.url);
+    let balance = format!("{}/api/v1/campaigns/1/balance", server.url);
+    let get = |url: &str, token: Option<&str>| {
+        let mut req = http.get(url);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        async move { req.send().await.unwrap() }
+    };
+    // The operator: many exports in a row (the default limit is 0.5 a second, bursts of 2).
+    for _ in 0..20 {
+        assert_eq!(get(&table, Some(ADMIN)).await.status().as_u16(), 200);
+    }
+    // The public, from the same address: still limited.
+    let mut public = Vec::new();
+    for _ in 0..10 {
+        let status = get(&table, None).await.status().as_u16();
+        public.push(status);
+        if status == 429 {
+            break;
+        }
+    }
+    assert_eq!(public[..2], [200, 200], "{public:?}");
+    assert_eq!(public.last(), Some(&429), "{public:?}");
+    // The operator is not held up by the public's spent budget, for any export.
+    assert_eq!(get(&table, Some(ADMIN)).await.status().as_u16(), 200);
+    let report = get(&balance, Some(ADMIN)).await.status().as_u16();
+    assert_ne!(
+        report, 429,
+        "the balance export of a perft campaign is refused, not limited"
+    );
+    // A wrong token is the public's: limited.
+    let wrong = get(&table, Some("not-the-admin-token-0123456789")).await;
+    assert_eq!(wrong.status().as_u16(), 429);
+    let body: serde_json::Value = serde_json::from_str(&wrong.text().await.unwrap()).unwrap();
+    assert_eq!(body["code"], "rate_limited");
+    server.stop();
 }

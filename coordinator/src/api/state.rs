@@ -5,9 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
+use std::net::IpAddr;
 
-use super::auth::Enrolment;
+use axum::http::{HeaderMap, StatusCode};
+
+use super::auth::{self, Enrolment};
 use super::error::ApiError;
 use super::limits::{self, Keyed, Limiter, Rate};
 use crate::checker::CheckBudget;
@@ -148,6 +150,35 @@ impl AppState {
             limiter,
             registrations,
             stall: Arc::default(),
+        }
+    }
+}
+
+impl AppState {
+    /// The one check of the admin token, for the admin endpoints ([`super::extract::Admin`])
+    /// and for the exports (an operator's exports are not limited): the bearer of `headers`
+    /// against the configured hash, compared in constant time. Guessing is limited per
+    /// address: every attempt from `peer` costs a token of its failure budget, a success
+    /// refunds it.
+    pub fn check_admin(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> Result<(), ApiError> {
+        let Some(hash) = &self.config.admin_token_hash else {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "admin_disabled",
+                "no admin token is configured on this coordinator",
+            ));
+        };
+        let token = auth::bearer_of(headers)?;
+        if let Some(ip) = peer {
+            self.limiter.check_admin_attempt(ip)?;
+        }
+        if auth::same_hash(hash, &auth::sha256(token)) {
+            if let Some(ip) = peer {
+                self.limiter.admin_succeeded(ip);
+            }
+            Ok(())
+        } else {
+            Err(auth::bad_token())
         }
     }
 }
