@@ -92,10 +92,12 @@ enum Command {
         /// reverse proxy, where all requests come from one address).
         #[arg(long, default_value_t = 50.0)]
         rate_per_address: f64,
-        /// Worker API requests per second per worker (0: no limit).
-        #[arg(long, default_value_t = 5.0)]
+        /// Worker API requests per second per worker (burst 4x; 0: no limit). A default worker
+        /// paces itself to 4 a second at most.
+        #[arg(long, default_value_t = c960_coordinator::api::state::DEFAULT_PER_WORKER.per_sec)]
         rate_per_worker: f64,
-        /// Table exports per second per client address (burst 4x; 0: no limit).
+        /// Table exports per second per client address (burst 4x; 0: no limit); requests with
+        /// the admin token are not limited.
         #[arg(long, default_value_t = 0.5)]
         export_rate_per_address: f64,
         /// Open leases one worker may hold at once (0: no cap).
@@ -221,7 +223,8 @@ enum Command {
         out: Option<PathBuf>,
     },
     /// Run a whole perft (or analysis) campaign on this machine with in-process workers, then
-    /// print the table.
+    /// print the table. Ctrl-C stops it: the workers give their leases back, it says what was
+    /// done and how to resume (the same --db), and exits with status 130.
     Run {
         /// Perft depth, or search depth with --analyse (not with --self-play).
         #[arg(long, required_unless_present = "self_play")]

@@ -182,8 +182,17 @@ async fn run_async(
         false
     };
     if interrupted {
+        // What was done and how to resume, and nothing else: the workers have stopped and
+        // given their leases back before the server went.
+        let now = progress_of(&store, campaign.id).await?;
+        let (done, before) = (now.valid + now.failed, start.valid + start.failed);
         eprintln!(
-            "interrupted; run again with --db {} to resume",
+            "interrupted: {done} of {} workunits done ({} in this run)",
+            now.total,
+            done.saturating_sub(before)
+        );
+        eprintln!(
+            "run again with --db {} to resume",
             crate::store::postgres::redact_url(&opts.db.to_string_lossy())
         );
         return Ok(RunOutcome::Interrupted);
@@ -411,9 +420,13 @@ async fn serve_and_work(
     let _checker = crate::checker::spawn(store.clone(), config.checks);
     let app = api::app(AppState::new(store.clone(), config))
         .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    // Two stops, in this order: the workers first (they give their leases back and submit
+    // what they computed), then the server they talk to. Stopping both at once made every
+    // give-back fail with "connection refused".
     let (stop_tx, stop_rx) = watch::channel(false);
+    let (server_stop_tx, server_stop_rx) = watch::channel(false);
     let server = {
-        let mut rx = stop_rx.clone();
+        let mut rx = server_stop_rx;
         tokio::spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(async move {
@@ -432,6 +445,8 @@ async fn serve_and_work(
         cfg.uci = opts.uci.clone();
         cfg.hash_mib = opts.hash_mib;
         cfg.enrol_secret = Some(secret.clone());
+        // Its coordinator has no rate limits: nothing to pace for.
+        cfg.pace = c960_worker::backoff::PaceRate::UNLIMITED;
         tasks.push(tokio::spawn(runner::run(cfg, stop_rx.clone())));
     }
 
@@ -487,13 +502,24 @@ async fn serve_and_work(
     };
     bar.finish_and_clear();
     let _ = stop_tx.send(true);
-    for t in tasks {
-        match t.await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => tracing::warn!("local worker: {e:#}"),
-            Err(e) => tracing::warn!("local worker: {e}"),
+    let workers_stopped = async {
+        for t in tasks {
+            match t.await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::warn!("local worker: {e:#}"),
+                Err(e) => tracing::warn!("local worker: {e}"),
+            }
+        }
+    };
+    tokio::select! {
+        _ = workers_stopped => {}
+        // A second Ctrl-C does not wait for the give-backs: the leases left open are released
+        // when the next run starts.
+        _ = tokio::signal::ctrl_c(), if interrupted => {
+            return Ok(true);
         }
     }
+    let _ = server_stop_tx.send(true);
     server.await??;
     result?;
     Ok(interrupted)

@@ -34,10 +34,85 @@ fn signal(child: &Child, sig: &str) {
     assert!(status.success());
 }
 
+/// The worker id a state file keeps for its only coordinator.
 fn worker_id(state: &Path) -> u64 {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
-    v["worker_id"].as_u64().unwrap()
+    assert_eq!(v["identities"].as_array().unwrap().len(), 1, "{v}");
+    v["identities"][0]["worker_id"].as_u64().unwrap()
+}
+
+/// `work --once` to the end: its exit and its log.
+fn work_once(server_url: &str, home: &Path, log: &Path) -> (std::process::ExitStatus, String) {
+    let mut w = work(server_url, home, log, &["--once", "--threads", "1"]);
+    let exit = w.wait().unwrap();
+    (exit, std::fs::read_to_string(log).unwrap())
+}
+
+/// The ids of the workers registered with a coordinator.
+fn registered(server: &TestServer) -> Vec<u64> {
+    let now = c960_coordinator::clock::now_ms();
+    let list = server.store.worker_summary(now).unwrap().list;
+    list.iter().map(|w| w.id).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_keeps_one_identity_per_coordinator() {
+    bins();
+    let a = TestServer::start(c960_tests::quick_config()).await;
+    let b = TestServer::start(c960_tests::quick_config()).await;
+    let ca = a.campaign(2, "0-3");
+    b.campaign(2, "0-3");
+    let home = a.dir.path().join("home");
+    let log = |name: &str| a.dir.path().join(name);
+    let (exit, first) = work_once(&a.url, &home, &log("a1.log"));
+    assert!(exit.success(), "{first}");
+    assert!(
+        first.contains(&format!("registered with {}", a.url)),
+        "{first}"
+    );
+    let on_a = registered(&a);
+    assert_eq!(on_a.len(), 1);
+    // Another coordinator (its URL spelt with a trailing slash): a registration there, beside
+    // the first identity.
+    let (exit, log_b) = work_once(&format!("{}/", b.url), &home, &log("b.log"));
+    assert!(exit.success(), "{log_b}");
+    assert!(
+        log_b.contains("beside those for 1 other coordinator"),
+        "{log_b}"
+    );
+    assert_eq!(registered(&b).len(), 1);
+    // Back on the first: the first identity, no new registration, its results its own.
+    let (exit, again) = work_once(&a.url, &home, &log("a2.log"));
+    assert!(exit.success(), "{again}");
+    assert!(!again.contains("registered"), "{again}");
+    let state = home.join(".local/state/c960/worker.json");
+    assert!(
+        again.contains(&format!(
+            "worker {} of {} (identity in {}",
+            on_a[0],
+            a.url,
+            state.display()
+        )),
+        "{again}"
+    );
+    assert_eq!(registered(&a), on_a);
+    let (_, rows) = a.store.table(ca.id).unwrap();
+    let by_first: usize = rows
+        .iter()
+        .map(|r| a.store.results(r.workunit_id).unwrap())
+        .map(|rs| rs.iter().filter(|r| r.worker_id == on_a[0]).count())
+        .sum();
+    assert_eq!(by_first, 2, "both runs on A computed as worker {}", on_a[0]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let servers: Vec<&str> = v["identities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(servers, [a.url.as_str(), b.url.as_str()]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

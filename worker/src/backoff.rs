@@ -1,7 +1,8 @@
 //! Jittered, capped exponential backoff for retries against a coordinator that is down, busy or
-//! has no work.
+//! has no work, and the worker's own pace ([`Pace`]): how often it may ask at most, so that it
+//! stays under the coordinator's rate limits instead of running into them.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Backoff state: the delay doubles per failure up to `cap`; each wait is drawn uniformly from
 /// [delay/2, delay] so that many workers restarted together do not hammer the server in step.
@@ -58,6 +59,61 @@ pub fn retry_after(secs: u32, cap: Duration) -> Duration {
         .min(cap.max(Duration::from_millis(1)))
 }
 
+/// A request rate: `per_sec` on average, `burst` at once after a quiet spell; `per_sec == 0`
+/// is no limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PaceRate {
+    /// Requests per second on average.
+    pub per_sec: f64,
+    /// Requests at once after a quiet spell.
+    pub burst: f64,
+}
+
+impl PaceRate {
+    /// No pacing (a coordinator without rate limits, such as `run`'s own).
+    pub const UNLIMITED: PaceRate = PaceRate {
+        per_sec: 0.0,
+        burst: 0.0,
+    };
+}
+
+/// The worker's own token bucket: before each request it asks [`Pace::delay`] how long to wait
+/// so that its requests never exceed its [`PaceRate`]. A wait reserves the token, so the
+/// requests that follow queue behind it.
+#[derive(Clone, Debug)]
+pub struct Pace {
+    rate: PaceRate,
+    tokens: f64,
+    last: Instant,
+}
+
+impl Pace {
+    /// A full bucket at `now`.
+    pub fn new(rate: PaceRate, now: Instant) -> Pace {
+        Pace {
+            rate,
+            tokens: rate.burst.max(1.0),
+            last: now,
+        }
+    }
+
+    /// Takes a token for a request about to be sent at `now`: how long to wait before sending
+    /// it (zero while the burst lasts).
+    pub fn delay(&mut self, now: Instant) -> Duration {
+        if self.rate.per_sec <= 0.0 {
+            return Duration::ZERO;
+        }
+        let dt = now.saturating_duration_since(self.last).as_secs_f64();
+        self.last = self.last.max(now);
+        self.tokens = (self.tokens + dt * self.rate.per_sec).min(self.rate.burst.max(1.0)) - 1.0;
+        if self.tokens >= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(-self.tokens / self.rate.per_sec)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +137,50 @@ mod tests {
             let d = b.next_delay();
             assert!(d <= ceil && d >= ceil / 2);
         }
+    }
+
+    #[test]
+    fn pace_lets_a_burst_through_then_spaces_requests_at_the_rate() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut p = Pace::new(
+            PaceRate {
+                per_sec: 4.0,
+                burst: 3.0,
+            },
+            t0,
+        );
+        let waits: Vec<Duration> = (0..6).map(|_| p.delay(t0)).collect();
+        // Three at once, then each waits its turn: 250 ms apart, reserved in order.
+        assert_eq!(waits, [ms(0), ms(0), ms(0), ms(250), ms(500), ms(750)]);
+        // The sixth went at 750 ms; at 1 s the next token is there, the one after in 250 ms.
+        assert_eq!(p.delay(t0 + ms(1000)), ms(0));
+        assert_eq!(p.delay(t0 + ms(1000)), ms(250));
+        // A quiet spell refills the burst, no more.
+        let later = t0 + Duration::from_secs(60);
+        let waits: Vec<Duration> = (0..4).map(|_| p.delay(later)).collect();
+        assert_eq!(waits, [ms(0), ms(0), ms(0), ms(250)]);
+        // Over any window the requests sent stay within burst + rate * window.
+        let mut p = Pace::new(
+            PaceRate {
+                per_sec: 4.0,
+                burst: 10.0,
+            },
+            t0,
+        );
+        let mut at = t0;
+        for _ in 0..100 {
+            at += p.delay(at);
+        }
+        let secs = at.duration_since(t0).as_secs_f64();
+        assert!(100.0 <= 10.0 + 4.0 * secs + 1e-9, "{secs}");
+        assert!(secs <= 22.5 + 1e-9, "{secs}");
+    }
+
+    #[test]
+    fn unlimited_pace_never_waits() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(PaceRate::UNLIMITED, t0);
+        assert!((0..1000).all(|_| p.delay(t0).is_zero()));
     }
 }

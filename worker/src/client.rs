@@ -47,6 +47,12 @@ impl ClientError {
         }
     }
 
+    /// Whether this is expected back-pressure rather than trouble: the coordinator asked to
+    /// slow down (429: rate limit, lease cap), usually with a `Retry-After` the worker honours.
+    pub fn is_back_pressure(&self) -> bool {
+        matches!(self, ClientError::Refused { status: 429, .. })
+    }
+
     /// How long the coordinator asked us to wait before retrying, if it said.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
@@ -424,5 +430,20 @@ mod tests {
         });
         let tls = error_of(&format!("https://{addr}")).await;
         assert!(tls.contains("TLS failure"), "{tls}");
+    }
+
+    #[test]
+    fn only_a_429_is_back_pressure() {
+        let refused = |status: u16, code: &str| ClientError::Refused {
+            status,
+            code: code.into(),
+            message: String::new(),
+            retry_after: Some(Duration::from_secs(1)),
+        };
+        assert!(refused(429, "rate_limited").is_back_pressure());
+        assert!(refused(429, "lease_limit").is_back_pressure());
+        assert!(!refused(503, "timeout").is_back_pressure());
+        assert!(!refused(500, "internal").is_back_pressure());
+        assert!(!ClientError::Transport("connection refused".into()).is_back_pressure());
     }
 }

@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 
 use c960_common::{PerftEngine, PerftOptions};
 
-use crate::backoff::{Backoff, retry_after};
+use crate::backoff::{Backoff, Pace, PaceRate, retry_after};
 use crate::client::Client;
 use crate::compute::{ComputeError, UciPool, compute_one};
 use crate::identity::{self, Identity};
@@ -62,7 +62,27 @@ pub struct RunnerConfig {
     /// Give up (an error) after this many failed attempts in a row to reach the coordinator;
     /// `None`: keep trying. `work --once` sets it, so a script never waits forever.
     pub give_up_after: Option<u32>,
+    /// The most fetches and submissions a second ([`DEFAULT_PACE`]).
+    pub pace: PaceRate,
 }
+
+/// How often a worker asks at most, by default: 4 requests a second on average (two
+/// fetch–submit rounds), 10 at once after a quiet spell.
+///
+/// Why: a round trip per batch sized to [`BATCH_TARGET`] is one request a second, but when
+/// the coordinator caps the batch (an untrusted worker holds 4 leases) and workunits take
+/// milliseconds (a depth-5 perft), a worker would otherwise ask 20 times a second or more and
+/// run into the coordinator's limit of 10 a second per worker (`--rate-per-worker`, bursts of
+/// 40) with a 429 every second. At 4 a second it stays under that limit with room to spare:
+/// 2.5 times the rate and 30 requests of burst for what is not paced (giving leases back,
+/// failure reports) and for requests that arrive bunched. It costs nothing on real
+/// workunits, and on tiny capped ones it is about what the limit let through before, without
+/// the refusals (8 results a second at 4 leases). The coordinator's tests check the two
+/// defaults against each other.
+pub const DEFAULT_PACE: PaceRate = PaceRate {
+    per_sec: 4.0,
+    burst: 10.0,
+};
 
 /// The longest wait between retries by default: a coordinator back from a restart gets its
 /// workers back within a minute.
@@ -104,6 +124,7 @@ impl RunnerConfig {
             uci_timeout: Duration::from_secs(600),
             max_batch: 64,
             give_up_after: None,
+            pace: DEFAULT_PACE,
         }
     }
 
@@ -224,6 +245,8 @@ struct Worker {
     perft: Arc<PerftEngine>,
     /// Workunits to ask for in the next fetch.
     batch: u32,
+    /// Keeps fetches and submissions under [`RunnerConfig::pace`].
+    pace: Pace,
     /// Held while the worker runs, so no other process uses the same identity.
     _state_lock: Option<identity::StateLock>,
     /// The stored identity (with the lifetime totals), when there is a state file.
@@ -266,8 +289,14 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
     // and the check that the file can be written comes before any registration.
     let state_lock = match &cfg.state_file {
         Some(path) => {
-            let lock = identity::claim(path)?;
-            if lock.path != *path {
+            let lock = identity::claim(path, &cfg.server)?;
+            if lock.path != *path && lock.knows_server {
+                tracing::info!(
+                    "{} holds this worker's identity for {}",
+                    lock.path.display(),
+                    cfg.server
+                );
+            } else if lock.path != *path {
                 tracing::info!(
                     "{} is in use by another running worker; this one uses {}",
                     path.display(),
@@ -294,7 +323,9 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
         hash_mib: cfg.hash_mib as usize,
         seed: rand::random(),
     }));
+    let pace = Pace::new(cfg.pace, Instant::now());
     let mut w = Worker {
+        pace,
         perft,
         uci,
         cfg,
@@ -365,18 +396,28 @@ impl Worker {
             {
                 Ok(auth) => {
                     self.backoff.reset();
+                    let mut others = 0;
                     if let Some(path) = &self.cfg.state_file {
                         let id = Identity {
-                            server: self.cfg.server.clone(),
+                            server: identity::server_key(&self.cfg.server),
                             worker_id: auth.worker_id,
                             token: auth.token.clone(),
                             results: 0,
                             nodes: 0,
                         };
                         identity::save(path, &id)?;
+                        others = identity::StateFile::read(path)?
+                            .identities
+                            .len()
+                            .saturating_sub(1);
                         self.stored = Some(id);
                     }
                     let kept = match &self.cfg.state_file {
+                        Some(path) if others > 0 => format!(
+                            "identity kept in {} beside those for {}",
+                            path.display(),
+                            report::count(others as u64, "other coordinator")
+                        ),
                         Some(path) => format!("identity kept in {}", path.display()),
                         None => "identity kept in memory only".to_string(),
                     };
@@ -389,7 +430,7 @@ impl Worker {
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e)?;
-                    tracing::warn!("{e}; retrying in {}", report::duration(d));
+                    log_retry(&e, "retrying", d);
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         return Ok(None);
                     }
@@ -414,6 +455,11 @@ impl Worker {
                 tracing::info!("{}", self.summary.totals());
             }
             if self.stopping() {
+                self.summary.interrupted = true;
+                return Ok(());
+            }
+            let pause = self.pace.delay(Instant::now());
+            if !pause.is_zero() && sleep_or_stop(pause, &mut self.shutdown, Stop::Finish).await {
                 self.summary.interrupted = true;
                 return Ok(());
             }
@@ -458,7 +504,7 @@ impl Worker {
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e)?;
-                    tracing::warn!("{e}; retrying in {}", report::duration(d));
+                    log_retry(&e, "retrying", d);
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Finish).await {
                         self.summary.interrupted = true;
                         return Ok(());
@@ -661,6 +707,10 @@ impl Worker {
     /// or busy (a computed result is worth it). Returns false if shutdown came first.
     async fn submit(&mut self, auth: &WorkerAuth, results: Vec<BatchedResult>) -> Result<bool> {
         loop {
+            let pause = self.pace.delay(Instant::now());
+            if !pause.is_zero() && sleep_or_stop(pause, &mut self.shutdown, Stop::Now).await {
+                return Ok(false);
+            }
             match self.client.submit_batch(auth, results.clone()).await {
                 Ok(answer) => {
                     self.backoff.reset();
@@ -696,7 +746,7 @@ impl Worker {
                 }
                 Err(e) if e.is_transient() => {
                     let d = self.retry_delay(&e)?;
-                    tracing::warn!("{e}; retrying the submission in {}", report::duration(d));
+                    log_retry(&e, "retrying the submission", d);
                     if sleep_or_stop(d, &mut self.shutdown, Stop::Now).await {
                         return Ok(false);
                     }
@@ -783,6 +833,16 @@ impl Worker {
             )),
             None => backoff,
         })
+    }
+}
+
+/// Logs a transient failure before its retry: expected back-pressure (the coordinator asked to
+/// wait: a 429 with its `Retry-After`) at INFO, real trouble (unreachable, failing) at WARN.
+fn log_retry(e: &crate::client::ClientError, what: &str, d: Duration) {
+    if e.is_back_pressure() {
+        tracing::info!("{e}; {what} in {}", report::duration(d));
+    } else {
+        tracing::warn!("{e}; {what} in {}", report::duration(d));
     }
 }
 

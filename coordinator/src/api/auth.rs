@@ -7,8 +7,7 @@
 //! body, so they do not end up in request dumps or bincode logs. The parsing and comparison are
 //! pure functions.
 
-use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use sha2::{Digest as _, Sha256};
 
 use super::error::ApiError;
@@ -120,9 +119,8 @@ pub(super) fn bad_token() -> ApiError {
     )
 }
 
-pub(super) fn bearer_of(parts: &Parts) -> Result<&str, ApiError> {
-    parts
-        .headers
+pub(super) fn bearer_of(headers: &HeaderMap) -> Result<&str, ApiError> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(bearer)

@@ -11,7 +11,7 @@ use c960_common::wire::{CONTENT_TYPE, MAX_BODY_BYTES, PROTOCOL_VERSION};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::auth::{authenticate, bad_token, bearer_of, same_hash, sha256};
+use super::auth::{authenticate, bearer_of};
 use super::error::ApiError;
 use super::state::{AppState, blocking};
 use crate::proxies::ClientAddr;
@@ -114,7 +114,7 @@ impl FromRequestParts<AppState> for AuthedWorker {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, ApiError> {
-        let token = bearer_of(parts)?.to_string();
+        let token = bearer_of(&parts.headers)?.to_string();
         let store = st.store.clone();
         let w = blocking(move || authenticate(&*store, &token)).await?;
         // Per worker, after authentication: a forged token cannot spend someone else's budget.
@@ -123,33 +123,14 @@ impl FromRequestParts<AppState> for AuthedWorker {
     }
 }
 
-/// The operator, proven by the admin token.
+/// The operator, proven by the admin token ([`AppState::check_admin`]).
 pub struct Admin;
 
 impl FromRequestParts<AppState> for Admin {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, ApiError> {
-        let Some(hash) = &st.config.admin_token_hash else {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "admin_disabled",
-                "no admin token is configured on this coordinator",
-            ));
-        };
-        let token = bearer_of(parts)?;
-        // Guessing is limited per address: every attempt costs a token, a success refunds it.
-        let peer = ClientAddr::of(&parts.extensions);
-        if let Some(ip) = peer {
-            st.limiter.check_admin_attempt(ip)?;
-        }
-        if same_hash(hash, &sha256(token)) {
-            if let Some(ip) = peer {
-                st.limiter.admin_succeeded(ip);
-            }
-            Ok(Admin)
-        } else {
-            Err(bad_token())
-        }
+        st.check_admin(&parts.headers, ClientAddr::of(&parts.extensions))?;
+        Ok(Admin)
     }
 }

@@ -5,9 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
+use std::net::IpAddr;
 
-use super::auth::Enrolment;
+use axum::http::{HeaderMap, StatusCode};
+
+use super::auth::{self, Enrolment};
 use super::error::ApiError;
 use super::limits::{self, Keyed, Limiter, Rate};
 use crate::checker::CheckBudget;
@@ -22,7 +24,7 @@ pub struct Limits {
     /// Requests per client address on the worker API (the TCP peer, or behind a trusted proxy
     /// the address it forwards: [`crate::proxies`]).
     pub per_address: Rate,
-    /// Requests per worker on the authenticated worker API.
+    /// Requests per worker on the authenticated worker API ([`DEFAULT_PER_WORKER`]).
     pub per_worker: Rate,
     /// Leases one worker may hold open at once (0: no cap).
     pub max_open_leases: u64,
@@ -37,11 +39,28 @@ pub struct Limits {
     pub export_per_address: Rate,
 }
 
+/// Requests per worker by default: 10 a second, bursts of 40 (`--rate-per-worker`, burst 4x).
+///
+/// Why these numbers: a worker paces itself to 4 requests a second, bursts of 10
+/// (`c960_worker::runner::DEFAULT_PACE`: two fetch–submit rounds a second at most, for when
+/// its batches are capped and its workunits take milliseconds), so a default worker never
+/// meets this limit: it leaves 2.5 times the rate and 30 requests of burst for what is not
+/// paced (giving leases back, failure reports) and for requests that arrive bunched. Against a
+/// flood it still means something: a client that ignores the pace (hundreds of requests a
+/// second in a loop) gets 10, and the per-address limit (50 a second, bursts of 200) bounds
+/// all workers of one address together (a dozen default workers asking at their fastest).
+/// Before, 5 a second with bursts of 20 refused one default worker on a depth-5 campaign
+/// (4 leases of a few milliseconds each) about once a second.
+pub const DEFAULT_PER_WORKER: Rate = Rate {
+    per_sec: 10.0,
+    burst: 40.0,
+};
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             per_address: Rate::new(50.0, 200.0),
-            per_worker: Rate::new(5.0, 20.0),
+            per_worker: DEFAULT_PER_WORKER,
             max_open_leases: 64,
             request_timeout: Duration::from_secs(30),
             registrations_per_block: Rate::new(1.0 / 60.0, 10.0),
@@ -140,6 +159,35 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// The one check of the admin token, for the admin endpoints ([`super::extract::Admin`])
+    /// and for the exports (an operator's exports are not limited): the bearer of `headers`
+    /// against the configured hash, compared in constant time. Guessing is limited per
+    /// address: every attempt from `peer` costs a token of its failure budget, a success
+    /// refunds it.
+    pub fn check_admin(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> Result<(), ApiError> {
+        let Some(hash) = &self.config.admin_token_hash else {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "admin_disabled",
+                "no admin token is configured on this coordinator",
+            ));
+        };
+        let token = auth::bearer_of(headers)?;
+        if let Some(ip) = peer {
+            self.limiter.check_admin_attempt(ip)?;
+        }
+        if auth::same_hash(hash, &auth::sha256(token)) {
+            if let Some(ip) = peer {
+                self.limiter.admin_succeeded(ip);
+            }
+            Ok(())
+        } else {
+            Err(auth::bad_token())
+        }
+    }
+}
+
 /// Runs blocking store work off the async threads.
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
@@ -147,4 +195,25 @@ pub(crate) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A default worker's own pace stays under a default coordinator's limits with margin.
+    #[test]
+    fn a_default_worker_paces_itself_under_the_default_limits() {
+        let pace = c960_worker::runner::DEFAULT_PACE;
+        let limits = Limits::default();
+        for limit in [limits.per_worker, limits.per_address] {
+            assert!(pace.per_sec * 2.0 <= limit.per_sec, "{pace:?} {limit:?}");
+            assert!(pace.burst * 2.0 <= limit.burst, "{pace:?} {limit:?}");
+        }
+        // The command line's default is the same limit.
+        assert_eq!(
+            Rate::new(DEFAULT_PER_WORKER.per_sec, DEFAULT_PER_WORKER.per_sec * 4.0),
+            DEFAULT_PER_WORKER
+        );
+    }
 }
