@@ -39,6 +39,7 @@ pub mod reads;
 pub mod run;
 pub mod scheduler;
 pub mod self_play;
+pub mod sizing;
 pub mod stall;
 pub mod store;
 pub mod tls;
