@@ -560,21 +560,17 @@ impl CampaignWarning {
     }
 }
 
-/// Longest campaign name, in bytes.
-pub const MAX_NAME_BYTES: usize = 100;
+/// Longest campaign name, in bytes (a label's).
+pub const MAX_NAME_BYTES: usize = crate::label::MAX_LABEL_BYTES;
 
-/// A campaign name as stored: trimmed, 1..=[`MAX_NAME_BYTES`] bytes, no control characters.
+/// A campaign name as stored: trimmed, not empty, a label ([`crate::label::check_label`]: at
+/// most [`MAX_NAME_BYTES`] bytes, no control, line-break or bidirectional character).
 pub fn check_name(name: &str) -> Result<String, String> {
     let name = name.trim();
     if name.is_empty() {
         return Err("the name is empty".into());
     }
-    if name.len() > MAX_NAME_BYTES {
-        return Err(format!("the name is longer than {MAX_NAME_BYTES} bytes"));
-    }
-    if name.chars().any(char::is_control) {
-        return Err("the name holds a control character".into());
-    }
+    crate::label::check_label(name).map_err(|fault| format!("the name {fault}"))?;
     Ok(name.to_string())
 }
 
@@ -634,6 +630,8 @@ mod tests {
             r#"{"depth": 2, "family": "checkers"}"#,
             r#"{"depth": 2, "split_ply": "deep"}"#,
             r#"{"depth": 2, "name": ""}"#,
+            r#"{"depth": 2, "name": "a\u202eb"}"#,
+            r#"{"depth": 2, "name": "a\u0007b"}"#,
             r#"{"depth": 2, "positions": "1", "sample": 3}"#,
         ] {
             assert!(req(bad).is_err(), "{bad}");

@@ -32,6 +32,7 @@ pub mod conn;
 pub mod enrolment;
 pub mod export;
 pub mod known;
+pub mod label;
 pub mod metrics;
 pub mod proxies;
 pub mod quarantine;
