@@ -109,15 +109,6 @@ pub fn split_csv_line(line: &str) -> Vec<String> {
     fields
 }
 
-/// Quotes a CSV field when it holds a comma, quote or line break.
-pub fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
 /// Reads a score table: either the analysis CSV (`sp,…,score_cp,mate,…`, centipawns) or a
 /// reference table with `eval_pawns` (pawns, converted to centipawns).
 pub fn parse_scores_csv(text: &str) -> Result<Vec<PositionScore>, BalanceError> {

@@ -1,4 +1,5 @@
-//! Numbers as people read them, shared by the coordinator's pages and the worker's terminal.
+//! Numbers as people read them, shared by the coordinator's pages and the worker's terminal;
+//! and text cells as CSV files hold them safely, shared by every CSV export.
 
 /// `1234567` → `1,234,567` (exact for any u128).
 pub fn thousands(n: u128) -> String {
@@ -13,6 +14,24 @@ pub fn thousands(n: u128) -> String {
     out
 }
 
+/// A CSV cell of text (engine ids, names, moves: never a number column): quoted when it holds a
+/// comma, quote or line break, and prefixed with `'` when it begins with a character a
+/// spreadsheet evaluates (`=`, `+`, `-`, `@`, tab, carriage return; OWASP's CSV injection
+/// advice), so an engine id such as `=HYPERLINK(…)` stays text when the table is opened.
+/// Number columns are written as they are: a negative score is a number, not a formula.
+pub fn csv_text(text: &str) -> String {
+    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -25,5 +44,26 @@ mod tests {
             super::thousands(u128::MAX),
             "340,282,366,920,938,463,463,374,607,431,768,211,455"
         );
+    }
+
+    #[test]
+    fn csv_text_is_quoted_and_never_a_formula() {
+        use super::csv_text;
+        assert_eq!(csv_text("Stockfish 17.1"), "Stockfish 17.1");
+        assert_eq!(csv_text(""), "");
+        assert_eq!(csv_text("a,b"), "\"a,b\"");
+        assert_eq!(csv_text("say \"hi\""), r#""say ""hi""""#);
+        for lead in ['=', '+', '-', '@', '\t'] {
+            assert_eq!(csv_text(&format!("{lead}1+1")), format!("'{lead}1+1"));
+        }
+        // A carriage return both leads (quote prefix) and breaks the line (CSV quoting).
+        assert_eq!(csv_text("\rx"), "\"'\rx\"");
+        assert_eq!(
+            csv_text("=HYPERLINK(\"http://x\",\"y\")"),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""
+        );
+        // Only the first character counts.
+        assert_eq!(csv_text("a=1"), "a=1");
+        assert_eq!(csv_text(" =1"), " =1");
     }
 }

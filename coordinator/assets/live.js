@@ -1,5 +1,6 @@
 // c960 live counters: polls /api/v1/live every 5 s and sets the text of every element with a
-// data-live key and the width of every data-bar. The pages are complete without this script.
+// data-live key and the value of every data-bar (a <progress>). The pages are complete without
+// this script. It is a file of its own: the pages' Content-Security-Policy runs no inline script.
 "use strict";
 (function () {
   const PERIOD_MS = 5000;
@@ -15,7 +16,10 @@
       });
       document.querySelectorAll("[data-bar]").forEach((el) => {
         const pct = live.bars[el.dataset.bar];
-        if (pct !== undefined) el.style.width = pct.toFixed(1) + "%";
+        if (pct !== undefined) {
+          el.value = pct;
+          el.title = pct.toFixed(1) + " %";
+        }
       });
       const n = note();
       if (n) {

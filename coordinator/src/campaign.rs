@@ -1,12 +1,12 @@
 //! Campaign definitions: position lists such as `0-9,518`, reproducible samples of a family's
 //! starts, and what a new campaign holds.
 
-use std::collections::BTreeSet;
-
 use c960_common::family::Family;
 use c960_common::search;
 use c960_common::wire::AnalysisEngine;
 use serde::{Deserialize, Serialize};
+
+use crate::sizing::{self, Estimate};
 
 /// The table size of every analysis workunit, in MiB. Fixed per campaign because it is part of
 /// the reproducibility contract: replicas searched with different tables may differ.
@@ -35,7 +35,7 @@ pub fn parse_numbers(family: Family, text: &str) -> Result<Vec<u32>, String> {
         }
         Ok(n)
     };
-    let mut set = BTreeSet::new();
+    let mut set = StartSet::new(count);
     for part in text.split(',').map(str::trim) {
         if part.is_empty() {
             return Err(format!("empty item in position list {text:?}"));
@@ -50,9 +50,47 @@ pub fn parse_numbers(family: Family, text: &str) -> Result<Vec<u32>, String> {
         if hi - lo >= 10_000_000 {
             return Err(format!("range {part} is too long"));
         }
-        set.extend(lo..=hi);
+        (lo..=hi).for_each(|n| {
+            set.insert(n);
+        });
     }
-    Ok(set.into_iter().collect())
+    Ok(set.numbers())
+}
+
+/// A set of start numbers below a family's count, one bit each (a family has at most
+/// 8,294,400 starts: a megabyte), so that listing or sampling millions of them is quick enough
+/// for `campaign add` to refuse such a campaign at once.
+struct StartSet {
+    bits: Vec<u64>,
+}
+
+impl StartSet {
+    fn new(count: u32) -> StartSet {
+        StartSet {
+            bits: vec![0; count.div_ceil(64) as usize],
+        }
+    }
+
+    /// Adds `n`; false when it was there already.
+    fn insert(&mut self, n: u32) -> bool {
+        let (word, bit) = ((n / 64) as usize, 1u64 << (n % 64));
+        let fresh = self.bits[word] & bit == 0;
+        self.bits[word] |= bit;
+        fresh
+    }
+
+    /// The numbers in the set, ascending.
+    fn numbers(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (i, &word) in self.bits.iter().enumerate() {
+            let mut w = word;
+            while w != 0 {
+                out.push(i as u32 * 64 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        out
+    }
 }
 
 /// A reproducible sample of `k` distinct start numbers of `family`, sorted: Floyd's algorithm
@@ -71,7 +109,7 @@ pub fn sample_numbers(family: Family, k: u32, seed: u64) -> Result<Vec<u32>, Str
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    let mut chosen = BTreeSet::new();
+    let mut chosen = StartSet::new(n);
     for j in n - k..n {
         // Uniform in 0..=j by rejection (no modulo bias).
         let range = u64::from(j) + 1;
@@ -86,7 +124,7 @@ pub fn sample_numbers(family: Family, k: u32, seed: u64) -> Result<Vec<u32>, Str
             chosen.insert(j);
         }
     }
-    Ok(chosen.into_iter().collect())
+    Ok(chosen.numbers())
 }
 
 /// The largest family a campaign covers whole when neither a list nor a sample is given.
@@ -336,11 +374,12 @@ impl NewCampaign {
         Ok(self)
     }
 
-    /// Splits at `choice`: a ply number, or `auto` for [`auto_split_ply`] (never for analysis).
+    /// Splits at `choice`: a ply number, or `auto` for [`sizing::auto_split_ply`] (never for
+    /// analysis).
     pub fn split_by(self, choice: &str) -> Result<NewCampaign, String> {
         let ply = match choice {
             "auto" if self.analysis.is_some() => 0,
-            "auto" => auto_split_ply(self.depth),
+            "auto" => sizing::auto_split_ply(self.depth),
             n => n
                 .parse()
                 .map_err(|_| format!("--split-ply {n:?}: use a ply number or auto"))?,
@@ -404,6 +443,17 @@ pub struct CampaignRequest {
     pub name: Option<String>,
     /// Scheduling priority, higher first (default 0).
     pub priority: Option<i64>,
+    /// Create it even past the bound of [`sizing::Estimate::refusal`] (default false).
+    pub force: Option<bool>,
+}
+
+/// Why a campaign request creates nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Unplanned {
+    /// A bad or inconsistent value (one line).
+    Invalid(String),
+    /// Too large to create without `force`.
+    TooLarge(sizing::Refusal),
 }
 
 /// A split ply as JSON gives it: a number, or text (`auto`, or a number as text).
@@ -472,6 +522,20 @@ impl CampaignRequest {
     }
 }
 
+impl CampaignRequest {
+    /// The campaign to create with its estimate, or why not: a bad value, or (unless `force`)
+    /// an estimate past the bound. Only the estimate is computed before refusing, so a huge
+    /// request is refused at once.
+    pub fn plan(&self) -> Result<(NewCampaign, Estimate), Unplanned> {
+        let spec = self.build().map_err(Unplanned::Invalid)?;
+        let estimate = sizing::estimate(&spec);
+        match estimate.refusal() {
+            Some(refusal) if !self.force.unwrap_or(false) => Err(Unplanned::TooLarge(refusal)),
+            _ => Ok((spec, estimate)),
+        }
+    }
+}
+
 /// A warning given with a new campaign (it is created all the same).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CampaignWarning {
@@ -496,52 +560,18 @@ impl CampaignWarning {
     }
 }
 
-/// Longest campaign name, in bytes.
-pub const MAX_NAME_BYTES: usize = 100;
+/// Longest campaign name, in bytes (a label's).
+pub const MAX_NAME_BYTES: usize = crate::label::MAX_LABEL_BYTES;
 
-/// A campaign name as stored: trimmed, 1..=[`MAX_NAME_BYTES`] bytes, no control characters.
+/// A campaign name as stored: trimmed, not empty, a label ([`crate::label::check_label`]: at
+/// most [`MAX_NAME_BYTES`] bytes, no control, line-break or bidirectional character).
 pub fn check_name(name: &str) -> Result<String, String> {
     let name = name.trim();
     if name.is_empty() {
         return Err("the name is empty".into());
     }
-    if name.len() > MAX_NAME_BYTES {
-        return Err(format!("the name is longer than {MAX_NAME_BYTES} bytes"));
-    }
-    if name.chars().any(char::is_control) {
-        return Err("the name holds a control character".into());
-    }
+    crate::label::check_label(name).map_err(|fault| format!("the name {fault}"))?;
     Ok(name.to_string())
-}
-
-/// Perft nodes one core counts per second with a hash table, about (measured on the
-/// development machine, BENCHMARKS.md: perft(7) of a start position in 1–2 s).
-const NODES_PER_CORE_SECOND: f64 = 2e9;
-
-/// The longest a workunit should take on one core.
-const LONGEST_WORKUNIT_SECS: f64 = 600.0;
-
-/// The mean perft of a start position at `depth`: OEIS A157851 / 960 up to depth 8, then
-/// extrapolated by the depth-7 → depth-8 growth (×26.3 per ply).
-pub fn mean_perft(depth: u32) -> f64 {
-    let sums = &crate::assembly::OEIS_A157851;
-    let sum = |d: usize| sums[d] as f64;
-    let d = depth as usize;
-    if d < sums.len() {
-        return sum(d) / 960.0;
-    }
-    let last = sums.len() - 1;
-    let growth = sum(last) / sum(last - 1);
-    sum(last) / 960.0 * growth.powi((d - last) as i32)
-}
-
-/// The split ply `auto` picks: the smallest k for which a workunit (a position k plies deep,
-/// searched to depth − k, about [`mean_perft`] of depth − k nodes) takes at most ten minutes on
-/// one core. Depth 8 and below are not split: a whole start position is minutes at most.
-pub fn auto_split_ply(depth: u32) -> u32 {
-    (0..depth.min(MAX_SPLIT_PLY + 1))
-        .find(|&k| mean_perft(depth - k) / NODES_PER_CORE_SECOND <= LONGEST_WORKUNIT_SECS)
-        .unwrap_or(depth.saturating_sub(1).min(MAX_SPLIT_PLY))
 }
 
 #[cfg(test)]
@@ -600,6 +630,8 @@ mod tests {
             r#"{"depth": 2, "family": "checkers"}"#,
             r#"{"depth": 2, "split_ply": "deep"}"#,
             r#"{"depth": 2, "name": ""}"#,
+            r#"{"depth": 2, "name": "a\u202eb"}"#,
+            r#"{"depth": 2, "name": "a\u0007b"}"#,
             r#"{"depth": 2, "positions": "1", "sample": 3}"#,
         ] {
             assert!(req(bad).is_err(), "{bad}");
@@ -713,24 +745,5 @@ mod tests {
         let c960 = NewCampaign::in_family(Family::Chess960, 3, 2, None, vec![518]).unwrap();
         assert_eq!((c960.positions.clone(), c960.numbers.len()), (vec![518], 0));
         assert!(c960.family_units().unwrap().is_empty());
-    }
-
-    #[test]
-    fn auto_split_keeps_workunits_under_ten_minutes_a_core() {
-        for depth in 1..=8 {
-            assert_eq!(auto_split_ply(depth), 0, "depth {depth}");
-        }
-        assert_eq!(auto_split_ply(9), 1);
-        assert_eq!(auto_split_ply(10), 2);
-        assert_eq!(auto_split_ply(12), 4);
-        assert!((mean_perft(7) - 2_854_198_413_886.0 / 960.0).abs() < 1.0);
-        let base = NewCampaign::new(10, 2, None, vec![518]).unwrap();
-        assert_eq!(base.clone().split_by("auto").unwrap().split_ply, 2);
-        assert_eq!(base.clone().split_by("3").unwrap().split_ply, 3);
-        assert!(
-            base.split_by("three")
-                .unwrap_err()
-                .contains("ply number or auto")
-        );
     }
 }

@@ -5,25 +5,34 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
-use c960_coordinator::campaign::{CampaignRequest, CampaignWarning, SplitPly, check_name};
+use c960_coordinator::campaign::{
+    CampaignRequest, CampaignWarning, SplitPly, Unplanned, check_name,
+};
 use c960_coordinator::clock::now_ms;
 use c960_coordinator::scheduler::{CampaignAction, CampaignState};
 use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
 use clap::Subcommand;
 
-use crate::{SelfPlayArgs, StartsArgs};
+use crate::{SelfPlayArgs, StartsArgs, plies};
 
 #[derive(Subcommand)]
 pub enum CampaignCommand {
-    /// Add a perft (or analysis) campaign; prints its id. Warns (and adds it all the same)
-    /// when a campaign with the same parameters exists and is not cancelled.
+    /// Add a perft (or analysis) campaign; prints its id on stdout, and on stderr its
+    /// workunits, split ply and estimated nodes and CPU time. Refuses one of more than a
+    /// million workunits, or of workunits longer than a day on one core, unless --force. Warns
+    /// (and adds it all the same) when a campaign with the same parameters exists and is not
+    /// cancelled.
     Add {
         /// SQLite database file (`serve --db` creates it), or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
         /// Perft depth, or search depth with --analyse (not with --self-play).
-        #[arg(long, required_unless_present = "self_play")]
-        depth: Option<u32>,
+        #[arg(
+            long,
+            required_unless_present = "self_play",
+            allow_negative_numbers = true
+        )]
+        depth: Option<i64>,
         /// An analysis campaign (fixed-depth search per start position) instead of perft.
         #[arg(long, conflicts_with = "self_play")]
         analyse: bool,
@@ -50,6 +59,9 @@ pub enum CampaignCommand {
         priority: i64,
         #[command(flatten)]
         starts: StartsArgs,
+        /// Create it even when it is past the bound (a million workunits, a day a workunit).
+        #[arg(long)]
+        force: bool,
     },
     /// List campaigns with their progress.
     List {
@@ -173,6 +185,7 @@ pub fn run(
             name: label,
             priority,
             starts,
+            force,
         } => {
             let budget = self_play.budget();
             let kind = match (analyse, self_play.self_play) {
@@ -180,8 +193,8 @@ pub fn run(
                 (true, false) => "analysis",
                 (false, false) => "perft",
             };
-            let spec = CampaignRequest {
-                depth: depth.unwrap_or(0),
+            let (spec, estimate) = CampaignRequest {
+                depth: plies(depth)?,
                 kind: Some(kind.into()),
                 engine,
                 games: budget.map(|b| b.games),
@@ -195,9 +208,13 @@ pub fn run(
                 seed: Some(starts.seed),
                 name: label,
                 priority: Some(priority),
+                force: Some(force),
             }
-            .build()
-            .map_err(|e| anyhow!(e))?;
+            .plan()
+            .map_err(|e| match e {
+                Unplanned::Invalid(why) => anyhow!(why),
+                Unplanned::TooLarge(r) => anyhow!("{r}; add --force to create it anyway"),
+            })?;
             let store = open(&db)?;
             let identical = store.find_campaign(&spec)?;
             let c = store.create_campaign(&spec, now_ms())?;
@@ -219,6 +236,12 @@ pub fn run(
                 c.quorum,
                 c.priority
             );
+            let workunits = store
+                .progress()?
+                .into_iter()
+                .find(|p| p.campaign.id == c.id)
+                .map_or(estimate.workunits, |p| p.total);
+            eprintln!("{}", estimate.summary(workunits, c.quorum));
             println!("{}", c.id);
         }
         CampaignCommand::List { db } => {

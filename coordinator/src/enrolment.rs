@@ -75,8 +75,8 @@ pub(crate) fn mint(
     secret_hash: &[u8],
     now_ms: i64,
 ) -> StoreResult<EnrolmentToken> {
-    if name.len() > 100 {
-        return Err(StoreError::Bad("token name longer than 100 bytes".into()));
+    if let Err(fault) = crate::label::check_label(name) {
+        return Err(StoreError::Bad(format!("the token name {fault}")));
     }
     let now_ms = tx.now_ms(now_ms)?;
     let id = tx

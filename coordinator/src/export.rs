@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
 use c960_common::balance::{self, PositionScore, RankedPosition};
+use c960_common::text::csv_text;
 use serde::Serialize;
 
 use crate::scheduler::CampaignState;
@@ -319,8 +320,8 @@ fn analysis_csv_keyed(
             r.depth,
             opt_text(res.and_then(|a| a.score_cp)),
             opt_text(res.and_then(|a| a.mate)),
-            res.and_then(|a| a.best_move.clone()).unwrap_or_default(),
-            balance::csv_field(res.map(|a| a.engine_id.as_str()).unwrap_or("")),
+            csv_text(res.and_then(|a| a.best_move.as_deref()).unwrap_or("")),
+            csv_text(res.map(|a| a.engine_id.as_str()).unwrap_or("")),
             wdl_text(res.and_then(|a| a.wdl)),
             res.map(|a| a.nodes.to_string()).unwrap_or_default(),
         ));
@@ -644,6 +645,37 @@ mod tests {
         assert!(if_none_match_hits("*", &a));
         assert!(!if_none_match_hits("\"x\"", &a));
         assert!(!if_none_match_hits("", &a));
+    }
+
+    /// A worker-chosen engine id that a spreadsheet would evaluate stays text; a negative
+    /// score stays a number.
+    #[test]
+    fn text_cells_are_never_formulas_and_numbers_stay_numbers() {
+        let row = AnalysisRow {
+            workunit_id: 1,
+            sp: Some(518),
+            family_number: None,
+            fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1".into(),
+            depth: 8,
+            status: "valid".into(),
+            agreeing_results: 2,
+            result: Some(c960_common::wire::AnalysisResult {
+                score_cp: Some(-35),
+                mate: None,
+                best_move: Some("e2e4".into()),
+                pv: vec!["e2e4".into()],
+                nodes: 1000,
+                wdl: None,
+                engine_id: "=HYPERLINK(\"http://x\",\"sf\")".into(),
+                depths: Vec::new(),
+            }),
+        };
+        let text = analysis_csv(&[row]);
+        let line = text.lines().nth(1).unwrap();
+        assert_eq!(
+            line,
+            r#"518,rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1,8,-35,,e2e4,"'=HYPERLINK(""http://x"",""sf"")",,,,1000,"#
+        );
     }
 
     #[test]

@@ -227,8 +227,12 @@ enum Command {
     /// done and how to resume (the same --db), and exits with status 130.
     Run {
         /// Perft depth, or search depth with --analyse (not with --self-play).
-        #[arg(long, required_unless_present = "self_play")]
-        depth: Option<u32>,
+        #[arg(
+            long,
+            required_unless_present = "self_play",
+            allow_negative_numbers = true
+        )]
+        depth: Option<i64>,
         /// An analysis campaign (fixed-depth search per start position) instead of perft.
         #[arg(long, conflicts_with = "self_play")]
         analyse: bool,
@@ -363,6 +367,17 @@ enum WorkerCommand {
         /// Worker id.
         id: u64,
     },
+}
+
+/// A `--depth` as given (none: 0, which self-play needs and perft refuses) as plies. Taken as a
+/// signed number so that `--depth -1` is refused as a depth, not as an unknown flag; the range
+/// of each kind is checked with the campaign ([`c960_coordinator::campaign::NewCampaign`]).
+fn plies(depth: Option<i64>) -> Result<u32> {
+    match depth {
+        None => Ok(0),
+        Some(d) => u32::try_from(d)
+            .map_err(|_| anyhow!("--depth {d}: a depth is a number of plies, 1 or more")),
+    }
 }
 
 /// Opens a database, creating it if missing (`serve` and `run` only).
@@ -734,7 +749,7 @@ fn main() -> ExitCode {
             let self_play = self_play.budget();
             init_tracing("warn", false);
             let opts = RunOptions {
-                depth: depth.unwrap_or(0),
+                depth: plies(depth)?,
                 analysis,
                 uci,
                 self_play,

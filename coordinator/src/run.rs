@@ -34,7 +34,7 @@ pub struct RunOptions {
     /// (the depth is then ignored).
     pub self_play: Option<crate::campaign::SelfPlayBudget>,
     /// Perft: split each start position at this ply (`0`: no split, `auto`: see
-    /// [`crate::campaign::auto_split_ply`]).
+    /// [`crate::sizing::auto_split_ply`]).
     pub split_ply: String,
     /// Hash table of each local worker's perft engine, in MiB (kept across workunits).
     pub hash_mib: u32,

@@ -152,7 +152,7 @@ pub fn csv(campaign: &Campaign, rows: &[AnalysisRow<SelfPlayResult>]) -> String 
             f(s.and_then(|s| s.draw_rate), 4),
             f(res.and_then(mean_plies), 1),
             res.map(|r| r.nodes.to_string()).unwrap_or_default(),
-            c960_common::balance::csv_field(res.map(|r| r.engine_id.as_str()).unwrap_or("")),
+            c960_common::text::csv_text(res.map(|r| r.engine_id.as_str()).unwrap_or("")),
             r.status,
             r.agreeing_results,
         ));

@@ -200,14 +200,14 @@ pub fn check_analysis_shape(kind: &WorkUnitKind, r: &AnalysisResult) -> Result<(
     Ok(())
 }
 
-/// An engine id that fits the workunit's engine kind: printable, at most 100 bytes, the
-/// built-in searcher's for built-in workunits and anything else for UCI ones.
+/// An engine id that fits the workunit's engine kind: not empty, a label
+/// ([`crate::label::check_label`]: at most 100 bytes, no control, line-break or bidirectional
+/// character), the built-in searcher's for built-in workunits and anything else for UCI ones.
 fn check_engine_id(engine: AnalysisEngine, id: &str) -> Result<(), String> {
-    if id.is_empty() || id.len() > 100 || id.chars().any(char::is_control) {
-        return Err(format!(
-            "engine id {id:?} is empty, too long or has control characters"
-        ));
+    if id.is_empty() {
+        return Err("the engine id is empty".into());
     }
+    crate::label::check_label(id).map_err(|fault| format!("engine id {id:?} {fault}"))?;
     let builtin = id.starts_with("c960-builtin ");
     match engine {
         AnalysisEngine::Builtin if id != ENGINE_ID && !builtin => {

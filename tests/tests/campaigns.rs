@@ -101,6 +101,14 @@ async fn every_kind_and_family_is_created_over_http_and_an_identical_one_warns()
     )
     .await;
     assert_eq!((st, &split["split_ply"]), (201, &json!(1)));
+    // The answer says what was made and what it costs.
+    assert_eq!(split["workunits"], 20, "{split}");
+    assert_eq!(split["estimate"]["split_ply"], 1, "{split}");
+    assert_eq!(split["estimate"]["starts"], 1, "{split}");
+    assert!(
+        split["estimate"]["core_secs"].as_f64().unwrap() > 0.0,
+        "{split}"
+    );
     let (st, analysis) = post(
         &s,
         "",
@@ -170,11 +178,32 @@ async fn every_kind_and_family_is_created_over_http_and_an_identical_one_warns()
         ),
         (json!({"depth": 1, "colour": "white"}), 422, "bad_body"),
         (json!({"positions": "0"}), 400, "bad_field"),
+        (json!({"depth": -1, "positions": "0"}), 422, "bad_body"),
+        // Past the bound: refused from the estimate, before any split is enumerated.
+        (
+            json!({"depth": 20, "positions": "0"}),
+            400,
+            "workunit_too_long",
+        ),
+        (json!({"depth": 12}), 400, "too_many_workunits"),
+        (
+            json!({"depth": 12, "positions": "0", "split_ply": 0}),
+            400,
+            "workunit_too_long",
+        ),
     ] {
         let (st, v) = post(&s, "", body.clone()).await;
         assert_eq!((st, code(&v)), (want_status, want), "{body}");
     }
     assert_eq!(s.store.progress().unwrap().len(), progress.len());
+    // `force` creates it all the same.
+    let (st, forced) = post(
+        &s,
+        "",
+        json!({"depth": 12, "positions": "0", "split_ply": 0, "force": true}),
+    )
+    .await;
+    assert_eq!((st, &forced["workunits"]), (201, &json!(1)), "{forced}");
 }
 
 #[tokio::test]
@@ -478,4 +507,106 @@ fn campaigns_are_managed_on_the_command_line() {
         assert!(refused(coordinator(args, &missing)).contains("no database"));
     }
     assert!(!missing.exists());
+}
+
+#[test]
+fn campaign_add_says_what_it_made_and_refuses_what_is_too_large() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.db");
+    drop(SqliteStore::open(&db).unwrap());
+    let run = |args: &[&str]| coordinator(args, &db);
+
+    // What was made: the workunits (the store's count), the split ply, nodes and CPU time.
+    let made = run(&[
+        "campaign",
+        "add",
+        "--depth",
+        "3",
+        "--positions",
+        "518",
+        "--split-ply",
+        "1",
+    ]);
+    let err = String::from_utf8_lossy(&made.stderr).to_string();
+    assert_eq!(ok(made).trim(), "1");
+    assert!(
+        err.contains("20 workunits at split ply 1; about 8,600 nodes, under a second of CPU time for quorum 2"),
+        "{err}"
+    );
+    let made = run(&["campaign", "add", "--depth", "9", "--positions", "0-1"]);
+    let err = String::from_utf8_lossy(&made.stderr).to_string();
+    assert_eq!(ok(made).trim(), "2");
+    // Depth 9 splits at ply 1 by default: sp 0 has 21 root moves, sp 1 has 19.
+    assert!(err.contains("40 workunits at split ply 1; about "), "{err}");
+    assert!(err.contains("a workunit on one core"), "{err}");
+    let made = run(&[
+        "campaign",
+        "add",
+        "--depth",
+        "4",
+        "--analyse",
+        "--positions",
+        "0-2",
+    ]);
+    let err = String::from_utf8_lossy(&made.stderr).to_string();
+    ok(made);
+    assert!(err.contains("3 workunits at split ply 0\n"), "{err}");
+
+    // Past the bound: one line naming the bound and --force, nothing created.
+    let huge = refused(run(&[
+        "campaign",
+        "add",
+        "--depth",
+        "20",
+        "--positions",
+        "0",
+    ]));
+    assert!(
+        huge.contains("no split ply") && huge.contains("--force"),
+        "{huge}"
+    );
+    let many = refused(run(&["campaign", "add", "--depth", "12"]));
+    assert!(many.contains("more than 1,000,000 workunits"), "{many}");
+    let long = refused(run(&[
+        "campaign",
+        "add",
+        "--depth",
+        "12",
+        "--positions",
+        "0",
+        "--split-ply",
+        "0",
+    ]));
+    assert!(long.contains("more than a day"), "{long}");
+    for (depth, says) in [("-1", "--depth -1"), ("0", "depth 0")] {
+        let err = refused(run(&[
+            "campaign",
+            "add",
+            "--depth",
+            depth,
+            "--positions",
+            "0",
+        ]));
+        assert!(err.starts_with("error: ") && err.contains(says), "{err}");
+    }
+    assert_eq!(
+        ok(run(&["campaign", "list"])).lines().count(),
+        3,
+        "refusals create nothing"
+    );
+    // --force creates it all the same.
+    let forced = run(&[
+        "campaign",
+        "add",
+        "--depth",
+        "12",
+        "--positions",
+        "0",
+        "--split-ply",
+        "0",
+        "--force",
+    ]);
+    let err = String::from_utf8_lossy(&forced.stderr).to_string();
+    assert_eq!(ok(forced).trim(), "4");
+    assert!(err.contains("1 workunit at split ply 0; about "), "{err}");
 }

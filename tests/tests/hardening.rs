@@ -1,6 +1,7 @@
 //! Hardening of issue 12 ("also found on the same run"), one test each, against a real server on
 //! 127.0.0.1 with a real SQLite file: connections capped per address and timed out (slowloris),
-//! engine labels bounded on submission.
+//! engine labels bounded on submission; worker names and engine labels with control, line-break
+//! or bidirectional characters refused at registration (issue 29 item 8).
 
 use c960_common::codec;
 use c960_common::wire::{
@@ -473,4 +474,59 @@ async fn forwarded_addresses_count_only_through_a_trusted_proxy() {
         })
         .unwrap();
     assert_eq!(block.as_deref(), Some("198.51.100.0/24"));
+}
+
+/// A registration with this name and engine: status and code.
+async fn register_raw(server: &TestServer, name: &str, engine: EngineInfo) -> (u16, String) {
+    let body = codec::encode(&c960_common::wire::RegisterRequest {
+        protocol: PROTOCOL_VERSION,
+        name: name.into(),
+        engine,
+        threads: 1,
+        hash_mib: 0,
+        enrol_secret: None,
+    })
+    .unwrap();
+    let (s, c, _) = raw_post(&server.url, "/api/v1/register", None, OCTET, body).await;
+    (s, c)
+}
+
+#[tokio::test]
+async fn labels_with_control_line_break_or_bidirectional_characters_are_refused() {
+    let server = TestServer::start(quick_config()).await;
+    let engine = |name: &str, version: &str| EngineInfo {
+        name: name.into(),
+        version: version.into(),
+    };
+    // Every bidirectional control, C0, DEL and C1 controls, the line and paragraph separators.
+    let refused = [
+        '\u{061C}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}',
+        '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\0', '\n', '\u{1B}', '\u{7F}',
+        '\u{85}', '\u{2028}', '\u{2029}',
+    ];
+    for c in refused {
+        let cp = format!("U+{:04X}", c as u32);
+        let name = format!("evil{c}gnp.exe");
+        assert_eq!(
+            register_raw(&server, &name, engine("c960", "1")).await,
+            (400, "bad_label".to_string()),
+            "name with {cp}"
+        );
+        assert_eq!(
+            register_raw(&server, "w", engine(&name, "1")).await,
+            (400, "bad_label".to_string()),
+            "engine name with {cp}"
+        );
+        assert_eq!(
+            register_raw(&server, "w", engine("c960", &name)).await,
+            (400, "bad_label".to_string()),
+            "engine version with {cp}"
+        );
+    }
+    assert_eq!(server.store.worker_summary(0).unwrap().registered, 0);
+    // Other scripts, emoji with joiners and plain names are welcome.
+    for name in ["alice", "象棋 ♞", "Ölçü-2", "👩\u{200D}💻 lab"] {
+        let (s, _) = register_raw(&server, name, engine("c960", "1")).await;
+        assert_eq!(s, 200, "{name}");
+    }
 }

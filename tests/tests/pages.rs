@@ -5,7 +5,12 @@
 //! `docs/screenshots/` when `C960_UPDATE_SCREENSHOTS=1`).
 //!
 //! Without Chromium the test says so loudly and passes, except under CI (`CI` set), where a
-//! missing browser fails it: `.ci/run` installs Debian's `chromium`.
+//! missing browser fails it: `.ci/run` installs Debian's `chromium`. The browser's console must
+//! report no Content-Security-Policy violation on any page (the pages run no inline script or
+//! style), and the live script must still poll under that policy.
+//!
+//! Without a browser: every page, asset and API answer carries the security headers, pages
+//! hold no inline script or style, and a name stored with a bidirectional override shows inert.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +25,8 @@ use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store}
 use c960_tests::{TestServer, quick_config};
 
 const HOSTILE: &str = "<script>alert(1)</script> & \"co\"";
+/// A name that a right-to-left override would show as `evil-exe.png`.
+const TURNED: &str = "evil-\u{202E}gnp.exe";
 
 fn chromium() -> Option<PathBuf> {
     let found = ["chromium", "chromium-browser", "google-chrome"]
@@ -48,7 +55,9 @@ fn chromium() -> Option<PathBuf> {
 }
 
 /// Runs headless Chromium with these arguments and returns its stdout. A browser that dies
-/// (it can, on a loaded machine) is run once more before the test fails with its stderr.
+/// (it can, on a loaded machine) is run once more before the test fails with its stderr. Fails
+/// when the page's console reports a Content-Security-Policy violation (blocked inline script
+/// or style).
 async fn browser(exe: &Path, profile: &Path, args: Vec<String>) -> String {
     let mut last = String::new();
     for _ in 0..2 {
@@ -61,6 +70,9 @@ async fn browser(exe: &Path, profile: &Path, args: Vec<String>) -> String {
             "--no-first-run",
             "--hide-scrollbars",
             "--window-size=1280,900",
+            // Console messages, CSP violations among them, go to stderr.
+            "--enable-logging=stderr",
+            "--v=0",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(&args)
@@ -70,6 +82,16 @@ async fn browser(exe: &Path, profile: &Path, args: Vec<String>) -> String {
             .expect("chromium finished within 2 minutes")
             .expect("chromium runs");
         if out.status.success() {
+            let console = String::from_utf8_lossy(&out.stderr);
+            let violations: Vec<&str> = console
+                .lines()
+                .filter(|l| l.contains("Content Security Policy"))
+                .collect();
+            assert!(
+                violations.is_empty(),
+                "{args:?}: the page broke its Content-Security-Policy:\n{}",
+                violations.join("\n")
+            );
             return String::from_utf8(out.stdout).expect("utf-8 DOM");
         }
         last = format!("{}: {}", out.status, String::from_utf8_lossy(&out.stderr));
@@ -109,6 +131,21 @@ async fn screenshot(exe: &Path, profile: &Path, url: &str, file: &Path, height: 
         png.starts_with(b"\x89PNG") && png.len() > 10_000,
         "{file:?} is not a real PNG"
     );
+}
+
+/// The value of `name` in the tag that holds `marker`.
+fn attribute(html: &str, marker: &str, name: &str) -> String {
+    let at = html
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker:?} not in the page"));
+    let open = html[..at].rfind('<').unwrap();
+    let tag = &html[open..open + html[open..].find('>').unwrap()];
+    let key = format!(" {name}=\"");
+    let start = tag
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in {tag}"))
+        + key.len();
+    tag[start..start + tag[start..].find('"').unwrap()].to_string()
 }
 
 /// The text of the first element after `marker` in `html` (tags stripped, entities kept).
@@ -255,6 +292,11 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
     ] {
         store.update_campaign(id, &change).unwrap();
     }
+    // A worker stored with a right-to-left override in its name (as registration allowed before
+    // labels were checked): the pages show it inert.
+    store
+        .register_worker(TURNED, &[7; 32], "c960 1", now)
+        .unwrap();
     let campaigns = [
         perft.clone(),
         split.clone(),
@@ -299,12 +341,26 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
         page.contains("OEIS A157851 a(5) = <strong>4,433,048,830</strong>"),
         "{page}"
     );
-    // The live script ran in the browser and polled /api/v1/live.
+    // The live script ran in the browser (a file of its own: the policy runs no inline
+    // script) and polled /api/v1/live; each bar shows its campaign's share done.
     assert!(
         text_after(&page, "id=\"live-note\"").starts_with("live · updated"),
         "the live script did not poll: {}",
         text_after(&page, "id=\"live-note\"")
     );
+    for p in store.progress().unwrap() {
+        let value = attribute(
+            &page,
+            &format!("data-bar=\"c{}.bar\"", p.campaign.id),
+            "value",
+        );
+        let done = 100.0 * (p.valid + p.failed) as f64 / p.total as f64;
+        assert!(
+            (value.parse::<f64>().unwrap() - done).abs() < 0.1,
+            "campaign {}: bar {value}, done {done}",
+            p.campaign.id
+        );
+    }
     // The hostile name is escaped text, never markup.
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; \"co\""));
     assert!(!page.contains("<script>alert(1)"));
@@ -416,6 +472,7 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
         assert_eq!(cells[7], "active");
     }
     assert!(!page.contains("<script>alert(1)"));
+    assert!(page.contains("evil-[U+202E]gnp.exe") && !page.contains('\u{202E}'));
 
     // One worker's page: its standing and history, its hostile name escaped.
     let hostile_id = *credit
@@ -465,4 +522,92 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
             std::fs::copy(&file, docs.join(format!("{name}.png"))).unwrap();
         }
     }
+}
+
+/// The security headers of every answer, and what they require of the pages: no inline script
+/// or style. Needs no browser.
+#[tokio::test]
+async fn every_answer_carries_the_security_headers_and_pages_hold_nothing_inline() {
+    let server = TestServer::start(quick_config()).await;
+    let store = server.store.clone();
+    let now = c960_coordinator::clock::now_ms();
+    let c = store
+        .create_campaign(
+            &NewCampaign::new(2, 2, None, parse_positions("0-3").unwrap()).unwrap(),
+            now,
+        )
+        .unwrap();
+    let turned = store
+        .register_worker(TURNED, &[9; 32], "c960 \u{2066}1", now)
+        .unwrap();
+    let url = &server.url;
+    let pages = [
+        "/".to_string(),
+        format!("/campaigns/{}", c.id),
+        "/workers".into(),
+        format!("/workers/{turned}"),
+        "/campaigns/999".into(),
+    ];
+    let others = [
+        "/assets/live.js",
+        "/assets/style.css",
+        "/api/v1/live",
+        "/api/v1/status",
+        "/healthz",
+        "/no-such-thing",
+    ];
+    for path in pages.iter().map(String::as_str).chain(others) {
+        let resp = reqwest::get(format!("{url}{path}")).await.unwrap();
+        let h = resp.headers();
+        let csp = h
+            .get("content-security-policy")
+            .unwrap_or_else(|| panic!("{path}: no Content-Security-Policy"))
+            .to_str()
+            .unwrap();
+        for directive in [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(csp.contains(directive), "{path}: {csp}");
+        }
+        assert!(!csp.contains("unsafe"), "{path}: {csp}");
+        assert_eq!(h["x-frame-options"], "DENY", "{path}");
+        assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        if !pages.iter().any(|p| p == path) {
+            continue;
+        }
+        let html = resp.text().await.unwrap();
+        // Every script is a file (`src`), no element has a style attribute, no handler.
+        for (at, _) in html.match_indices("<script") {
+            let tag = &html[at..at + html[at..].find('>').unwrap()];
+            assert!(
+                tag.contains(" src=\"/assets/"),
+                "{path}: inline script {tag}"
+            );
+        }
+        assert!(!html.contains(" style="), "{path}: an inline style");
+        assert!(!html.contains("<style"), "{path}: a style element");
+        assert!(
+            !html.contains(" onload=") && !html.contains(" onclick="),
+            "{path}"
+        );
+        // The override and the isolate stored before the rule show as code points.
+        assert!(
+            !html.contains('\u{202E}') && !html.contains('\u{2066}'),
+            "{path}: a bidirectional control reached the page"
+        );
+        if path.starts_with("/workers") {
+            assert!(html.contains("evil-[U+202E]gnp.exe"), "{path}");
+        }
+    }
+    // The worker's own page shows its engine inert too.
+    let page = reqwest::get(format!("{url}/workers/{turned}"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("c960 [U+2066]1"), "{page}");
 }

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use c960_common::balance::csv_field;
 use c960_common::search::{self, Analysis};
+use c960_common::text::csv_text;
 use c960_common::{CastlingNotation, Position, StartPosition};
 
 use c960_worker::engine::Engine;
@@ -224,7 +224,7 @@ fn csv_row(sp: Option<u32>, fen: &str, a: &Analysis, engine: &str) -> String {
         a.score.cp().map_or_else(String::new, |v| v.to_string()),
         a.score.mate().map_or_else(String::new, |v| v.to_string()),
         best_text(a),
-        csv_field(engine)
+        csv_text(engine)
     )
 }
 

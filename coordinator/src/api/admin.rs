@@ -14,10 +14,11 @@ use serde::{Deserialize, Serialize};
 use super::error::ApiError;
 use super::extract::Admin;
 use super::state::{AppState, blocking};
-use crate::campaign::{CampaignRequest, CampaignWarning};
+use crate::campaign::{CampaignRequest, CampaignWarning, Unplanned};
 use crate::clock::now_ms;
 use crate::enrolment::EnrolmentToken;
 use crate::scheduler::CampaignAction;
+use crate::sizing::Estimate;
 use crate::store::{Campaign, CampaignChange, CampaignProgress, StoreError};
 
 /// The admin routes, under `/api/v1/admin/`.
@@ -120,6 +121,10 @@ pub struct CreatedCampaign {
     pub campaign: Campaign,
     /// What the operator should know.
     pub warnings: Vec<CampaignWarning>,
+    /// The workunits made.
+    pub workunits: u64,
+    /// The estimate it was admitted by: split ply, nodes, CPU time.
+    pub estimate: Estimate,
 }
 
 fn bad_field(e: impl ToString) -> ApiError {
@@ -147,17 +152,31 @@ async fn add_campaign(
     _admin: Admin,
     body: Result<Json<CampaignRequest>, JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let spec = json_body(body)?.build().map_err(bad_field)?;
+    let (spec, estimate) = json_body(body)?.plan().map_err(|e| match e {
+        Unplanned::Invalid(why) => bad_field(why),
+        Unplanned::TooLarge(r) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            r.code(),
+            format!("{r}; send \"force\": true to create it anyway"),
+        ),
+    })?;
     let store = st.store.clone();
     let created = blocking(move || {
         let identical = store.find_campaign(&spec)?;
         let campaign = store.create_campaign(&spec, now_ms())?;
+        let workunits = store
+            .progress()?
+            .into_iter()
+            .find(|p| p.campaign.id == campaign.id)
+            .map_or(estimate.workunits, |p| p.total);
         Ok(CreatedCampaign {
             campaign,
             warnings: identical
                 .map(|c| CampaignWarning::identical(c.id))
                 .into_iter()
                 .collect(),
+            workunits,
+            estimate,
         })
     })
     .await?;

@@ -12,19 +12,25 @@ use crate::scheduler::ReplicaState;
 use crate::store::{LeaseInfo, Settlement, StoreError, StoreResult, Submission};
 use crate::{trust, validator};
 
-/// Longest worker name, engine name and engine version accepted, in bytes: they are stored with
-/// the worker and with every result.
-pub const MAX_LABEL_BYTES: usize = 100;
+pub use crate::label::MAX_LABEL_BYTES;
 
-/// The engine as stored (`name version`), or 400 `bad_field` if either part is too long.
-pub fn engine_label(e: &c960_common::wire::EngineInfo) -> Result<String, ApiError> {
-    if e.name.len() > MAX_LABEL_BYTES || e.version.len() > MAX_LABEL_BYTES {
-        return Err(ApiError::new(
+/// A label a worker sent (`what`: `name`, `engine name`, …) checked by
+/// [`crate::label::check_label`], or 400 `bad_field` (too long) / `bad_label` (a control,
+/// line-break or bidirectional character).
+pub fn check_label(what: &str, text: &str) -> Result<(), ApiError> {
+    crate::label::check_label(text).map_err(|fault| {
+        ApiError::new(
             StatusCode::BAD_REQUEST,
-            "bad_field",
-            format!("engine name or version longer than {MAX_LABEL_BYTES} bytes"),
-        ));
-    }
+            fault.code(),
+            format!("{what} {fault}"),
+        )
+    })
+}
+
+/// The engine as stored (`name version`), or the refusal of [`check_label`] for either part.
+pub fn engine_label(e: &c960_common::wire::EngineInfo) -> Result<String, ApiError> {
+    check_label("engine name", &e.name)?;
+    check_label("engine version", &e.version)?;
     Ok(format!("{} {}", e.name, e.version))
 }
 
@@ -359,5 +365,13 @@ mod tests {
         assert_eq!(engine_label(&e("c960")).unwrap(), "c960 1");
         let long = "x".repeat(MAX_LABEL_BYTES + 1);
         assert_eq!(engine_label(&e(&long)).unwrap_err().code, "bad_field");
+        let turned = engine_label(&e("sf\u{202E}")).unwrap_err();
+        assert_eq!((turned.status.as_u16(), turned.code), (400, "bad_label"));
+        assert!(
+            turned
+                .message
+                .starts_with("engine name holds the bidirectional control U+202E")
+        );
+        assert_eq!(check_label("name", "w\u{7}").unwrap_err().code, "bad_label");
     }
 }

@@ -61,6 +61,7 @@ pub fn app(state: AppState) -> Router {
             layers::timeout,
         ))
         .layer(axum::middleware::from_fn(layers::json_405))
+        .layer(axum::middleware::from_fn(layers::security_headers))
         .layer(axum::middleware::from_fn(crate::metrics::track))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

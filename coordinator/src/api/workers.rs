@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::auth::{self, Enrolment};
 use super::error::ApiError;
 use super::extract::{AuthedWorker, Peer, Wire, wire_response};
-use super::judge::{MAX_LABEL_BYTES, Plan, engine_label, judge};
+use super::judge::{Plan, check_label, engine_label, judge};
 use super::layers;
 use super::state::{AppState, blocking};
 use crate::clock::now_ms;
@@ -51,13 +51,7 @@ async fn register(
     peer: Peer,
     Wire(req): Wire<RegisterRequest>,
 ) -> Result<Response, ApiError> {
-    if req.name.len() > MAX_LABEL_BYTES {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_field",
-            format!("name longer than {MAX_LABEL_BYTES} bytes"),
-        ));
-    }
+    check_label("name", &req.name)?;
     let engine = engine_label(&req.engine)?;
     st.config.enrolment.admit(req.enrol_secret.as_deref())?;
     // With per-volunteer tokens the secret is a token, checked and spent by the store.

@@ -1,16 +1,24 @@
 //! The HTML of the pages (maud: compile-time templates; every interpolated string is escaped).
 //! Views take prepared data and decide nothing; elements that the live script refreshes carry
-//! `data-live="KEY"` (text) or `data-bar="KEY"` (a progress bar's width), with the keys of
+//! `data-live="KEY"` (text) or `data-bar="KEY"` (a progress bar's value), with the keys of
 //! [`super::LiveBody`].
 
-use maud::{DOCTYPE, Markup, html};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::format::{ago, duration, grouped, per_second, utc};
 use super::{CampaignCard, CheckView, OwnView, TablePage};
 use crate::reads::{WorkerHistory, WorkerStanding};
 
-/// The frame of every page; `live`: its counters are refreshed by the script.
+/// The frame of every page; `live`: its counters are refreshed by the script. Every page passes
+/// through here, and so through [`crate::label::inert`]: a name stored before labels were
+/// checked (a bidirectional override, a control character) shows as its code point instead of
+/// reordering or hiding the text around it.
 pub fn layout(title: &str, current: &str, live: bool, body: Markup) -> Markup {
+    let page = frame(title, current, live, body).into_string();
+    PreEscaped(crate::label::inert(&page).into_owned())
+}
+
+fn frame(title: &str, current: &str, live: bool, body: Markup) -> Markup {
     let nav = [
         ("/", "Campaigns"),
         ("/workers", "Workers"),
@@ -56,11 +64,12 @@ fn state_badge(state: &str) -> Markup {
     html! { span class={ "badge " (class) } { (state) } }
 }
 
+/// A progress bar: a `<progress>` element, whose value is an attribute, because the pages'
+/// Content-Security-Policy allows no inline style (`layers::security_headers`).
 fn bar(key: &str, pct: f64) -> Markup {
+    let pct = format!("{pct:.1}");
     html! {
-        div.bar title={ (format!("{pct:.1}")) " %" } {
-            div.fill data-bar=(key) style={ "width:" (format!("{pct:.1}")) "%" } {}
-        }
+        progress.bar data-bar=(key) max="100" value=(pct) title={ (pct) " %" } { (pct) " %" }
     }
 }
 
