@@ -13,6 +13,7 @@ pub mod machine;
 pub mod report;
 pub mod runner;
 pub mod selfplay;
+pub mod summary;
 pub mod uci_engine;
 
 /// The engine name reported with results.
