@@ -689,6 +689,7 @@ mod tests {
             nodes: Some(400),
             status: "valid".into(),
             agreeing_results: 2,
+            returned: 2,
             digest: Some("ab".into()),
         }];
         let text = csv(&rows);
@@ -752,6 +753,7 @@ mod tests {
             nodes: Some(nodes),
             status: "valid".into(),
             agreeing_results: 2,
+            returned: 2,
             digest: None,
         };
         let rows = vec![row(1, u64::MAX), row(2, u64::MAX), row(3, (1 << 53) + 1)];

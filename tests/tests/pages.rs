@@ -381,9 +381,15 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
         assert_eq!(cells[0], sp.to_string());
         assert_eq!(cells[1], r.fen);
         assert_eq!(cells[2], "valid");
-        assert_eq!(cells[3], grouped(r.nodes.unwrap().into()), "sp {sp}");
-        assert_eq!(cells[4], r.agreeing_results.to_string());
-        assert_eq!(cells[5], "✓ agrees");
+        assert_eq!(
+            cells[3],
+            format!("{} / {}", r.returned, perft.quorum),
+            "sp {sp}"
+        );
+        assert!(r.returned >= perft.quorum, "sp {sp}: {}", r.returned);
+        assert_eq!(cells[4], grouped(r.nodes.unwrap().into()), "sp {sp}");
+        assert_eq!(cells[5], r.agreeing_results.to_string());
+        assert_eq!(cells[6], "✓ agrees");
     }
     assert!(page.contains(&format!("/api/v1/campaigns/{}/table?format=csv", perft.id)));
 

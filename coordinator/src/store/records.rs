@@ -171,6 +171,10 @@ pub struct TableRow {
     pub status: String,
     /// Results that agree with the canonical one.
     pub agreeing_results: u32,
+    /// Results returned so far, whatever the vote (an open row with one returned waits for a
+    /// second replica). Shown on the page; not exported (the tables stay as they were).
+    #[serde(skip)]
+    pub returned: u32,
     /// Canonical digest (hex) once valid.
     pub digest: Option<String>,
 }

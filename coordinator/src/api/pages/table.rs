@@ -59,6 +59,9 @@ pub struct PerftRowView {
     pub nodes: Option<u64>,
     /// Agreeing results.
     pub agreeing: u32,
+    /// Results returned, of the quorum (an open row waiting for its second replica shows
+    /// `1 / 2`).
+    pub returned: (u32, u32),
     /// Against the reference table (depth ≤ 6, valid rows).
     pub reference_ok: Option<bool>,
 }
@@ -199,6 +202,7 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
                         status: r.status,
                         nodes: r.nodes,
                         agreeing: r.agreeing_results,
+                        returned: (r.returned, c.quorum),
                         reference_ok,
                     }
                 })

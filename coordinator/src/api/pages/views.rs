@@ -288,7 +288,7 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                     TablePage { perft: Some(rows), .. } => {
                         table.data {
                             thead { tr {
-                                th.num { "sp" } th { "FEN" } th { "status" } th.num { "nodes" } th.num { "agreeing workers" }
+                                th.num { "sp" } th { "FEN" } th { "status" } th.num { "returned" } th.num { "nodes" } th.num { "agreeing workers" }
                                 @if table.reference { th { "reference" } }
                             } }
                             tbody {
@@ -297,6 +297,7 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                                         td.num { (r.sp) }
                                         td.mono.small { (r.fen) }
                                         td { (state_badge(&r.status)) }
+                                        td.num data-returned { (r.returned.0) " / " (r.returned.1) }
                                         td.num data-nodes { (r.nodes.map(|n| grouped(n.into())).unwrap_or_default()) }
                                         td.num { (r.agreeing) }
                                         @if table.reference {

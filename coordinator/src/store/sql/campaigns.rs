@@ -243,7 +243,8 @@ pub(super) fn visit_table(
             "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
                     CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
                     (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
-                    w.family_number
+                    w.family_number,
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.state = 1)
              FROM workunits w WHERE w.campaign_id = ?1
              ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
             params![u64_to_db(campaign_id)],
@@ -269,6 +270,7 @@ pub(super) fn visit_table(
                     }
                     .into(),
                     agreeing_results: r.i64(7)? as u32,
+                    returned: r.i64(9)? as u32,
                     digest: r.opt_blob(6)?.map(|d| hex(&d)),
                 };
                 if visit(row) {
