@@ -82,6 +82,16 @@ fn stat(label: &str, key: &str, value: &str) -> Markup {
     }
 }
 
+/// A tile two columns wide, for a total that may run to 20 digits (26 characters grouped).
+fn wide_stat(label: &str, key: &str, value: &str) -> Markup {
+    html! {
+        div.stat.wide {
+            div.label { (label) }
+            div.value data-live=(key) { (value) }
+        }
+    }
+}
+
 fn checks(c: &CheckView) -> Markup {
     html! {
         @if let Some((agree, compared, ref mismatches)) = c.reference {
@@ -154,7 +164,7 @@ pub fn campaign_card(c: &CampaignCard, link: bool) -> Markup {
                 (stat("in flight", &k("in_flight"), &grouped(c.in_flight.into())))
                 (stat("failed", &k("failed"), &grouped(c.failed.into())))
                 (stat("queued replicas", &k("queued"), &grouped(c.queued.into())))
-                (stat(c.nodes_label, &k("nodes"), &grouped(c.nodes_valid)))
+                (wide_stat(c.nodes_label, &k("nodes"), &grouped(c.nodes_valid)))
                 (stat("throughput", &k("rate"), &per_second(c.nodes_per_s, "nodes")))
                 (stat("ETA", &k("eta"), &duration(c.eta_s)))
             }
