@@ -255,6 +255,23 @@ async fn assert_stall_everywhere(server: &TestServer, id: u64, cause: WaitCause)
     assert!(show.contains(&words), "{cause:?}: {show}");
     let remedy_head = cause.remedy().split('`').next().unwrap();
     assert!(show.contains(remedy_head), "{show}");
+    // The campaign page (served whole, it needs no script) shows the state and the same words.
+    let page = reqwest::get(format!("{}/campaigns/{id}", server.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains(">stalled<"), "{cause:?}: no stalled badge");
+    let escaped = words
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;");
+    assert!(
+        page.contains(&escaped),
+        "{cause:?}: {words} not on the page"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -409,4 +426,39 @@ async fn heartbeats_renew_only_the_holders_open_leases() {
         w.heartbeat(&a, ids.clone()).await.unwrap().renewed,
         vec![ids[1]]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_of_one_enrolment_token_are_told_to_use_another() {
+    use c960_coordinator::api::auth::{self, Enrolment};
+    let server = TestServer::start(Config {
+        enrolment: Enrolment::Tokens,
+        ..quick_config()
+    })
+    .await;
+    let c = server.campaign(2, "0-3");
+    let secret = auth::new_secret();
+    let minted = server
+        .store
+        .mint_enrolment_token("one volunteer", 2, &auth::sha256(&secret), 0)
+        .unwrap();
+    let token = auth::format_token(minted.id, &secret);
+    let enrolled = || {
+        Client::new(&server.url)
+            .unwrap()
+            .with_enrol_secret(Some(token.clone()))
+    };
+    let (w1, w2) = (enrolled(), enrolled());
+    let a1 = w1.register("one", 1, 0).await.unwrap();
+    let a2 = w2.register("two", 1, 0).await.unwrap();
+    compute_all(&w1, &a1).await;
+    assert_eq!(
+        waits(&w2, &a2, &Capabilities::builtin()).await,
+        Some(WaitCause::EnrolmentToken)
+    );
+    assert_eq!(
+        waits(&w1, &a1, &Capabilities::builtin()).await,
+        Some(WaitCause::AlreadyComputed)
+    );
+    assert_stall_everywhere(&server, c.id, WaitCause::EnrolmentToken).await;
 }
