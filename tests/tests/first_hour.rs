@@ -294,57 +294,55 @@ async fn one_worker_alone_waits_for_a_second_worker_and_is_told_so() {
     assert_eq!((p.state().name(), p.campaign.stall), ("complete", None));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn workers_of_one_separated_block_are_told_the_flag() {
-    let server = TestServer::start(Config {
-        integrity: Integrity {
-            address_separation: AddressSeparation::Everywhere,
-            untrusted_lease_cap: 0,
-            ..Integrity::default()
-        },
-        ..quick_config()
-    })
-    .await;
+/// Two workers `one` and `two` (made by `enrol`) on a quorum-2 campaign: `one` computes every
+/// first replica; a party rule keeps `two` from the second ones, and `cause` names it everywhere.
+async fn one_party_waits(server: &TestServer, enrol: impl Fn() -> Client, cause: WaitCause) {
     let c = server.campaign(2, "0-3");
-    let (w1, a1) = client(&server, "one").await;
-    let (w2, a2) = client(&server, "two").await;
+    let (w1, w2) = (enrol(), enrol());
+    let a1 = w1.register("one", 1, 0).await.unwrap();
+    let a2 = w2.register("two", 1, 0).await.unwrap();
     compute_all(&w1, &a1).await;
+    let builtin = Capabilities::builtin();
+    assert_eq!(waits(&w2, &a2, &builtin).await, Some(cause));
     assert_eq!(
-        waits(&w2, &a2, &Capabilities::builtin()).await,
-        Some(WaitCause::AddressBlock)
-    );
-    assert_eq!(
-        waits(&w1, &a1, &Capabilities::builtin()).await,
+        waits(&w1, &a1, &builtin).await,
         Some(WaitCause::AlreadyComputed)
     );
-    assert_stall_everywhere(&server, c.id, WaitCause::AddressBlock).await;
+    assert_stall_everywhere(server, c.id, cause).await;
+}
+
+/// The quick configuration with these integrity settings (no untrusted lease cap).
+fn with_integrity(integrity: Integrity) -> Config {
+    Config {
+        integrity: Integrity {
+            untrusted_lease_cap: 0,
+            ..integrity
+        },
+        ..quick_config()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_of_one_separated_block_are_told_the_flag() {
+    let server = TestServer::start(with_integrity(Integrity {
+        address_separation: AddressSeparation::Everywhere,
+        ..Integrity::default()
+    }))
+    .await;
+    let plain = || Client::new(&server.url).unwrap();
+    one_party_waits(&server, plain, WaitCause::AddressBlock).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registration_burst_is_named() {
-    let server = TestServer::start(Config {
-        integrity: Integrity {
-            address_separation: AddressSeparation::Off,
-            registration_burst_ms: 600_000,
-            untrusted_lease_cap: 0,
-            ..Integrity::default()
-        },
-        ..quick_config()
-    })
+    let server = TestServer::start(with_integrity(Integrity {
+        address_separation: AddressSeparation::Off,
+        registration_burst_ms: 600_000,
+        ..Integrity::default()
+    }))
     .await;
-    let c = server.campaign(2, "0-3");
-    let (w1, a1) = client(&server, "one").await;
-    let (w2, a2) = client(&server, "two").await;
-    compute_all(&w1, &a1).await;
-    assert_eq!(
-        waits(&w2, &a2, &Capabilities::builtin()).await,
-        Some(WaitCause::RegistrationBurst)
-    );
-    assert_eq!(
-        waits(&w1, &a1, &Capabilities::builtin()).await,
-        Some(WaitCause::AlreadyComputed)
-    );
-    assert_stall_everywhere(&server, c.id, WaitCause::RegistrationBurst).await;
+    let plain = || Client::new(&server.url).unwrap();
+    one_party_waits(&server, plain, WaitCause::RegistrationBurst).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -436,7 +434,6 @@ async fn two_workers_of_one_enrolment_token_are_told_to_use_another() {
         ..quick_config()
     })
     .await;
-    let c = server.campaign(2, "0-3");
     let secret = auth::new_secret();
     let minted = server
         .store
@@ -448,17 +445,5 @@ async fn two_workers_of_one_enrolment_token_are_told_to_use_another() {
             .unwrap()
             .with_enrol_secret(Some(token.clone()))
     };
-    let (w1, w2) = (enrolled(), enrolled());
-    let a1 = w1.register("one", 1, 0).await.unwrap();
-    let a2 = w2.register("two", 1, 0).await.unwrap();
-    compute_all(&w1, &a1).await;
-    assert_eq!(
-        waits(&w2, &a2, &Capabilities::builtin()).await,
-        Some(WaitCause::EnrolmentToken)
-    );
-    assert_eq!(
-        waits(&w1, &a1, &Capabilities::builtin()).await,
-        Some(WaitCause::AlreadyComputed)
-    );
-    assert_stall_everywhere(&server, c.id, WaitCause::EnrolmentToken).await;
+    one_party_waits(&server, enrolled, WaitCause::EnrolmentToken).await;
 }

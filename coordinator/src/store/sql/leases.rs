@@ -242,6 +242,38 @@ pub(super) fn open_leases_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult
     .u64(0)
 }
 
+/// The campaigns with a ready workunit (one probe of the per-campaign partial index each), as
+/// the serving order sees them.
+pub(super) fn ready_campaigns(tx: Tx) -> StoreResult<Vec<CampaignSlot>> {
+    tx.query(
+        &format!(
+            "SELECT c.id, c.priority, c.status FROM campaigns c WHERE EXISTS (
+                SELECT 1 FROM workunits w{} WHERE w.campaign_id = c.id AND w.state = 0 AND w.needed > 0)",
+            tx.dialect().ready_index()
+        ),
+        params![],
+    )?
+    .iter()
+    .map(|r| {
+        Ok(CampaignSlot {
+            id: r.u64(0)?,
+            priority: r.i64(1)?,
+            status: campaign_status(r.i64(2)?),
+        })
+    })
+    .collect()
+}
+
+/// Open leases held by the workers whose last fetch came from `block`.
+pub(super) fn open_leases_of_block(tx: Tx, block: &str, now_ms: i64) -> StoreResult<u64> {
+    tx.query_one(
+        "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
+         WHERE o.last_block = ?1 AND r.state = 0 AND r.deadline_ms >= ?2",
+        params![block, now_ms],
+    )?
+    .u64(0)
+}
+
 /// Up to `limit` open leases `worker_id` holds on workunits of the accepted kinds, as leases
 /// again (same ids and deadlines).
 fn own_open_leases(
@@ -373,13 +405,7 @@ pub(super) fn assign_from(
         }
         let separation = integrity.address_separation;
         if let Some(b) = block.filter(|b| integrity.block_lease_cap > 0 && !separation.exempts(b)) {
-            let in_block = tx
-                .query_one(
-                    "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
-                     WHERE o.last_block = ?1 AND r.state = 0 AND r.deadline_ms >= ?2",
-                    params![b, now_ms],
-                )?
-                .u64(0)?;
+            let in_block = open_leases_of_block(tx, b, now_ms)?;
             want = want.min(integrity.block_lease_cap.saturating_sub(in_block));
         }
         if want == 0 {
@@ -406,24 +432,7 @@ pub(super) fn assign_from(
         // Campaigns with no ready workunit at all are left out here, with one probe of that
         // index each: a worker polling while every replica is out (the end of a campaign) then
         // costs one statement, not the assignment query once per campaign.
-        let slots = tx
-            .query(
-                &format!(
-                    "SELECT c.id, c.priority, c.status FROM campaigns c WHERE EXISTS (
-                        SELECT 1 FROM workunits w{} WHERE w.campaign_id = c.id AND w.state = 0 AND w.needed > 0)",
-                    tx.dialect().ready_index()
-                ),
-                params![],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(CampaignSlot {
-                    id: r.u64(0)?,
-                    priority: r.i64(1)?,
-                    status: campaign_status(r.i64(2)?),
-                })
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
+        let slots = ready_campaigns(tx)?;
         // The same-party clause only when one of its keys is set: left in with every key NULL,
         // a connection's custom plans (which drop it) stay cheaper than the generic plan (which
         // keeps it), so PostgreSQL planned the statement again on every execution (twice the

@@ -8,12 +8,10 @@ use c960_common::wire::Capabilities;
 
 use super::Tx;
 use super::transition::integrity_in;
+use crate::scheduler;
 use crate::scheduler::ReplicaState;
-use crate::scheduler::{self, CampaignSlot};
 use crate::stall::{self, Asker, Holder, ReadyUnit};
-use crate::store::codes::{
-    accepted_kinds, campaign_status, db_to_u64, replica_state, trust_level, u64_to_db,
-};
+use crate::store::codes::{accepted_kinds, db_to_u64, replica_state, trust_level, u64_to_db};
 use crate::store::db::{Backend, Batch, params};
 use crate::store::{Stall, StoreError, StoreResult};
 use crate::trust::{self, Party};
@@ -71,31 +69,12 @@ pub(super) fn waiting_for(
         if let Some(b) = block.filter(|b| {
             integrity.block_lease_cap > 0 && !integrity.address_separation.exempts(b)
         }) {
-            let in_block = tx
-                .query_one(
-                    "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
-                     WHERE o.last_block = ?1 AND r.state = 0 AND r.deadline_ms >= ?2",
-                    params![b, now_ms],
-                )?
-                .u64(0)?;
+            let in_block = super::leases::open_leases_of_block(tx, b, now_ms)?;
             if in_block >= integrity.block_lease_cap {
                 return Ok(vec![Waiting { cause: WaitCause::BlockLeaseCap, campaign: None, replicas: 0 }]);
             }
         }
-        let slots = tx
-            .query(
-                &format!(
-                    "SELECT c.id, c.priority, c.status FROM campaigns c WHERE EXISTS (
-                        SELECT 1 FROM workunits w{} WHERE w.campaign_id = c.id AND w.state = 0 AND w.needed > 0)",
-                    tx.dialect().ready_index()
-                ),
-                params![],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(CampaignSlot { id: r.u64(0)?, priority: r.i64(1)?, status: campaign_status(r.i64(2)?) })
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
+        let slots = super::leases::ready_campaigns(tx)?;
         let order = scheduler::serving_order(&slots);
         if order.is_empty() {
             // Only paused campaigns have replicas to hand out (cancelled ones never again).
