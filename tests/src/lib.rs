@@ -378,7 +378,7 @@ pub fn honest_submission(a: &c960_common::wire::Assignment) -> c960_common::wire
     }
 }
 
-/// A `c960-coordinator serve` process on 127.0.0.1 port 0, killed when dropped.
+/// A `c960-coordinator serve` process on 127.0.0.1 (port 0 unless asked), killed when dropped.
 pub struct ServeProcess {
     /// The process (its stderr as asked by [`ServeProcess::start`]).
     pub child: std::process::Child,
@@ -400,9 +400,31 @@ impl ServeProcess {
         args: &[&str],
         stderr: std::process::Stdio,
     ) -> ServeProcess {
+        ServeProcess::spawn(bin, "127.0.0.1:0", db, args, stderr)
+    }
+
+    /// [`ServeProcess::start`] listening on `listen` (e.g. `127.0.0.1:PORT`): a coordinator
+    /// restarted where its workers' `--server` URL still points.
+    pub fn start_on(
+        db: &Path,
+        listen: &str,
+        args: &[&str],
+        stderr: std::process::Stdio,
+    ) -> ServeProcess {
+        ServeProcess::spawn(&bins().0, listen, db, args, stderr)
+    }
+
+    /// `BIN serve --listen LISTEN --db DB ARGS…`, once its "listening on" line is out.
+    fn spawn(
+        bin: &Path,
+        listen: &str,
+        db: &Path,
+        args: &[&str],
+        stderr: std::process::Stdio,
+    ) -> ServeProcess {
         use std::io::{BufRead, BufReader};
         let mut child = Command::new(bin)
-            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .args(["serve", "--listen", listen, "--db"])
             .arg(db)
             .args(args)
             .stdout(std::process::Stdio::piped())

@@ -1,7 +1,8 @@
 //! The first hour of an operator and a volunteer, with default flags and real processes: `serve`
 //! and workers on one machine complete quorum-2 campaigns, a worker killed with SIGKILL gives its
-//! work back within minutes (lease heartbeats), and every wait names its cause and remedy — the
-//! same words in the worker's answer, the recorded stall, `/api/v1/status` and `campaign show`.
+//! work back within minutes (lease heartbeats; also when the coordinator is killed and restarted
+//! meanwhile), and every wait names its cause and remedy — the same words in the worker's
+//! answer, the recorded stall, `/api/v1/status` and `campaign show`.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -148,9 +149,37 @@ async fn serve_and_two_default_workers_on_one_machine_complete_a_quorum_2_campai
 /// the campaign, though the lease's whole life is an hour.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_with_sigkill_gives_its_leases_back_within_minutes() {
+    let took = a_worker_killed_with_sigkill(CoordinatorToo::No).await;
+    eprintln!("30/30 valid {took:.1?} after the SIGKILL");
+}
+
+/// The same with the coordinator killed with SIGKILL too, right after the worker, and restarted
+/// on its address and database: the surviving worker reconnects by itself (its backoff), the
+/// killed worker's leases still expire at their renewal deadline, which the restart kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_and_the_coordinator_killed_with_sigkill_still_give_the_leases_back() {
+    let took = a_worker_killed_with_sigkill(CoordinatorToo::KilledAndRestarted).await;
+    eprintln!("30/30 valid {took:.1?} after the SIGKILLs of a worker and the coordinator");
+}
+
+/// Whether [`a_worker_killed_with_sigkill`] also kills and restarts `serve`.
+#[derive(Clone, Copy, PartialEq)]
+enum CoordinatorToo {
+    No,
+    KilledAndRestarted,
+}
+
+/// Two default workers on a depth-6 campaign of 30 starts at quorum 2; one is killed with SIGKILL
+/// after 4 s (and `serve` too, restarted on its address, when asked); a third worker is started.
+/// Asserts the export is the reference, no lease is left open and some expired; returns the time
+/// from the kill to completion.
+async fn a_worker_killed_with_sigkill(coordinator_too: CoordinatorToo) -> Duration {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c960.sqlite");
-    let server = ServeProcess::start(&db, &["--enrol-secret", SECRET], Stdio::null());
+    let serve_log = |i: usize| {
+        Stdio::from(std::fs::File::create(dir.path().join(format!("serve{i}.log"))).unwrap())
+    };
+    let mut server = ServeProcess::start(&db, &["--enrol-secret", SECRET], serve_log(0));
     coordinator(
         &[
             "campaign",
@@ -176,11 +205,21 @@ async fn a_worker_killed_with_sigkill_gives_its_leases_back_within_minutes() {
     killed.kill().unwrap();
     killed.wait().unwrap();
     let killed_at = Instant::now();
+    let restarted = coordinator_too == CoordinatorToo::KilledAndRestarted;
+    if restarted {
+        let listen = server.url.strip_prefix("http://").unwrap().to_string();
+        server.child.kill().unwrap();
+        server.child.wait().unwrap();
+        // Down until the surviving worker has met the closed port, so that it has to come back
+        // by itself (its backoff) rather than never noticing.
+        wait_for_line(&log(1), RETRYING, Duration::from_secs(120)).await;
+        server = ServeProcess::start_on(&db, &listen, &["--enrol-secret", SECRET], serve_log(1));
+    }
     let third = work(&server.url, &home(2), &log(2));
     wait_complete(&server.url, Duration::from_secs(300)).await;
     let took = killed_at.elapsed();
     stop(vec![steady, third]);
-    eprintln!("30/30 valid {took:.1?} after the SIGKILL");
+    drop(server);
     assert_export_is_reference(&db, 6, 30);
     // The killed worker's leases expired (at the renewal deadline, not the hour): no lease is
     // left open, and some replicas expired.
@@ -193,6 +232,31 @@ async fn a_worker_killed_with_sigkill_gives_its_leases_back_within_minutes() {
         .collect();
     assert!(!states.iter().any(|s| s == "in_progress"), "{states:?}");
     assert!(states.iter().any(|s| s == "expired"), "{states:?}");
+    if restarted {
+        let steady = std::fs::read_to_string(log(1)).unwrap();
+        let after = &steady[steady.find(RETRYING).unwrap()..];
+        assert!(after.contains(" accepted: "), "{steady}");
+    }
+    took
+}
+
+/// What a worker logs when the coordinator cannot be reached and it will try again.
+const RETRYING: &str = "; retrying";
+
+/// Polls the file at `path` until it contains `text`; panics after `limit`.
+async fn wait_for_line(path: &Path, text: &str, limit: Duration) {
+    let began = Instant::now();
+    loop {
+        let now = std::fs::read_to_string(path).unwrap_or_default();
+        if now.contains(text) {
+            return;
+        }
+        assert!(
+            began.elapsed() < limit,
+            "no {text:?} after {limit:?}: {now}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A client of the test server that registers as `name`.
