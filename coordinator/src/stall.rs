@@ -177,7 +177,13 @@ pub fn stalled(progress: &[CampaignProgress], reports: &[&[Waiting]]) -> BTreeMa
 pub struct StallWatch {
     last_fetch: Mutex<HashMap<u64, (Instant, FetchOutcome)>>,
     recorded: Mutex<BTreeMap<u64, Waiting>>,
+    /// When each recorded stall began, and whether it was already called lasting.
+    began: Mutex<BTreeMap<u64, (Instant, bool)>>,
 }
+
+/// How long a stall lasts before the log calls it a warning: a replica that expired waits a
+/// few seconds for the next worker's fetch, which is no trouble.
+pub const LASTING: Duration = Duration::from_secs(60);
 
 impl StallWatch {
     /// Records what `worker` got.
@@ -203,6 +209,25 @@ impl StallWatch {
             }
         }
         (!reports.is_empty()).then_some(reports)
+    }
+
+    /// The recorded stalls that have now lasted [`LASTING`], each returned once (to warn of).
+    pub fn newly_lasting(&self, now: Instant) -> Vec<u64> {
+        let (Ok(recorded), Ok(mut began)) = (self.recorded.lock(), self.began.lock()) else {
+            return Vec::new();
+        };
+        began.retain(|id, _| recorded.contains_key(id));
+        for id in recorded.keys() {
+            began.entry(*id).or_insert((now, false));
+        }
+        began
+            .iter_mut()
+            .filter(|(_, (since, said))| !*said && now.duration_since(*since) >= LASTING)
+            .map(|(id, (_, said))| {
+                *said = true;
+                *id
+            })
+            .collect()
     }
 
     /// Whether any stall is recorded (so a fetch that got work must look whether it ended).
@@ -384,6 +409,17 @@ mod tests {
             vec![(3, Some(waiting(WaitCause::AddressBlock)))]
         );
         assert_eq!(w.changes(&now), vec![]);
+        assert_eq!(
+            w.newly_lasting(t0),
+            Vec::<u64>::new(),
+            "a fresh stall is no warning"
+        );
+        assert_eq!(w.newly_lasting(t0 + LASTING), vec![3]);
+        assert_eq!(
+            w.newly_lasting(t0 + LASTING * 2),
+            Vec::<u64>::new(),
+            "said once"
+        );
         assert_eq!(w.changes(&BTreeMap::new()), vec![(3, None)]);
     }
 

@@ -194,8 +194,10 @@ async fn note_fetch(st: &AppState, worker: u64, outcome: FetchOutcome) {
         None => Default::default(),
     };
     for (campaign, waiting) in st.stall.changes(&stalled) {
+        // Stalls come and go in seconds (an expired replica waits for the next fetch): logged
+        // at INFO, and at WARN once one has lasted a minute (below).
         match &waiting {
-            Some(w) => tracing::warn!(
+            Some(w) => tracing::info!(
                 campaign,
                 cause = w.cause.name(),
                 "campaign stalled: {}",
@@ -213,6 +215,16 @@ async fn note_fetch(st: &AppState, worker: u64, outcome: FetchOutcome) {
             tokio::task::spawn_blocking(move || store.set_stall(campaign, stall)).await
         {
             tracing::warn!(campaign, "could not record the stall: {e}");
+        }
+    }
+    for campaign in st.stall.newly_lasting(now) {
+        if let Some(w) = stalled.get(&campaign) {
+            tracing::warn!(
+                campaign,
+                cause = w.cause.name(),
+                "campaign stalled for a minute: {}",
+                w.describe()
+            );
         }
     }
 }
