@@ -12,13 +12,10 @@ use serde::Serialize;
 
 use crate::campaign::{MAX_SPLIT_PLY, NewCampaign};
 
-/// Perft nodes one core counts per second at `depth`, about: bulk counting with little help
-/// from the hash table up to depth 6 (≈ 350 M/s single-threaded, BENCHMARKS.md against
-/// cozy-chess), and multiplied by its hits deeper (≈ 2 G/s: perft(7) of a start position in
-/// 1–2 s on the development machine). The coordinator's own overhead per workunit is not in it.
-pub fn nodes_per_core_second(depth: u32) -> f64 {
-    if depth <= 6 { 3.5e8 } else { 2e9 }
-}
+/// Perft nodes one core counts per second with a hash table, about: BENCHMARKS.md's main job
+/// counts 0.6–3.5 G a core-second at depths 5–7 (both replicas, overhead included), and
+/// perft(7) of a start position takes 1–2 s on the development machine.
+pub const NODES_PER_CORE_SECOND: f64 = 2e9;
 
 /// The longest a workunit should take on one core: what `--split-ply auto` aims for.
 const LONGEST_WORKUNIT_SECS: f64 = 600.0;
@@ -66,7 +63,7 @@ pub fn auto_split_ply(depth: u32) -> u32 {
 
 /// One core's seconds for a mean start position's perft at `depth`.
 fn core_secs(depth: u32) -> f64 {
-    mean_perft(depth) / nodes_per_core_second(depth)
+    mean_perft(depth) / NODES_PER_CORE_SECOND
 }
 
 /// What a campaign will hold and cost, estimated before any workunit is made.
@@ -279,7 +276,7 @@ mod tests {
         assert_eq!((e.starts, e.split_ply, e.workunits), (960, 0, 960));
         assert_eq!(e.nodes.unwrap().round(), 4_433_048_830.0);
         let one = e.workunit_core_secs.unwrap();
-        assert!((one - 4_433_048_830.0 / 960.0 / nodes_per_core_second(5)).abs() < 1e-9);
+        assert!((one - 4_433_048_830.0 / 960.0 / NODES_PER_CORE_SECOND).abs() < 1e-9);
         assert!(
             (e.core_secs.unwrap() - 960.0 * 2.0 * one).abs() < 1e-6,
             "quorum 2"
