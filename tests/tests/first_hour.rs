@@ -20,17 +20,42 @@ const SECRET: &str = "first-hour-secret";
 
 /// `c960-worker work --server URL` with default flags, the enrolment secret from the
 /// environment as the README says, its state under `home`, its output in `log`.
-fn work(url: &str, home: &Path, log: &Path) -> Child {
+fn work(url: &str, home: &Path, log: &Path) -> Worker {
     let out = std::fs::File::create(log).unwrap();
-    Command::new(&bins().1)
-        .args(["work", "--server", url])
-        .env("HOME", home)
-        .env_remove("XDG_STATE_HOME")
-        .env("C960_ENROL_SECRET", SECRET)
-        .stdout(out.try_clone().unwrap())
-        .stderr(out)
-        .spawn()
-        .unwrap()
+    Worker(
+        Command::new(&bins().1)
+            .args(["work", "--server", url])
+            .env("HOME", home)
+            .env_remove("XDG_STATE_HOME")
+            .env("C960_ENROL_SECRET", SECRET)
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// A worker process, killed when dropped (a failing test leaves none behind).
+struct Worker(Child);
+
+impl std::ops::Deref for Worker {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Worker {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// `c960-coordinator ARGS…`, which must succeed; its stdout.
@@ -81,7 +106,7 @@ fn assert_export_is_reference(db: &Path, depth: usize, starts: usize) {
     }
 }
 
-fn stop(mut children: Vec<Child>) {
+fn stop(mut children: Vec<Worker>) {
     for c in &mut children {
         let _ = c.kill();
         let _ = c.wait();
@@ -109,7 +134,7 @@ async fn serve_and_two_default_workers_on_one_machine_complete_a_quorum_2_campai
         ],
         &db,
     );
-    let workers: Vec<Child> = (0..2)
+    let workers: Vec<Worker> = (0..2)
         .map(|i| {
             let home = dir.path().join(format!("home{i}"));
             std::fs::create_dir_all(&home).unwrap();
