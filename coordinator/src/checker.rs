@@ -21,7 +21,7 @@ use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, W
 use c960_common::{Position, StartPosition};
 
 use crate::clock::now_ms;
-use crate::store::{CheckOutcome, CheckRequest, Store};
+use crate::store::{CheckOutcome, CheckPurpose, CheckRequest, Store};
 
 /// The operator's budget for checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,7 +146,7 @@ pub fn run_check(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget)
     if budget.max_nodes == 0 || estimate(&pos, depth) > u128::from(budget.max_nodes) {
         return CheckOutcome::OverBudget;
     }
-    if req.resplit {
+    if req.purpose == CheckPurpose::Resplit {
         let r = resplit(&pos, depth);
         let nodes = r.nodes;
         return CheckOutcome::Verified {
@@ -225,7 +225,7 @@ mod tests {
                 position: PositionSpec::StartPosition(518),
                 depth: 3,
             },
-            resplit: false,
+            purpose: CheckPurpose::Check,
         };
         let small = CheckBudget {
             max_nodes: 1000,
@@ -247,7 +247,7 @@ mod tests {
         );
         // The re-split recount (children one ply deeper, no hash table) has the same digest.
         let split = CheckRequest {
-            resplit: true,
+            purpose: CheckPurpose::Resplit,
             ..req.clone()
         };
         assert_eq!(

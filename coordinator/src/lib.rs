@@ -25,6 +25,7 @@
 
 pub mod api;
 pub mod assembly;
+pub mod audit;
 pub mod campaign;
 pub mod checker;
 pub mod clock;

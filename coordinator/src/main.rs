@@ -145,6 +145,26 @@ enum Command {
         /// one ply deeper and recounts, trusted workers' too (0..1, within --check-max-nodes).
         #[arg(long, default_value_t = 0.01)]
         resplit_rate: f64,
+        /// Share of validated values not vouched for by the coordinator or the operator's own
+        /// workers that are audited: recomputed by the coordinator when it can (within
+        /// --check-max-nodes, --check-max-analysis-depth), else see --audit-replica-rate (0..1).
+        #[arg(long, default_value_t = 1.0)]
+        audit_rate: f64,
+        /// Share of the audits the coordinator cannot compute that go to one more hidden replica
+        /// for another randomly drawn worker, when a trusted worker anchors the value (a value
+        /// anchored by nothing but its quorum always gets one); the rest are exported as
+        /// `unaudited` (0..1).
+        #[arg(long, default_value_t = 0.1)]
+        audit_replica_rate: f64,
+        /// A passed check counts towards a worker's trust only this many seconds after the last
+        /// one that counted (--trust-after checks spread over time; 0: every check counts).
+        #[arg(long, default_value_t = 20)]
+        trust_check_spacing_secs: u64,
+        /// Hand each worker its replicas drawn at random from at least this many of a
+        /// campaign's ready workunits, so that which workers share a workunit is the
+        /// coordinator's choice, not the order of their fetches (0: in order, lowest id first).
+        #[arg(long, default_value_t = c960_coordinator::scheduler::DRAW_POOL)]
+        draw_pool: u64,
         /// Fastest plausible result, perft nodes per second from lease to receipt (0: off).
         #[arg(long, default_value_t = 20_000_000_000)]
         max_nodes_per_sec: u64,
@@ -553,6 +573,10 @@ fn main() -> ExitCode {
             shared_address_blocks,
             registration_burst_secs,
             resplit_rate,
+            audit_rate,
+            audit_replica_rate,
+            trust_check_spacing_secs,
+            draw_pool,
             max_nodes_per_sec,
             registrations_per_hour,
             log_format,
@@ -628,6 +652,10 @@ fn main() -> ExitCode {
                     registration_burst_ms: registration_burst_secs.saturating_mul(1000),
                     resplit_rate_ppm: ppm("resplit-rate", resplit_rate)?,
                     lease_renewal_ms: lease_renewal_secs * 1000,
+                    audit_rate_ppm: ppm("audit-rate", audit_rate)?,
+                    audit_replica_rate_ppm: ppm("audit-replica-rate", audit_replica_rate)?,
+                    trust_check_spacing_ms: trust_check_spacing_secs.saturating_mul(1000),
+                    draw_pool,
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,

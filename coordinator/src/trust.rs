@@ -44,6 +44,24 @@ pub struct Integrity {
     /// this long, whatever the lease's whole life (0: leases are never renewed, they last
     /// their whole life).
     pub lease_renewal_ms: u64,
+    /// Chance (parts per million) that a value anchored by earned trust, a public total or a
+    /// quorum alone is audited once valid ([`crate::audit`]); the coordinator recounts it when it
+    /// can. Off by default here, like the re-split rate (the store's tests count checks);
+    /// `serve` audits every such value (`--audit-rate 1`).
+    pub audit_rate_ppm: u64,
+    /// Chance (parts per million) that an audit the coordinator cannot compute itself (over its
+    /// budget, or an engine it does not run) of a value anchored by a trusted worker is done by
+    /// one more, hidden replica for another randomly drawn worker (`--audit-replica-rate`). A
+    /// value anchored by nothing but its quorum always gets one.
+    pub audit_replica_rate_ppm: u64,
+    /// A passed check counts towards trust only this long after the last one that counted, so
+    /// that trust takes audited work spread over time (0: every passed check counts; `serve`:
+    /// 20 s, `--trust-check-spacing-secs`).
+    pub trust_check_spacing_ms: u64,
+    /// The smallest pool of a campaign's ready workunits a worker's batch is drawn from at
+    /// random ([`crate::scheduler::draw_replicas`]); 0 hands them out in order, lowest id first
+    /// (the default here and for `run`'s own workers; `serve` draws from 64).
+    pub draw_pool: u64,
 }
 
 impl Default for Integrity {
@@ -59,13 +77,17 @@ impl Default for Integrity {
             registration_burst_ms: 0,
             resplit_rate_ppm: 0,
             lease_renewal_ms: 90_000,
+            audit_rate_ppm: 0,
+            audit_replica_rate_ppm: 100_000,
+            trust_check_spacing_ms: 0,
+            draw_pool: 0,
         }
     }
 }
 
 impl Integrity {
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 10] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 14] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -77,6 +99,10 @@ impl Integrity {
             ("registration_burst_ms", self.registration_burst_ms),
             ("resplit_rate_ppm", self.resplit_rate_ppm),
             ("lease_renewal_ms", self.lease_renewal_ms),
+            ("audit_rate_ppm", self.audit_rate_ppm),
+            ("audit_replica_rate_ppm", self.audit_replica_rate_ppm),
+            ("trust_check_spacing_ms", self.trust_check_spacing_ms),
+            ("draw_pool", self.draw_pool),
         ]
     }
 
@@ -95,6 +121,10 @@ impl Integrity {
                 "registration_burst_ms" => i.registration_burst_ms = v,
                 "resplit_rate_ppm" => i.resplit_rate_ppm = v,
                 "lease_renewal_ms" => i.lease_renewal_ms = v,
+                "audit_rate_ppm" => i.audit_rate_ppm = v,
+                "audit_replica_rate_ppm" => i.audit_replica_rate_ppm = v,
+                "trust_check_spacing_ms" => i.trust_check_spacing_ms = v,
+                "draw_pool" => i.draw_pool = v,
                 _ => {}
             }
         }
@@ -206,6 +236,17 @@ pub fn after_passed_check(level: TrustLevel, passed: u64, integrity: &Integrity)
     } else {
         level
     }
+}
+
+/// Whether a check passed at `now_ms` counts towards trust, the last one that counted having
+/// been at `last_ms`: trust takes [`Integrity::trust_after_checks`] checks spread over at least
+/// `(trust_after_checks - 1) × trust_check_spacing_ms`, so a party cannot earn it for a fresh
+/// identity in the first seconds of a campaign.
+pub fn counts_towards_trust(last_ms: Option<i64>, now_ms: i64, integrity: &Integrity) -> bool {
+    last_ms.is_none_or(|last| {
+        now_ms.saturating_sub(last)
+            >= i64::try_from(integrity.trust_check_spacing_ms).unwrap_or(i64::MAX)
+    })
 }
 
 /// Whether the worker gets no more work: any failed check (evidence of a wrong answer), or
@@ -379,6 +420,20 @@ mod tests {
             after_passed_check(TrustLevel::Operator, 0, &i),
             TrustLevel::Operator
         );
+    }
+
+    #[test]
+    fn trust_takes_checks_spread_over_time() {
+        let i = Integrity::default();
+        assert!(counts_towards_trust(None, 5, &i));
+        let i = Integrity {
+            trust_check_spacing_ms: 20_000,
+            ..i
+        };
+        assert!(!counts_towards_trust(Some(1_000), 1_000 + 19_999, &i));
+        assert!(counts_towards_trust(Some(1_000), 1_000 + 20_000, &i));
+        let any = Integrity::default();
+        assert!(counts_towards_trust(Some(1_000), 1_000, &any));
     }
 
     #[test]

@@ -46,8 +46,9 @@ pub enum Verdict {
 
 /// Checks one result against its lease: holder, state, kind, digest (recomputed from the
 /// payload) and shape; then, as checks whose failure is evidence against the worker, the public
-/// known answer and the plausibility of its speed (nodes per second from lease issue at
-/// `now_ms`, at most `max_nodes_per_sec`). Pure: the store is written afterwards, in one
+/// known answer; and the plausibility of its speed (nodes per second from lease issue at
+/// `now_ms`, at most `max_nodes_per_sec`), whose failure is no evidence: the result is stored
+/// and marked [`Submission::implausible`]. Pure: the store is written afterwards, in one
 /// transaction per request.
 pub fn judge(
     worker_id: u64,
@@ -110,15 +111,11 @@ pub fn judge(
         let m = format!("{nodes} nodes contradicts the known answer of this workunit");
         return refusal("check_failed", m.clone(), m, true);
     }
+    // Too fast is no evidence (a worker's own table answers a repeated campaign at once): the
+    // result is stored, and its workunit checked by the coordinator.
     let elapsed = now_ms.saturating_sub(lease.issued_ms);
-    if matches!(lease.kind, WorkUnitKind::Perft { .. })
-        && !trust::plausible(nodes, elapsed, max_nodes_per_sec)
-    {
-        let m = format!(
-            "{nodes} nodes in {elapsed} ms since the lease was issued is faster than {max_nodes_per_sec} nodes/s"
-        );
-        return refusal("implausible_speed", m.clone(), m, true);
-    }
+    let implausible = matches!(lease.kind, WorkUnitKind::Perft { .. })
+        && !trust::plausible(nodes, elapsed, max_nodes_per_sec);
     Verdict::Store(Settlement::Store {
         lease_id: lease.id,
         submission: Submission {
@@ -126,6 +123,7 @@ pub fn judge(
             digest,
             elapsed_ms: r.elapsed_ms,
             engine: engine.to_string(),
+            implausible,
         },
     })
 }
@@ -323,9 +321,17 @@ mod tests {
             };
             assert_eq!(failed_check, check, "{want}");
         }
-        // 400 nodes in 0 ms is faster than 100 nodes/s.
+        // 400 nodes in 0 ms is faster than 100 nodes/s: stored (a cache hit is no evidence),
+        // marked for the coordinator's check.
         let v = judge(WORKER, instant, honest(), "test 1", NOW, 100);
-        assert_eq!(code(&v), Some("implausible_speed"));
+        let Verdict::Store(Settlement::Store { submission, .. }) = v else {
+            panic!("an implausibly fast result is refused");
+        };
+        assert!(submission.implausible);
+        let v = judge(WORKER, open(), honest(), "test 1", NOW, 100);
+        assert!(
+            matches!(v, Verdict::Store(Settlement::Store { submission, .. }) if !submission.implausible)
+        );
     }
 
     #[test]

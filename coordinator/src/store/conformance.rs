@@ -87,6 +87,7 @@ pub(crate) fn sub(nodes: u64, tag: u8) -> Submission {
         digest: [tag; 32],
         elapsed_ms: 1,
         engine: "test 0".into(),
+        implausible: false,
     }
 }
 
@@ -234,8 +235,14 @@ pub(crate) fn disagreement_up_to_the_cap_fails_the_workunit<S: Backend>(s: &S) {
     let c = s
         .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
         .unwrap();
+    // Trusted workers that cannot agree fail a workunit at the cap (untrusted ones hand it to
+    // trusted workers instead: griefing_untrusted_results_at_the_cap_never_fail_a_workunit).
     let w: Vec<u64> = (0..4)
-        .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+        .map(|i| {
+            let w = s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap();
+            s.set_trust(w, true).unwrap();
+            w
+        })
         .collect();
     let l0 = s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap();
     assert_eq!(
@@ -265,6 +272,42 @@ pub(crate) fn disagreement_up_to_the_cap_fails_the_workunit<S: Backend>(s: &S) {
         s.submit(w[0], l0.lease_id, &sub(400, 1), 6),
         Err(StoreError::LeaseClosed(..))
     ));
+}
+pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Backend>(s: &S) {
+    let c = s
+        .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
+        .unwrap();
+    let g: Vec<u64> = (0..4)
+        .map(|i| s.register_worker(&format!("g{i}"), b"h", "e", 0).unwrap())
+        .collect();
+    // Three griefers, a fabrication each: the cap is reached without a quorum.
+    for (i, &w) in g.iter().take(3).enumerate() {
+        let l = s.assign(w, &ALL, i as i64, 1000).unwrap().unwrap();
+        s.submit(w, l.lease_id, &sub(400 + i as u64, i as u8 + 1), i as i64)
+            .unwrap();
+    }
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(rows[0].status, "open", "griefers never fail a workunit");
+    assert!(
+        s.assign(g[3], &ALL, 5, 1000).unwrap().is_none(),
+        "beyond the cap, replicas only for trusted workers"
+    );
+    // Trusted workers settle it.
+    let t: Vec<u64> = (0..2)
+        .map(|i| {
+            let w = s.register_worker(&format!("t{i}"), b"h", "e", 0).unwrap();
+            s.set_trust(w, true).unwrap();
+            w
+        })
+        .collect();
+    let a = s.assign(t[0], &ALL, 6, 1000).unwrap().unwrap();
+    s.submit(t[0], a.lease_id, &sub(400, 1), 7).unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(
+        (rows[0].status.as_str(), rows[0].nodes),
+        ("valid", Some(400))
+    );
+    let _ = t[1];
 }
 pub(crate) fn expired_lease_is_reissued_and_late_result_refused<S: Backend>(s: &S) {
     let c = s
@@ -714,6 +757,10 @@ pub(crate) fn quarantine_reopens_what_the_worker_made_fail<S: Backend>(s: &S) {
         .create_campaign(&NewCampaign::new(1, 2, Some(2), vec![0]).unwrap(), 0)
         .unwrap();
     let [l, h, x] = ["l", "h", "x"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
+    // Trusted, so that their disagreement at the cap fails the workunit.
+    for w in [l, h, x] {
+        s.set_trust(w, true).unwrap();
+    }
     let caps = Capabilities::builtin();
     let l1 = s.assign(l, &caps, 0, 1000).unwrap().unwrap();
     let h1 = s.assign(h, &caps, 0, 1000).unwrap().unwrap();
@@ -781,6 +828,7 @@ macro_rules! conformance {
 conformance!(
     migrations_from_an_empty_database,
     disagreement_up_to_the_cap_fails_the_workunit,
+    griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
     expired_lease_is_reissued_and_late_result_refused,
     progress_counters_equal_a_full_recount_through_every_transition,
     progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more,

@@ -131,11 +131,30 @@ fn store_results_in(
     }
     // Picked before the transitioner reads the workunits (it only marks them).
     pick_secret_checks(tx, worker_id, &workunits)?;
+    // An implausibly fast result (a cache hit, or made up) is checked by the coordinator.
+    let fast: Vec<u64> = batch
+        .iter()
+        .filter(|(_, s)| s.implausible)
+        .filter_map(|(id, _)| {
+            stored
+                .iter()
+                .position(|(l, _)| l == id)
+                .map(|i| workunits[i])
+        })
+        .collect();
+    if !fast.is_empty() {
+        let mut b = Batch::new(tx.dialect());
+        let in_ids = b.in_ids(&fast);
+        tx.exec(
+            &format!("UPDATE workunits SET check_state = 1 WHERE id {in_ids} AND check_state = 0 AND kind = 0"),
+            &b.params(),
+        )?;
+    }
     // The transitioner decides with these results taken as returned, before they are stored,
     // so each is written once, with its grade: PostgreSQL checks the foreign keys of a row
     // updated a second time in the transaction that wrote it (about 30 µs a row).
     let returning: HashMap<u64, Digest> = stored.iter().copied().collect();
-    let mut decided = decide_many(tx, &workunits, Known::Returning(&returning))?;
+    let mut decided = decide_many(tx, &workunits, Known::Returning(&returning), now_ms)?;
     let grades = decided
         .as_mut()
         .map(|d| d.take_grades(|id| returning.contains_key(&id)))
@@ -458,22 +477,28 @@ pub(super) fn assign_from(
             tx.dialect().skip_locked("w")
         );
         let mut found = Vec::new();
+        let mut rng = rand::rng();
         for campaign in scheduler::serving_order(&slots) {
             let left = want - found.len() as u64;
             if left == 0 {
                 break;
             }
-            let (me, left, trusted, campaign) =
-                (u64_to_db(worker_id), left as i64, level.is_trusted(), u64_to_db(campaign));
-            found.extend(if party {
+            // A pool of the campaign's ready workunits, the batch drawn from it at random.
+            let pool_size = scheduler::draw_pool(left, integrity.draw_pool) as i64;
+            let (me, trusted, campaign) =
+                (u64_to_db(worker_id), level.is_trusted(), u64_to_db(campaign));
+            let pool = if party {
                 tx.query(
                     &sql,
-                    params![me, left, trusted, campaign, b1, b2, token, burst_block, registered,
+                    params![me, pool_size, trusted, campaign, b1, b2, token, burst_block, registered,
                         u64_to_db(integrity.registration_burst_ms)],
                 )?
             } else {
-                tx.query(&sql, params![me, left, trusted, campaign])?
-            });
+                tx.query(&sql, params![me, pool_size, trusted, campaign])?
+            };
+            let drawn = scheduler::draw_replicas(pool.len(), left as usize, &mut rng);
+            let mut pool: Vec<Option<Row>> = pool.into_iter().map(Some).collect();
+            found.extend(drawn.into_iter().filter_map(|i| pool[i].take()));
         }
         if found.is_empty() {
             return Ok(leases);
@@ -536,6 +561,7 @@ pub(super) fn assign_from(
                 state: ReplicaState::InProgress,
                 digest: None,
                 trusted: level.is_trusted(),
+                operator: level == trust::TrustLevel::Operator,
             });
             leases.push(Lease { lease_id, workunit_id: wu, kind: workunit_kind(&r, 1)?, deadline_ms: deadline });
         }
