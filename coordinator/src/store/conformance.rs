@@ -4,7 +4,7 @@
 //! [`conformance!`]. SQLite runs in a temporary file; PostgreSQL in a schema of its own per test
 //! on the server named by `C960_TEST_POSTGRES` (see [`postgres_store`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
@@ -308,6 +308,87 @@ pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Bac
         ("valid", Some(400))
     );
     let _ = t[1];
+}
+/// Issue 30: two trusted colluders answer every sub-unit of SP 518's depth-3 split, one of them
+/// one node too many. Everything is valid, but the start sums to one more than its published
+/// 8,902: every sub-unit is reopened for one more hidden replica, and honest workers' recounts
+/// replace the lie.
+pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>(s: &S) {
+    use c960_common::perft;
+    let c = s
+        .create_campaign(
+            &NewCampaign::new(3, 2, None, vec![518])
+                .unwrap()
+                .split_by("1")
+                .unwrap(),
+            0,
+        )
+        .unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    let truth: BTreeMap<u64, u64> = rows
+        .iter()
+        .map(|r| {
+            let pos = c960_common::Position::from_fen(&r.fen).unwrap();
+            (r.workunit_id, perft(&pos, r.depth))
+        })
+        .collect();
+    assert_eq!(truth.values().sum::<u64>(), 8902);
+    let liar_unit = rows[0].workunit_id;
+    let answer = |wu: u64, lie: bool| {
+        let n = truth[&wu] + u64::from(lie);
+        let mut d = [0u8; 32];
+        d[..8].copy_from_slice(&n.to_le_bytes());
+        Submission {
+            digest: d,
+            ..sub(n, 0)
+        }
+    };
+    let colluders = ["c0", "c1"].map(|n| {
+        let w = s.register_worker(n, b"k", "e", 0).unwrap();
+        s.set_trust(w, true).unwrap();
+        w
+    });
+    let mut t = 1;
+    for w in colluders {
+        while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
+            s.submit(
+                w,
+                l.lease_id,
+                &answer(l.workunit_id, l.workunit_id == liar_unit),
+                t,
+            )
+            .unwrap();
+            t += 1;
+        }
+    }
+    // Every sub-unit was valid a moment: the known total reopened them all.
+    let (_, rows) = s.table(c.id).unwrap();
+    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+    // Honest trusted workers (a recount by untrusted ones would wait for an anchor).
+    let honest: Vec<u64> = (0..3)
+        .map(|i| {
+            let w = s.register_worker(&format!("h{i}"), b"k", "e", 0).unwrap();
+            s.set_trust(w, true).unwrap();
+            w
+        })
+        .collect();
+    for _ in 0..3 {
+        for &w in &honest {
+            while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
+                s.submit(w, l.lease_id, &answer(l.workunit_id, false), t)
+                    .unwrap();
+                t += 1;
+            }
+        }
+    }
+    let (_, rows) = s.table(c.id).unwrap();
+    for r in &rows {
+        assert_eq!(
+            (r.status.as_str(), r.nodes),
+            ("valid", Some(truth[&r.workunit_id])),
+            "{r:?}"
+        );
+    }
 }
 pub(crate) fn expired_lease_is_reissued_and_late_result_refused<S: Backend>(s: &S) {
     let c = s
@@ -829,6 +910,7 @@ conformance!(
     migrations_from_an_empty_database,
     disagreement_up_to_the_cap_fails_the_workunit,
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
+    a_split_start_that_misses_its_known_total_is_recounted,
     expired_lease_is_reissued_and_late_result_refused,
     progress_counters_equal_a_full_recount_through_every_transition,
     progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more,

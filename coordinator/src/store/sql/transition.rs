@@ -467,6 +467,14 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
             &b.params(),
         )?;
     }
+    let validated: Vec<u64> = v
+        .valid
+        .iter()
+        .filter_map(|row| match row.first() {
+            Some(Value::I64(id)) => Some(*id as u64),
+            _ => None,
+        })
+        .collect();
     if !v.valid.is_empty() {
         let n = v.valid.len() as u64;
         let mut b = Batch::new(tx.dialect());
@@ -520,6 +528,61 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
             &b.params(),
         )? {
             tx.count_vote(r.u64(0)?, r.i64(1)? == 1, r.u64(2)?)?;
+        }
+    }
+    // Last: it may reopen workunits validated above, once their grades are written.
+    if !validated.is_empty() {
+        check_split_totals(tx, &validated, now_ms)?;
+    }
+    Ok(())
+}
+
+/// The known totals check split campaigns: once every workunit of a start position is valid,
+/// Σ multiplicity × value must equal the start's published perft (`crate::known`, depths 1–8).
+/// A mismatch means a wrong value among them that nothing caught: every sub-unit not verified
+/// by the coordinator nor audited by a replica already is reopened for one more hidden replica
+/// ([`super::quarantine::reopen_for_audit`]), so the liars' values are recounted by other
+/// workers; a mismatch that survives that is left to the export's check (`ok: false`).
+fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<()> {
+    let mut b = Batch::new(tx.dialect());
+    let in_ids = b.in_ids(validated);
+    let origins = tx.query(
+        &format!(
+            "SELECT DISTINCT w.campaign_id, w.origin_sp, c.depth FROM workunits w JOIN campaigns c ON c.id = w.campaign_id
+             WHERE w.id {in_ids} AND w.origin_sp IS NOT NULL"
+        ),
+        &b.params(),
+    )?;
+    for o in &origins {
+        let (campaign, sp, depth) = (o.i64(0)?, o.i64(1)?, o.i64(2)?);
+        let Some(known) = crate::known::perft(sp as u16, depth as u32) else {
+            continue;
+        };
+        let units = tx.query(
+            "SELECT id, state, nodes, multiplicity, check_state, audit_replicas FROM workunits
+             WHERE campaign_id = ?1 AND origin_sp = ?2",
+            params![campaign, sp],
+        )?;
+        let mut sum: u128 = 0;
+        let mut whole = true;
+        for u in &units {
+            whole &= u.i64(1)? == 1;
+            sum += u128::from(u.opt_i64(2)?.map_or(0, |n| n as u64)) * u128::from(u.i64(3)? as u64);
+        }
+        if !whole || sum == u128::from(known) {
+            continue;
+        }
+        tracing::warn!(
+            campaign, sp, depth, sum = %sum, known,
+            "a split start position sums to other than its published total: its sub-units are recounted"
+        );
+        for u in &units {
+            let (id, check_state, audited) = (u.i64(0)?, u.i64(4)?, u.i64(5)?);
+            if check_state != check::VERIFIED && check_state != check::AUDIT_WANTED && audited == 0
+            {
+                super::quarantine::reopen_for_audit(tx, id)?;
+                retransition(tx, id as u64, now_ms)?;
+            }
         }
     }
     Ok(())
