@@ -249,6 +249,15 @@ pub fn counts_towards_trust(last_ms: Option<i64>, now_ms: i64, integrity: &Integ
     })
 }
 
+/// Whether a worker that gave `gave_back` leases back through `/fail` (this one included) and
+/// has `valid` results in valid values does so as a pattern: at least 5, and more than one for
+/// every four of its valid results. Such a worker loses its earned trust (never a quarantine: an
+/// honest worker's engine may crash), so that a party cannot keep trust while it gives back
+/// every workunit it does not hold whole.
+pub fn gives_back_too_much(gave_back: u64, valid: u64) -> bool {
+    gave_back >= 5 && gave_back.saturating_mul(4) > valid
+}
+
 /// Whether the worker gets no more work: any failed check (evidence of a wrong answer), or
 /// `refused` malformed results reaching `max_strikes`. `max_strikes == 0` disables automatic
 /// quarantine. Lost votes are not an argument: an honest worker outvoted by colluding liars
@@ -434,6 +443,17 @@ mod tests {
         assert!(counts_towards_trust(Some(1_000), 1_000 + 20_000, &i));
         let any = Integrity::default();
         assert!(counts_towards_trust(Some(1_000), 1_000, &any));
+    }
+
+    #[test]
+    fn giving_work_back_as_a_pattern_costs_trust() {
+        assert!(
+            !gives_back_too_much(4, 0),
+            "a few engine failures are no pattern"
+        );
+        assert!(gives_back_too_much(5, 19));
+        assert!(!gives_back_too_much(5, 20));
+        assert!(gives_back_too_much(300, 1_000));
     }
 
     #[test]

@@ -4,11 +4,16 @@
 //! [`conformance!`]. SQLite runs in a temporary file; PostgreSQL in a schema of its own per test
 //! on the server named by `C960_TEST_POSTGRES` (see [`postgres_store`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
 pub(crate) use super::conformance_credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
+pub(crate) use super::conformance_integrity::{
+    a_split_start_that_misses_its_known_total_is_recounted,
+    griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
+    trust_takes_time_and_giving_work_back_costs_it,
+};
 use crate::campaign::NewCampaign;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
@@ -146,7 +151,7 @@ pub(crate) fn counters<S: Store>(s: &S) -> Counts {
 }
 
 /// Depth 9 has no public answer, so only trust or a check can anchor a value.
-fn unknown_campaign<S: Store>(s: &S, positions: Vec<u16>) -> Campaign {
+pub(crate) fn unknown_campaign<S: Store>(s: &S, positions: Vec<u16>) -> Campaign {
     s.create_campaign(&NewCampaign::new(9, 2, None, positions).unwrap(), 0)
         .unwrap()
 }
@@ -272,123 +277,6 @@ pub(crate) fn disagreement_up_to_the_cap_fails_the_workunit<S: Backend>(s: &S) {
         s.submit(w[0], l0.lease_id, &sub(400, 1), 6),
         Err(StoreError::LeaseClosed(..))
     ));
-}
-pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Backend>(s: &S) {
-    let c = s
-        .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
-        .unwrap();
-    let g: Vec<u64> = (0..4)
-        .map(|i| s.register_worker(&format!("g{i}"), b"h", "e", 0).unwrap())
-        .collect();
-    // Three griefers, a fabrication each: the cap is reached without a quorum.
-    for (i, &w) in g.iter().take(3).enumerate() {
-        let l = s.assign(w, &ALL, i as i64, 1000).unwrap().unwrap();
-        s.submit(w, l.lease_id, &sub(400 + i as u64, i as u8 + 1), i as i64)
-            .unwrap();
-    }
-    let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(rows[0].status, "open", "griefers never fail a workunit");
-    assert!(
-        s.assign(g[3], &ALL, 5, 1000).unwrap().is_none(),
-        "beyond the cap, replicas only for trusted workers"
-    );
-    // Trusted workers settle it.
-    let t: Vec<u64> = (0..2)
-        .map(|i| {
-            let w = s.register_worker(&format!("t{i}"), b"h", "e", 0).unwrap();
-            s.set_trust(w, true).unwrap();
-            w
-        })
-        .collect();
-    let a = s.assign(t[0], &ALL, 6, 1000).unwrap().unwrap();
-    s.submit(t[0], a.lease_id, &sub(400, 1), 7).unwrap();
-    let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(
-        (rows[0].status.as_str(), rows[0].nodes),
-        ("valid", Some(400))
-    );
-    let _ = t[1];
-}
-/// Issue 30: two trusted colluders answer every sub-unit of SP 518's depth-3 split, one of them
-/// one node too many. Everything is valid, but the start sums to one more than its published
-/// 8,902: every sub-unit is reopened for one more hidden replica, and honest workers' recounts
-/// replace the lie.
-pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>(s: &S) {
-    use c960_common::perft;
-    let c = s
-        .create_campaign(
-            &NewCampaign::new(3, 2, None, vec![518])
-                .unwrap()
-                .split_by("1")
-                .unwrap(),
-            0,
-        )
-        .unwrap();
-    let (_, rows) = s.table(c.id).unwrap();
-    let truth: BTreeMap<u64, u64> = rows
-        .iter()
-        .map(|r| {
-            let pos = c960_common::Position::from_fen(&r.fen).unwrap();
-            (r.workunit_id, perft(&pos, r.depth))
-        })
-        .collect();
-    assert_eq!(truth.values().sum::<u64>(), 8902);
-    let liar_unit = rows[0].workunit_id;
-    let answer = |wu: u64, lie: bool| {
-        let n = truth[&wu] + u64::from(lie);
-        let mut d = [0u8; 32];
-        d[..8].copy_from_slice(&n.to_le_bytes());
-        Submission {
-            digest: d,
-            ..sub(n, 0)
-        }
-    };
-    let colluders = ["c0", "c1"].map(|n| {
-        let w = s.register_worker(n, b"k", "e", 0).unwrap();
-        s.set_trust(w, true).unwrap();
-        w
-    });
-    let mut t = 1;
-    for w in colluders {
-        while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
-            s.submit(
-                w,
-                l.lease_id,
-                &answer(l.workunit_id, l.workunit_id == liar_unit),
-                t,
-            )
-            .unwrap();
-            t += 1;
-        }
-    }
-    // Every sub-unit was valid a moment: the known total reopened them all.
-    let (_, rows) = s.table(c.id).unwrap();
-    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
-    // Honest trusted workers (a recount by untrusted ones would wait for an anchor).
-    let honest: Vec<u64> = (0..3)
-        .map(|i| {
-            let w = s.register_worker(&format!("h{i}"), b"k", "e", 0).unwrap();
-            s.set_trust(w, true).unwrap();
-            w
-        })
-        .collect();
-    for _ in 0..3 {
-        for &w in &honest {
-            while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
-                s.submit(w, l.lease_id, &answer(l.workunit_id, false), t)
-                    .unwrap();
-                t += 1;
-            }
-        }
-    }
-    let (_, rows) = s.table(c.id).unwrap();
-    for r in &rows {
-        assert_eq!(
-            (r.status.as_str(), r.nodes),
-            ("valid", Some(truth[&r.workunit_id])),
-            "{r:?}"
-        );
-    }
 }
 pub(crate) fn expired_lease_is_reissued_and_late_result_refused<S: Backend>(s: &S) {
     let c = s
@@ -911,6 +799,7 @@ conformance!(
     disagreement_up_to_the_cap_fails_the_workunit,
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
     a_split_start_that_misses_its_known_total_is_recounted,
+    trust_takes_time_and_giving_work_back_costs_it,
     expired_lease_is_reissued_and_late_result_refused,
     progress_counters_equal_a_full_recount_through_every_transition,
     progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more,

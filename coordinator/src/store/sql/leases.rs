@@ -671,10 +671,20 @@ pub(super) fn fail(
                 format!("engine failed: {reason}")
             ],
         )?;
-        tx.exec(
-            "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
+        // Giving work back as a pattern costs earned trust (trust::gives_back_too_much).
+        let w = tx.query_one(
+            "UPDATE workers SET last_seen_ms = ?2, gave_back = gave_back + 1 WHERE id = ?1 RETURNING gave_back, valid, trusted",
             params![u64_to_db(worker_id), now_ms],
         )?;
+        if trust_level(w.i64(2)?) == trust::TrustLevel::Earned
+            && trust::gives_back_too_much(w.u64(0)?, w.u64(1)?)
+        {
+            // Earned again only from scratch: checks spread over time, as a new worker.
+            tx.exec(
+                "UPDATE workers SET trusted = 0, trust_checks = 0, trust_check_ms = NULL WHERE id = ?1",
+                params![u64_to_db(worker_id)],
+            )?;
+        }
         retransition(tx, wu, now_ms)
     })
 }
