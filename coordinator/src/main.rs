@@ -165,6 +165,11 @@ enum Command {
         /// coordinator's choice, not the order of their fetches (0: in order, lowest id first).
         #[arg(long, default_value_t = c960_coordinator::scheduler::DRAW_POOL)]
         draw_pool: u64,
+        /// A UCI engine the coordinator audits UCI analyses and self-play games with, e.g.
+        /// /usr/games/stockfish: the same build as the volunteers' (only the same build's values
+        /// compare; others go to hidden audit replicas).
+        #[arg(long, value_name = "COMMAND")]
+        uci: Option<String>,
         /// Fastest plausible result, perft nodes per second from lease to receipt (0: off).
         #[arg(long, default_value_t = 20_000_000_000)]
         max_nodes_per_sec: u64,
@@ -478,7 +483,7 @@ fn serve(
         None => None,
     };
     let store: Arc<dyn Store> = Arc::from(open(&db)?);
-    let _checker = checker::spawn(store.clone(), config.checks);
+    let _checker = checker::spawn(store.clone(), config.checks, config.uci.clone());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -577,6 +582,7 @@ fn main() -> ExitCode {
             audit_replica_rate,
             trust_check_spacing_secs,
             draw_pool,
+            uci,
             max_nodes_per_sec,
             registrations_per_hour,
             log_format,
@@ -662,6 +668,11 @@ fn main() -> ExitCode {
                     max_analysis_depth: check_max_analysis_depth,
                     ..CheckBudget::default()
                 },
+                uci: uci
+                    .as_deref()
+                    .map(c960_worker::uci_engine::UciCommand::parse)
+                    .transpose()
+                    .map_err(|e| anyhow!("--uci: {e:#}"))?,
                 trust_enrolled: false,
                 trusted_proxies: TrustedProxies::new(trusted_proxy),
             };

@@ -417,7 +417,7 @@ async fn serve_and_work(
         },
         ..Config::default()
     };
-    let _checker = crate::checker::spawn(store.clone(), config.checks);
+    let _checker = crate::checker::spawn(store.clone(), config.checks, config.uci.clone());
     let app = api::app(AppState::new(store.clone(), config))
         .into_make_service_with_connect_info::<std::net::SocketAddr>();
     // Two stops, in this order: the workers first (they give their leases back and submit

@@ -165,7 +165,8 @@ impl TestServer {
         let store = Arc::new(SqliteStore::open(&dir.path().join("c960.db")).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let checker = c960_coordinator::checker::spawn(store.clone(), config.checks);
+        let checker =
+            c960_coordinator::checker::spawn(store.clone(), config.checks, config.uci.clone());
         let app = api::app(AppState::new(store.clone(), config));
         let listener = GatedListener::new(listener, connections);
         tokio::spawn(conn::serve(

@@ -89,6 +89,9 @@ pub struct Config {
     pub integrity: Integrity,
     /// What the coordinator may spend on its own checks.
     pub checks: CheckBudget,
+    /// The UCI engine the coordinator audits UCI analyses and games with (`serve --uci`): only
+    /// the values of the very same build compare.
+    pub uci: Option<c960_worker::uci_engine::UciCommand>,
     /// Workers that register with the enrolment secret are the operator's own and trusted at
     /// once (`run`'s local workers); off for `serve`, where the secret may be shared.
     pub trust_enrolled: bool,
@@ -107,6 +110,7 @@ impl Default for Config {
             limits: Limits::default(),
             integrity: Integrity::default(),
             checks: CheckBudget::default(),
+            uci: None,
             trust_enrolled: false,
             trusted_proxies: TrustedProxies::default(),
         }

@@ -260,6 +260,9 @@ pub struct CheckRequest {
     pub kind: WorkUnitKind,
     /// Why the coordinator computes it.
     pub purpose: CheckPurpose,
+    /// For the audit of an analysis or self-play value: the engine id of its canonical result
+    /// (a UCI engine's results compare only with the same build's).
+    pub engine_id: Option<String>,
 }
 
 /// Why the coordinator computes a workunit.

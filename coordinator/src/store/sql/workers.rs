@@ -10,6 +10,7 @@ use crate::store::{
     WorkerSummary,
 };
 use crate::trust::{Integrity, TrustLevel};
+use c960_common::wire::WorkUnitKind;
 
 /// Sets a value in the settings table.
 const SET_SETTING: &str = "INSERT INTO settings (key, value) VALUES (?1, ?2)
@@ -86,10 +87,26 @@ pub(super) fn checks_wanted(s: &impl Backend, limit: usize) -> StoreResult<Vec<C
         )?
         .iter()
         .map(|r| {
+            let workunit_id = r.u64(0)?;
+            let purpose = CheckPurpose::from_code(r.i64(1 + KIND_COLUMN_COUNT)?);
+            let kind = super::leases::workunit_kind(r, 1)?;
+            // An analysis's or a game's engine id, from its canonical result.
+            let engine_id = match (&kind, purpose) {
+                (WorkUnitKind::Perft { .. }, _) | (_, CheckPurpose::Check | CheckPurpose::Resplit) => None,
+                _ => tx
+                    .query_opt(
+                        "SELECT r.payload FROM workunits w JOIN results r ON r.id = w.canonical_result_id WHERE w.id = ?1",
+                        params![u64_to_db(workunit_id)],
+                    )?
+                    .and_then(|p| p.opt_text(0).ok().flatten())
+                    .and_then(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
+                    .and_then(|v| v["engine_id"].as_str().map(str::to_string)),
+            };
             Ok(CheckRequest {
-                workunit_id: r.u64(0)?,
-                kind: super::leases::workunit_kind(r, 1)?,
-                purpose: CheckPurpose::from_code(r.i64(1 + KIND_COLUMN_COUNT)?),
+                workunit_id,
+                kind,
+                purpose,
+                engine_id,
             })
         })
         .collect()
