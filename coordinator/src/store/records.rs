@@ -180,6 +180,11 @@ pub struct TableRow {
     pub returned: u32,
     /// Canonical digest (hex) once valid.
     pub digest: Option<String>,
+    /// How a valid value was audited ([`crate::audit`]): `coordinator` (the coordinator
+    /// computed it), `replica` (one more hidden replica for another worker agreed), `pending`
+    /// (an audit waits), `unaudited` (drawn for an audit nobody could do), `none` (not drawn:
+    /// the operator's own workers vouch for it, or audits are off); empty for a row not valid.
+    pub audit: String,
 }
 
 /// One stored result (replica), for audits and tests.
