@@ -178,11 +178,18 @@ enum Command {
         registrations_per_hour: f64,
         /// Connections one client address may hold open; more are closed at once (0: no cap;
         /// raise it behind a reverse proxy).
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = conn::DEFAULT_PER_ADDRESS)]
         max_connections_per_address: usize,
-        /// Connections open in all (0: no cap); keep it under the descriptor limit (ulimit -n).
-        #[arg(long, default_value_t = 768)]
-        max_connections: usize,
+        /// Connections one address block (IPv4 /24, IPv6 /48) may hold open; more are closed at
+        /// once (0: no cap).
+        #[arg(long, default_value_t = conn::DEFAULT_PER_BLOCK)]
+        max_connections_per_block: usize,
+        /// Connections open in all (0: no cap). Default: from the open-file limit, which serve
+        /// raises to the hard limit at start (7/8 of it, at most 16384). At the cap, a client of
+        /// a lighter address block is still admitted: the oldest idle connection of the
+        /// heaviest block is closed instead.
+        #[arg(long)]
+        max_connections: Option<usize>,
         /// Seconds a client may take to send a request's headers (idle keep-alives included).
         #[arg(long, default_value_t = 10)]
         header_timeout_secs: u64,
@@ -473,11 +480,30 @@ fn serve(
     listen: String,
     db: PathBuf,
     config: Config,
-    connections: ConnLimits,
+    mut connections: ConnLimits,
+    max_connections: Option<usize>,
     tls: Option<(PathBuf, PathBuf)>,
     json_logs: bool,
 ) -> Result<()> {
     init_tracing("info", json_logs);
+    let descriptors = conn::raise_descriptor_limit();
+    if max_connections.is_none() {
+        connections.total = conn::total_for_descriptors(descriptors);
+    } else if connections.total != 0 && connections.total as u64 + 256 > descriptors {
+        tracing::warn!(
+            descriptors,
+            "--max-connections {} leaves fewer than 256 of the open-file limit for the database and logs",
+            connections.total
+        );
+    }
+    connections.held_refusals = conn::held_for_descriptors(descriptors, connections.total);
+    tracing::info!(
+        total = connections.total,
+        per_block = connections.per_block,
+        per_address = connections.per_address,
+        descriptors,
+        "connection caps"
+    );
     let tls = match tls {
         Some((cert, key)) => Some(c960_coordinator::tls::server_config(&cert, &key)?),
         None => None,
@@ -488,7 +514,7 @@ fn serve(
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&listen)
+        let listener = conn::bind(&listen)
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
         // The first stdout line names the address, so scripts and tests can use port 0.
@@ -560,6 +586,7 @@ fn main() -> ExitCode {
             max_open_leases,
             request_timeout_secs,
             max_connections_per_address,
+            max_connections_per_block,
             max_connections,
             header_timeout_secs,
             idle_timeout_secs,
@@ -678,7 +705,10 @@ fn main() -> ExitCode {
             };
             let connections = ConnLimits {
                 per_address: max_connections_per_address,
-                total: max_connections,
+                per_block: max_connections_per_block,
+                // Without the flag, sized by `serve` once it has raised the descriptor limit.
+                total: max_connections.unwrap_or(0),
+                held_refusals: 0,
                 header_timeout: Duration::from_secs(header_timeout_secs.max(1)),
                 idle_timeout: Duration::from_secs(idle_timeout_secs.max(1)),
             };
@@ -687,6 +717,7 @@ fn main() -> ExitCode {
                 db,
                 config,
                 connections,
+                max_connections,
                 tls_cert.zip(tls_key),
                 log_format == "json",
             )

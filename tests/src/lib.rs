@@ -14,6 +14,8 @@ use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::store::{Campaign, SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 
+pub mod flood;
+
 /// The tests' PostgreSQL server (`C960_TEST_POSTGRES`) with the schema `schema` emptied and
 /// created: its URL and the URL whose connections use that schema (`search_path` in the
 /// URL's options), or `None` with a loud message when the variable is unset outside CI (under
@@ -151,6 +153,7 @@ impl TestServer {
     pub async fn start(config: Config) -> TestServer {
         let uncapped = ConnLimits {
             per_address: 0,
+            per_block: 0,
             total: 0,
             ..ConnLimits::default()
         };

@@ -87,10 +87,15 @@ pub fn judge(
     };
     let refuse =
         |code: &'static str, reason: String, message: String| refusal(code, reason, message, false);
-    let shape = validator::check_result_shape(&lease.kind, &r.result);
-    // A result of the wrong kind cannot match any digest: say so first.
-    if let Err(e @ validator::ShapeError::WrongKind { .. }) = &shape {
-        return refuse("wrong_result_kind", e.to_string(), e.to_string());
+    // Cheap checks before dear ones. First what the result's size bounds: its kind (a result
+    // of the wrong kind cannot match any digest: say so first) and its sizes (a self-play
+    // game no longer than the workunit's move cap allows), before anything reads it.
+    match validator::check_result_bounds(&lease.kind, &r.result) {
+        Err(e @ validator::ShapeError::WrongKind { .. }) => {
+            return refuse("wrong_result_kind", e.to_string(), e.to_string());
+        }
+        Err(e) => return refuse("invalid_result", e.to_string(), e.to_string()),
+        Ok(()) => {}
     }
     // The digest is recomputed from the payload: a mismatch means a broken or lying client.
     let digest = result_digest(r.workunit_id, &lease.kind, &r.result);
@@ -101,7 +106,8 @@ pub fn judge(
             "the digest does not match the payload".into(),
         );
     }
-    if let Err(e) = shape {
+    // Then the dear checks: reading and replaying every game, every move of a divide or PV.
+    if let Err(e) = validator::check_result_shape(&lease.kind, &r.result) {
         return refuse("invalid_result", e.to_string(), e.to_string());
     }
     let nodes = r.result.nodes();
@@ -289,6 +295,70 @@ mod tests {
             assert!(matches!(v, Verdict::Reject(_)), "{want}");
             assert_eq!(code(&v), Some(want));
         }
+    }
+
+    /// A self-play result for a two-game workunit (move cap 400) whose first game is `first`,
+    /// its digest right unless `digest_right` is false.
+    fn self_play(first: String, digest_right: bool) -> (LeaseInfo, BatchedResult) {
+        use c960_common::wire::{AnalysisEngine, SelfPlayResult};
+        let kind = WorkUnitKind::SelfPlay {
+            position: PositionSpec::StartPosition(518),
+            games: 2,
+            nodes: 1000,
+            engine: AnalysisEngine::Builtin,
+            hash_mib: 1,
+            opening_plies: 2,
+            max_plies: 400,
+            seed: 3,
+        };
+        let result = WorkResult::SelfPlay(SelfPlayResult {
+            engine_id: c960_common::search::ENGINE_ID.into(),
+            nodes: 1,
+            white_wins: 0,
+            draws: 2,
+            black_wins: 0,
+            games: vec![first, "*".into()],
+        });
+        let mut digest = result_digest(3, &kind, &result);
+        if !digest_right {
+            digest[0] ^= 1;
+        }
+        let lease = LeaseInfo {
+            kind,
+            ..lease(ReplicaState::InProgress)
+        };
+        let r = BatchedResult {
+            digest,
+            result,
+            ..honest()
+        };
+        (lease, r)
+    }
+
+    #[test]
+    fn sizes_are_checked_before_the_digest_and_the_games() {
+        // A game longer than any of 400 plies is refused for its size, digest right or wrong,
+        // before a move of it is read.
+        let long = "1. Nf3 Nf6 2. Ng1 Ng8 ".repeat(50_000);
+        for right in [true, false] {
+            let (lease, r) = self_play(long.clone(), right);
+            let v = verdict(Some(lease), r);
+            let Verdict::Refuse(_, e) = &v else {
+                panic!("not refused");
+            };
+            assert_eq!(e.code, "invalid_result");
+            assert!(e.message.contains("bytes, more than"), "{}", e.message);
+        }
+        // Within the size, a wrong digest is found before the games are read; a right one
+        // lets the games be read (and these are no games).
+        let (lease, r) = self_play("1. Nf3 *".into(), false);
+        assert_eq!(code(&verdict(Some(lease), r)), Some("digest_mismatch"));
+        let (lease, r) = self_play("1. Nf3 *".into(), true);
+        let v = verdict(Some(lease), r);
+        let Verdict::Refuse(_, e) = &v else {
+            panic!("not refused");
+        };
+        assert!(e.message.contains("game 1"), "{}", e.message);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! it imports no route file.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use std::net::IpAddr;
@@ -11,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 
 use super::auth::{self, Enrolment};
 use super::error::ApiError;
-use super::limits::{self, Keyed, Limiter, Rate};
+use super::limits::{self, Keyed, Limiter, Rate, Submissions};
 use crate::checker::CheckBudget;
 use crate::proxies::TrustedProxies;
 use crate::stall::StallWatch;
@@ -130,6 +131,8 @@ pub struct AppState {
     pub registrations: Arc<Keyed<String>>,
     /// Who got no work at its last fetch, to notice campaigns no connected worker may take.
     pub stall: Arc<StallWatch>,
+    /// Submissions being judged, per worker and lease.
+    pub submissions: Arc<Submissions>,
 }
 
 impl AppState {
@@ -159,6 +162,7 @@ impl AppState {
             limiter,
             registrations,
             stall: Arc::default(),
+            submissions: Arc::default(),
         }
     }
 }
@@ -190,6 +194,24 @@ impl AppState {
             Err(auth::bad_token())
         }
     }
+}
+
+/// [`blocking`] for work that can stop early: `f` is given a test that turns true once the
+/// request is dropped (answered by the timeout with 503, or its client gone), and checks it
+/// between steps, so that work does not go on past the answer.
+pub(crate) async fn blocking_until_dropped<T: Send + 'static>(
+    f: impl FnOnce(&dyn Fn() -> bool) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    /// Sets the flag when the request's future is dropped, finished or not.
+    struct SetOnDrop(Arc<AtomicBool>);
+    impl Drop for SetOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let dropped = Arc::new(AtomicBool::new(false));
+    let _set = SetOnDrop(dropped.clone());
+    blocking(move || f(&|| dropped.load(Ordering::Relaxed))).await
 }
 
 /// Runs blocking store work off the async threads.
