@@ -303,3 +303,155 @@ fn run_self_play_writes_the_score_table() {
         .unwrap();
     assert!(!bad.status.success());
 }
+
+/// Issue 30: fabricated games. Two fresh identities answer every built-in self-play workunit
+/// with the same legal games from the seeded openings, in canonical PGN with the right counts,
+/// but not the engine's moves (the first legal move every ply). They form quorums; the audit
+/// plays the workunit again with the coordinator's own engine, overturns every fabrication and
+/// quarantines both; honest workers settle the table with the engine's games.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fabricated_games_are_overturned_by_the_coordinators_audit() {
+    use c960_common::game::{self, Outcome};
+    use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
+    let server = TestServer::start(c960_coordinator::api::Config {
+        integrity: c960_coordinator::trust::Integrity {
+            audit_rate_ppm: 1_000_000,
+            draw_pool: c960_coordinator::scheduler::DRAW_POOL,
+            ..quick_config().integrity
+        },
+        ..quick_config()
+    })
+    .await;
+    let spec = NewCampaign::new(1, 2, None, parse_positions("0-3").unwrap())
+        .unwrap()
+        .play(
+            AnalysisEngine::Builtin,
+            SelfPlayBudget {
+                games: 2,
+                nodes: 200,
+            },
+        )
+        .unwrap();
+    let c = server
+        .store
+        .create_campaign(&spec, c960_coordinator::clock::now_ms())
+        .unwrap();
+    let fabricate = |kind: &WorkUnitKind| -> SelfPlayResult {
+        let WorkUnitKind::SelfPlay {
+            position: PositionSpec::StartPosition(sp),
+            games,
+            opening_plies,
+            max_plies,
+            seed,
+            ..
+        } = kind
+        else {
+            panic!("{kind:?}")
+        };
+        let start = c960_common::StartPosition::new(u32::from(*sp))
+            .unwrap()
+            .position();
+        let id = c960_common::search::ENGINE_ID;
+        let mut r = SelfPlayResult {
+            engine_id: id.into(),
+            nodes: 1,
+            white_wins: 0,
+            draws: 0,
+            black_wins: 0,
+            games: Vec::new(),
+        };
+        for (i, opening) in game::openings(&start, *seed, *games, *opening_plies)
+            .iter()
+            .enumerate()
+        {
+            let played = game::play_game(
+                start,
+                opening,
+                *max_plies,
+                |_, _, current| Ok::<_, ()>(current.legal_moves().as_slice()[0]),
+                |_, _| (),
+            )
+            .unwrap();
+            match played.outcome {
+                Outcome::WhiteWins => r.white_wins += 1,
+                Outcome::Draw => r.draws += 1,
+                Outcome::BlackWins => r.black_wins += 1,
+            }
+            r.games.push(game::to_pgn(&played, id, i as u32 + 1));
+        }
+        check_self_play_shape(kind, &r).unwrap();
+        r
+    };
+    let client = c960_worker::client::Client::new(&server.url).unwrap();
+    let caps = Capabilities {
+        self_play: true,
+        ..Capabilities::builtin()
+    };
+    let mut liars = Vec::new();
+    for name in ["l1", "l2"] {
+        liars.push(client.register(name, 1, 0).await.unwrap());
+    }
+    let mut fabricated = std::collections::BTreeMap::new();
+    for _ in 0..4 {
+        for auth in &liars {
+            if let Ok(FetchResponse::Assigned(a)) = client.fetch(auth, &caps).await {
+                let lie = fabricate(&a.kind);
+                fabricated.insert(a.workunit_id, lie.games.clone());
+                let result = WorkResult::SelfPlay(lie);
+                let req = SubmitRequest {
+                    protocol: PROTOCOL_VERSION,
+                    lease_id: a.lease_id,
+                    workunit_id: a.workunit_id,
+                    digest: result_digest(a.workunit_id, &a.kind, &result),
+                    result,
+                    elapsed_ms: 1,
+                    engine: c960_worker::client::engine(),
+                };
+                let _ = client.submit(auth, &req).await;
+            }
+        }
+    }
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut tasks = Vec::new();
+    for i in 0..2 {
+        let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
+        cfg.name = format!("honest-{i}");
+        cfg.progress = false;
+        cfg.backoff_base = Duration::from_millis(50);
+        cfg.backoff_cap = Duration::from_millis(300);
+        tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let (_, rows) = server.store.self_play_table(c.id).unwrap();
+        let cost = server.store.check_cost().unwrap();
+        if rows.iter().all(|r| r.status == "valid") && cost.audits_waiting == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not settled: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tx.send(true).unwrap();
+    for t in tasks {
+        let _ = t.await;
+    }
+    let (_, rows) = server.store.self_play_table(c.id).unwrap();
+    assert!(!fabricated.is_empty());
+    for r in &rows {
+        let got = r.result.as_ref().unwrap();
+        if let Some(lie) = fabricated.get(&r.workunit_id) {
+            assert_ne!(&got.games, lie, "a fabrication stood: {r:?}");
+        }
+    }
+    assert!(server.store.check_cost().unwrap().audits_overturned >= 1);
+    for auth in &liars {
+        let w = server.store.worker(auth.worker_id).unwrap().unwrap();
+        assert!(
+            w.quarantined || w.valid == 0,
+            "a liar kept its standing: {w:?}"
+        );
+    }
+}
