@@ -406,7 +406,19 @@ fn serve_integrity() -> Integrity {
 }
 
 async fn run(s: Scenario) -> Figures {
-    let server = TestServer::start(config(s.integrity)).await;
+    run_with(s, None).await
+}
+
+/// [`run`] with the coordinator's check budget at `over_budget` nodes (so that it can check
+/// nothing) and every worker trusted by the operator as it registers: the case where only
+/// workers, never the coordinator, can settle a value.
+async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
+    let mut cfg = config(s.integrity);
+    if let Some(max_nodes) = over_budget {
+        cfg.checks.max_nodes = max_nodes;
+    }
+    let trust_everyone = over_budget.is_some();
+    let server = TestServer::start(cfg).await;
     let mut campaigns = Vec::new();
     for (depth, ply, positions) in &s.campaigns {
         let spec = NewCampaign::new(*depth, 2, None, parse_positions(positions).unwrap())
@@ -442,6 +454,9 @@ async fn run(s: Scenario) -> Figures {
     for (i, strategy) in s.liars.iter().enumerate() {
         let client = RawClient::new(&server.url, None);
         let auth = client.register(&format!("liar-{i}")).await.unwrap();
+        if trust_everyone {
+            server.store.set_trust(auth.worker_id, true).unwrap();
+        }
         liar_ids.insert(auth.worker_id);
         liar_tasks.push(tokio::spawn(liar(
             client,
@@ -466,6 +481,14 @@ async fn run(s: Scenario) -> Figures {
     let mut complete = false;
     let mut settled_since: Option<Instant> = None;
     while Instant::now() < until {
+        if trust_everyone {
+            let now = c960_coordinator::clock::now_ms();
+            for w in server.store.worker_summary(now).unwrap().list {
+                if w.trust == "untrusted" && !w.quarantined {
+                    server.store.set_trust(w.id, true).unwrap();
+                }
+            }
+        }
         let valid: u64 = campaigns.iter().map(|c| progress(&server, c.id).1).sum();
         let cost = server.store.check_cost().unwrap();
         let waiting = cost.checks_waiting + cost.audits_waiting;
@@ -814,6 +837,31 @@ async fn patient_trusted_pairs_lying_on_whole_quorums_leave_no_wrong_value() {
         f.liars_quarantined >= f.liars_who_lied,
         "a liar was not caught: {f:?}"
     );
+}
+
+/// Issue 30: a trusted pair lying only on workunits too large for the coordinator, which can
+/// therefore neither check nor audit them itself: split sub-positions of chess960 starts whose
+/// totals are published. A start whose sub-units sum to other than its total has them all
+/// recounted by one more hidden replica each, and the honest majority's recount replaces the lie.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lies_over_the_coordinators_budget_are_recounted_by_the_published_totals() {
+    let f = run_with(
+        Scenario {
+            name: "over budget",
+            honest: 6,
+            liars: vec![
+                Strategy::PatientPair { pair: 0, lies: 5 },
+                Strategy::PatientPair { pair: 0, lies: 5 },
+            ],
+            campaigns: vec![(4, 1, "0-9")],
+            integrity: serve_integrity(),
+            limit: Duration::from_secs(120),
+        },
+        Some(10),
+    )
+    .await;
+    assert_targets(&f);
+    assert!(f.lies_told > 0, "the pair never held a whole quorum: {f:?}");
 }
 
 /// A public total checks the total only: two fresh identities that answer every start position
