@@ -848,12 +848,12 @@ async fn lies_over_the_coordinators_budget_are_recounted_by_the_published_totals
     let f = run_with(
         Scenario {
             name: "over budget",
-            honest: 6,
+            honest: 3,
             liars: vec![
                 Strategy::PatientPair { pair: 0, lies: 5 },
                 Strategy::PatientPair { pair: 0, lies: 5 },
             ],
-            campaigns: vec![(4, 1, "0-9")],
+            campaigns: vec![(4, 1, "0-19")],
             integrity: serve_integrity(),
             limit: Duration::from_secs(120),
         },
