@@ -217,7 +217,6 @@ impl TestServer {
             .unwrap()
     }
 
-    /// Waits until every workunit of the campaign is valid or failed (at most `limit`).
     /// Runs `n` honest in-process workers until campaign `campaign` is finished, then stops
     /// them and checks they ended cleanly.
     pub async fn finish_with_honest_workers(&self, campaign: u64, n: usize) {
@@ -495,4 +494,52 @@ fn npm_engine(var: &str, default: &str) -> Option<c960_worker::uci_engine::UciCo
     }
     // Fails (so `None`) when node is not on PATH.
     c960_worker::uci_engine::UciCommand::parse(&format!("node \"{}\"", js.display())).ok()
+}
+
+/// Honest in-process workers (the real runner, `honest-0`, `honest-1`, …) against a server,
+/// stopped together.
+pub struct HonestWorkers {
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<anyhow::Result<c960_worker::runner::Summary>>>,
+}
+
+impl HonestWorkers {
+    /// Starts `n` workers at `url` with a quick backoff, a 16 MiB perft table, and the UCI
+    /// engine `uci` if given.
+    pub fn start(url: &str, n: usize, uci: Option<c960_worker::uci_engine::UciCommand>) -> Self {
+        let (stop, rx) = tokio::sync::watch::channel(false);
+        let tasks = (0..n)
+            .map(|i| {
+                let mut cfg = c960_worker::runner::RunnerConfig::new(url);
+                cfg.name = format!("honest-{i}");
+                cfg.progress = false;
+                cfg.backoff_base = Duration::from_millis(50);
+                cfg.backoff_cap = Duration::from_millis(300);
+                cfg.hash_mib = 16;
+                cfg.uci = uci.clone();
+                tokio::spawn(c960_worker::runner::run(cfg, rx.clone()))
+            })
+            .collect();
+        HonestWorkers { stop, tasks }
+    }
+
+    /// Stops them and waits for them to end.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Polls `ready` every 50 ms until it says `Ok`, panicking with its last `Err` after `limit`.
+pub async fn wait_until(limit: Duration, mut ready: impl FnMut() -> Result<(), String>) {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        match ready() {
+            Ok(()) => return,
+            Err(why) => assert!(std::time::Instant::now() < until, "{why}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

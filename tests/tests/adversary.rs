@@ -894,17 +894,7 @@ async fn honest_cache_hits_are_checked_not_punished() {
         ..serve_integrity()
     }))
     .await;
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut tasks = Vec::new();
-    for i in 0..2 {
-        let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
-        cfg.name = format!("honest-{i}");
-        cfg.progress = false;
-        cfg.backoff_base = Duration::from_millis(50);
-        cfg.backoff_cap = Duration::from_millis(300);
-        cfg.hash_mib = 16;
-        tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
-    }
+    let honest = c960_tests::HonestWorkers::start(&server.url, 2, None);
     for round in 0..2 {
         let spec = NewCampaign::new(4, 2, None, vec![518])
             .unwrap()
@@ -914,21 +904,18 @@ async fn honest_cache_hits_are_checked_not_punished() {
             .store
             .create_campaign(&spec, c960_coordinator::clock::now_ms())
             .unwrap();
-        let until = Instant::now() + Duration::from_secs(60);
-        loop {
+        c960_tests::wait_until(Duration::from_secs(60), || {
             let (total, valid) = progress(&server, c.id);
             let cost = server.store.check_cost().unwrap();
             if valid == total && cost.checks_waiting + cost.audits_waiting == 0 {
-                break;
+                Ok(())
+            } else {
+                Err(format!("round {round} not complete: {valid} of {total}"))
             }
-            assert!(Instant::now() < until, "round {round} not complete");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
     }
-    tx.send(true).unwrap();
-    for t in tasks {
-        let _ = t.await;
-    }
+    honest.stop().await;
     let workers = server
         .store
         .worker_summary(c960_coordinator::clock::now_ms())
@@ -990,18 +977,8 @@ async fn griefers_at_the_result_cap_fail_no_workunit() {
     let p = &server.store.progress().unwrap()[0];
     assert_eq!(p.failed, 0, "griefers failed workunits");
     // Two honest workers the operator trusts settle every workunit.
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut tasks = Vec::new();
-    for i in 0..2 {
-        let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
-        cfg.name = format!("honest-{i}");
-        cfg.progress = false;
-        cfg.backoff_base = Duration::from_millis(50);
-        cfg.backoff_cap = Duration::from_millis(300);
-        tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
-    }
-    let until = Instant::now() + Duration::from_secs(60);
-    loop {
+    let honest = c960_tests::HonestWorkers::start(&server.url, 2, None);
+    c960_tests::wait_until(Duration::from_secs(60), || {
         let now = c960_coordinator::clock::now_ms();
         for w in server.store.worker_summary(now).unwrap().list {
             if w.name.starts_with("honest-") && w.trust == "untrusted" {
@@ -1010,15 +987,13 @@ async fn griefers_at_the_result_cap_fail_no_workunit() {
         }
         let (total, valid) = progress(&server, c.id);
         if valid == total {
-            break;
+            Ok(())
+        } else {
+            Err(format!("not settled: {valid} of {total}"))
         }
-        assert!(Instant::now() < until, "not settled: {valid} of {total}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    tx.send(true).unwrap();
-    for t in tasks {
-        let _ = t.await;
-    }
+    })
+    .await;
+    honest.stop().await;
     let p = &server.store.progress().unwrap()[0];
     assert_eq!(p.failed, 0);
     let (_, rows) = server.store.table(c.id).unwrap();

@@ -411,33 +411,18 @@ async fn fabricated_games_are_overturned_by_the_coordinators_audit() {
             }
         }
     }
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut tasks = Vec::new();
-    for i in 0..2 {
-        let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
-        cfg.name = format!("honest-{i}");
-        cfg.progress = false;
-        cfg.backoff_base = Duration::from_millis(50);
-        cfg.backoff_cap = Duration::from_millis(300);
-        tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
-    }
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
+    let honest = c960_tests::HonestWorkers::start(&server.url, 2, None);
+    c960_tests::wait_until(Duration::from_secs(120), || {
         let (_, rows) = server.store.self_play_table(c.id).unwrap();
         let cost = server.store.check_cost().unwrap();
         if rows.iter().all(|r| r.status == "valid") && cost.audits_waiting == 0 {
-            break;
+            Ok(())
+        } else {
+            Err(format!("not settled: {rows:?}"))
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not settled: {rows:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    tx.send(true).unwrap();
-    for t in tasks {
-        let _ = t.await;
-    }
+    })
+    .await;
+    honest.stop().await;
     let (_, rows) = server.store.self_play_table(c.id).unwrap();
     assert!(!fabricated.is_empty());
     for r in &rows {
