@@ -167,15 +167,15 @@ enum Command {
         draw_pool: u64,
         /// Open leases of a worker in probation (untrusted, no result returned yet): free
         /// identities under --open-enrolment cannot hoard the work (0: no probation cap).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_LEASE_CAP)]
         probation_lease_cap: u64,
         /// Open leases of all workers in probation of one address block together, loopback and
         /// private blocks too (0: no cap).
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_BLOCK_CAP)]
         probation_block_cap: u64,
         /// Percent of each campaign's remaining replicas that workers in probation may hold
         /// together (at least 4; a block holding none gets one more; 0: no share).
-        #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(0..=100))]
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_SHARE_PCT, value_parser = clap::value_parser!(u64).range(0..=100))]
         probation_share_percent: u64,
         /// A UCI engine the coordinator audits UCI analyses and self-play games with, e.g.
         /// /usr/games/stockfish: the same build as the volunteers' (only the same build's values

@@ -353,6 +353,14 @@ pub fn lease_cap_in_probation(
     }
 }
 
+/// `serve`'s [`Integrity::probation_lease_cap`]: one workunit to prove itself.
+pub const PROBATION_LEASE_CAP: u64 = 1;
+/// `serve`'s [`Integrity::probation_block_cap`]: a lab's eight new machines behind one address
+/// start at once; a block of free identities holds eight replicas.
+pub const PROBATION_BLOCK_CAP: u64 = 8;
+/// `serve`'s [`Integrity::probation_share_pct`]: see [`probation_room`].
+pub const PROBATION_SHARE_PCT: u64 = 25;
+
 /// The smallest share of a campaign that workers in probation may hold together, whatever its
 /// size: a tiny campaign's replicas all go to the two new workers of `serve`'s first hour.
 pub const PROBATION_SHARE_FLOOR: u64 = 4;
