@@ -64,7 +64,7 @@ pub(super) fn waiting_for(
         // The worker's own caps first: they keep it from every campaign.
         let probation = integrity.probation_on()
             && !level.is_trusted()
-            && !super::leases::returned_any(tx, worker_id)?;
+            && !super::probation::returned_any(tx, worker_id)?;
         let cap = trust::lease_cap_in_probation(level, me.checks_passed, lease_cap, probation, &integrity);
         if cap > 0 && super::leases::open_leases_in(tx, worker_id, now_ms)? >= cap {
             return Ok(vec![Waiting { cause: WaitCause::LeaseCap, campaign: None, replicas: 0 }]);
@@ -78,7 +78,7 @@ pub(super) fn waiting_for(
             }
         }
         let block_held = match (probation, block) {
-            (true, Some(b)) => super::leases::probation_leases_of_block(tx, b, now_ms)?,
+            (true, Some(b)) => super::probation::probation_leases_of_block(tx, b, now_ms)?,
             _ => 0,
         };
         if probation && integrity.probation_block_cap > 0 && block_held >= integrity.probation_block_cap {
@@ -112,7 +112,7 @@ pub(super) fn waiting_for(
         let mut out = Vec::new();
         for campaign in order.into_iter().take(stall::DIAGNOSIS_CAMPAIGNS) {
             if probation {
-                let held = super::leases::probation_hold(tx, campaign, block_held, 1, &integrity, now_ms)?;
+                let held = super::probation::probation_hold(tx, campaign, block_held, 1, &integrity, now_ms)?;
                 if trust::probation_room(&held, &integrity) == 0 {
                     out.push(Waiting { cause: WaitCause::Probation, campaign: Some(campaign), replicas: queued(tx, campaign)? });
                     continue;
