@@ -165,6 +165,18 @@ enum Command {
         /// coordinator's choice, not the order of their fetches (0: in order, lowest id first).
         #[arg(long, default_value_t = c960_coordinator::scheduler::DRAW_POOL)]
         draw_pool: u64,
+        /// Open leases of a worker in probation (untrusted, no result returned yet): free
+        /// identities under --open-enrolment cannot hoard the work (0: no probation cap).
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_LEASE_CAP)]
+        probation_lease_cap: u64,
+        /// Open leases of all workers in probation of one address block together, loopback and
+        /// private blocks too (0: no cap).
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_BLOCK_CAP)]
+        probation_block_cap: u64,
+        /// Percent of each campaign's remaining replicas that workers in probation may hold
+        /// together (at least 4; a block holding none gets one more; 0: no share).
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_SHARE_PCT, value_parser = clap::value_parser!(u64).range(0..=100))]
+        probation_share_percent: u64,
         /// A UCI engine the coordinator audits UCI analyses and self-play games with, e.g.
         /// /usr/games/stockfish: the same build as the volunteers' (only the same build's values
         /// compare; others go to hidden audit replicas).
@@ -609,6 +621,9 @@ fn main() -> ExitCode {
             audit_replica_rate,
             trust_check_spacing_secs,
             draw_pool,
+            probation_lease_cap,
+            probation_block_cap,
+            probation_share_percent,
             uci,
             max_nodes_per_sec,
             registrations_per_hour,
@@ -689,6 +704,9 @@ fn main() -> ExitCode {
                     audit_replica_rate_ppm: ppm("audit-replica-rate", audit_replica_rate)?,
                     trust_check_spacing_ms: trust_check_spacing_secs.saturating_mul(1000),
                     draw_pool,
+                    probation_lease_cap,
+                    probation_block_cap,
+                    probation_share_pct: probation_share_percent,
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,

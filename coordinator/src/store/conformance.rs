@@ -12,6 +12,7 @@ pub(crate) use super::conformance_credit::credit_columns_equal_the_sum_over_resu
 pub(crate) use super::conformance_integrity::{
     a_split_start_that_misses_its_known_total_is_recounted,
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
+    probation_caps_leave_work_for_newcomers_and_answering_workers,
     trust_takes_time_and_giving_work_back_costs_it,
 };
 use crate::campaign::NewCampaign;
@@ -800,6 +801,7 @@ conformance!(
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
     a_split_start_that_misses_its_known_total_is_recounted,
     trust_takes_time_and_giving_work_back_costs_it,
+    probation_caps_leave_work_for_newcomers_and_answering_workers,
     expired_lease_is_reissued_and_late_result_refused,
     progress_counters_equal_a_full_recount_through_every_transition,
     progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more,

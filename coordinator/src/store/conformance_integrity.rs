@@ -168,3 +168,62 @@ pub(crate) fn trust_takes_time_and_giving_work_back_costs_it<S: Backend>(s: &S) 
     let rec = s.worker(w).unwrap().unwrap();
     assert_eq!((rec.trust.as_str(), rec.quarantined), ("untrusted", false));
 }
+
+/// Issue 31: identities in probation (untrusted, nothing returned) hold one lease each, eight
+/// per address block (a loopback block too), and together a quarter of a campaign's remaining
+/// replicas, plus one for a block that holds none: the rest stays for workers that answered,
+/// and a newcomer from a block of its own always gets its first workunit.
+pub(crate) fn probation_caps_leave_work_for_newcomers_and_answering_workers<S: Backend>(s: &S) {
+    use c960_common::wait::WaitCause;
+    s.set_integrity(&Integrity {
+        probation_lease_cap: 1,
+        probation_block_cap: 8,
+        probation_share_pct: 25,
+        ..Integrity::default()
+    })
+    .unwrap();
+    // 40 workunits, 80 replicas: a share of 20.
+    let c = unknown_campaign(s, (0..40).collect());
+    let reg = |n: String, b: &str| s.register_worker_from(&n, b"h", "e", Some(b), 0).unwrap();
+    let fetch = |w: u64, b: &str| s.assign_from(w, &ALL, 1, 1000, 16, 64, Some(b)).unwrap();
+    let local = "127.1.0.0/24";
+    let held_local: Vec<usize> = (0..12)
+        .map(|i| fetch(reg(format!("a{i}"), local), local).len())
+        .collect();
+    assert!(held_local.iter().all(|&n| n <= 1), "{held_local:?}");
+    assert_eq!(held_local.iter().sum::<usize>(), 8, "eight for one block");
+    // 30 more blocks, two identities each: the first of each block gets one, the second none
+    // (the share is spent): 8 + 30 = 38 of 80 held, fewer than the share plus the blocks.
+    let mut second = Vec::new();
+    let mut held = 8;
+    for b in 0..30 {
+        let block = format!("127.2.{b}.0/24");
+        held += fetch(reg(format!("b{b}"), &block), &block).len();
+    }
+    for b in 0..30 {
+        let block = format!("127.2.{b}.0/24");
+        let w = reg(format!("c{b}"), &block);
+        assert!(fetch(w, &block).is_empty(), "block {block}");
+        second.push((w, block));
+    }
+    assert_eq!(held, 38);
+    let (w, block) = &second[0];
+    let why = s.waiting_for(*w, &ALL, Some(block), 64, 2).unwrap();
+    assert_eq!(why[0].cause, WaitCause::Probation, "{why:?}");
+    assert_eq!(why[0].campaign, Some(c.id));
+    // A newcomer from a block of its own gets its first workunit; answered, it is out of
+    // probation and takes the untrusted cap from the replicas the hoarders could not.
+    let honest = reg("honest".into(), "127.0.0.0/24");
+    let first = fetch(honest, "127.0.0.0/24");
+    assert_eq!(first.len(), 1);
+    s.submit(honest, first[0].lease_id, &sub(7, 7), 3).unwrap();
+    assert_eq!(fetch(honest, "127.0.0.0/24").len(), 4);
+    // Giving a lease back does not end probation.
+    let giver = reg("giver".into(), "127.3.0.0/24");
+    let l = fetch(giver, "127.3.0.0/24");
+    s.fail(giver, l[0].lease_id, "no", 4).unwrap();
+    assert_eq!(fetch(giver, "127.3.0.0/24").len(), 1);
+    // Off (the default here): four each, as before.
+    s.set_integrity(&Integrity::default()).unwrap();
+    assert_eq!(fetch(second[1].0, &second[1].1).len(), 4);
+}

@@ -5,6 +5,7 @@ use c960_common::wire::{Capabilities, WorkResult};
 use super::Tx;
 use std::collections::HashMap;
 
+use super::probation::{probation_hold, probation_leases_of_block, returned_any};
 use super::transition::{
     Known, bump_setting, decide_many, expire, fail_check, integrity_in, replicas_of, retransition,
     retransition_known, retransition_many, write_decided,
@@ -414,7 +415,11 @@ pub(super) fn assign_from(
         // The worker's own open leases first: it asks again, so it lost them (a crash).
         let mut leases = own_open_leases(tx, worker_id, &codes, now_ms, want)?;
         want -= leases.len() as u64;
-        let cap = trust::lease_cap(level, passed, lease_cap, &integrity);
+        // Probation (trust::in_probation): one lease per identity, a few per block, a share of
+        // each campaign for all of them together.
+        let probation = integrity.probation_on() && !level.is_trusted()
+            && trust::in_probation(level, returned_any(tx, worker_id)?);
+        let cap = trust::lease_cap_in_probation(level, passed, lease_cap, probation, &integrity);
         let open = open_leases_in(tx, worker_id, now_ms)?;
         if cap > 0 {
             if open >= cap && leases.is_empty() {
@@ -478,10 +483,22 @@ pub(super) fn assign_from(
         );
         let mut found = Vec::new();
         let mut rng = rand::rng();
+        let block_held = match (probation, block) {
+            (true, Some(b)) => probation_leases_of_block(tx, b, now_ms)?,
+            _ => 0,
+        };
         for campaign in scheduler::serving_order(&slots) {
-            let left = want - found.len() as u64;
+            let mut left = want - found.len() as u64;
             if left == 0 {
                 break;
+            }
+            if probation {
+                let block_held = block_held + found.len() as u64;
+                let held = probation_hold(tx, campaign, block_held, left, &integrity, now_ms)?;
+                left = left.min(trust::probation_room(&held, &integrity));
+                if left == 0 {
+                    continue;
+                }
             }
             // A pool of the campaign's ready workunits, the batch drawn from it at random.
             let pool_size = scheduler::draw_pool(left, integrity.draw_pool) as i64;
