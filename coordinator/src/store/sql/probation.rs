@@ -48,7 +48,7 @@ pub(super) fn probation_hold(
 ) -> StoreResult<trust::ProbationHold> {
     let open = tx.query_one(
         &format!(
-            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {IN_PROBATION} THEN 1 ELSE 0 END), 0)
+            "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN {IN_PROBATION} THEN 1 ELSE 0 END), 0) AS BIGINT)
              FROM results r JOIN workunits w ON w.id = r.workunit_id JOIN workers o ON o.id = r.worker_id
              WHERE w.campaign_id = ?1 AND r.state = 0 AND r.deadline_ms >= ?2"
         ),
@@ -61,7 +61,7 @@ pub(super) fn probation_hold(
     } else {
         tx.query_one(
             &format!(
-                "SELECT COALESCE(SUM(t.needed), 0) FROM (SELECT w.needed FROM workunits w{}
+                "SELECT CAST(COALESCE(SUM(t.needed), 0) AS BIGINT) FROM (SELECT w.needed FROM workunits w{}
                  WHERE w.campaign_id = ?1 AND w.state = 0 AND w.needed > 0 LIMIT ?2) t",
                 tx.dialect().ready_index()
             ),

@@ -191,7 +191,7 @@ pub(super) fn waiting_for(
 /// Replicas of a campaign still to hand out (its trigger-kept counter).
 fn queued(tx: Tx, campaign: u64) -> StoreResult<u64> {
     tx.query_one(
-        "SELECT COALESCE(SUM(queued), 0) FROM campaign_counts WHERE campaign_id = ?1",
+        "SELECT CAST(COALESCE(SUM(queued), 0) AS BIGINT) FROM campaign_counts WHERE campaign_id = ?1",
         params![u64_to_db(campaign)],
     )?
     .u64(0)
