@@ -188,6 +188,9 @@ enum Command {
         /// Registrations per hour per address block (bursts of 10; 0: no limit).
         #[arg(long, default_value_t = 60.0)]
         registrations_per_hour: f64,
+        /// Registrations per hour from all addresses together (bursts of 200; 0: no limit).
+        #[arg(long, default_value_t = c960_coordinator::api::state::DEFAULT_REGISTRATIONS_TOTAL_PER_HOUR)]
+        registrations_per_hour_total: f64,
         /// Connections one client address may hold open; more are closed at once (0: no cap;
         /// raise it behind a reverse proxy).
         #[arg(long, default_value_t = conn::DEFAULT_PER_ADDRESS)]
@@ -627,6 +630,7 @@ fn main() -> ExitCode {
             uci,
             max_nodes_per_sec,
             registrations_per_hour,
+            registrations_per_hour_total,
             log_format,
         } => {
             let heartbeat = c960_common::wire::HEARTBEAT_SECS;
@@ -679,6 +683,10 @@ fn main() -> ExitCode {
                     max_open_leases,
                     request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
                     registrations_per_block: Rate::new(registrations_per_hour / 3600.0, 10.0),
+                    registrations_total: Rate::new(
+                        registrations_per_hour_total / 3600.0,
+                        c960_coordinator::api::state::REGISTRATIONS_TOTAL_BURST,
+                    ),
                     export_per_address: Rate::new(
                         export_rate_per_address,
                         export_rate_per_address * 4.0,

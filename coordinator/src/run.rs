@@ -404,6 +404,7 @@ async fn serve_and_work(
             per_address: crate::api::limits::Rate::UNLIMITED,
             per_worker: crate::api::limits::Rate::UNLIMITED,
             registrations_per_block: crate::api::limits::Rate::UNLIMITED,
+            registrations_total: crate::api::limits::Rate::UNLIMITED,
             ..api::Limits::default()
         },
         // The local workers are the operator's own: trusted, on one address, not checked.

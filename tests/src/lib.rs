@@ -272,6 +272,7 @@ pub fn quick_config() -> Config {
             per_address: Rate::UNLIMITED,
             per_worker: Rate::new(50.0, 100.0),
             registrations_per_block: Rate::UNLIMITED,
+            registrations_total: Rate::UNLIMITED,
             export_per_address: Rate::UNLIMITED,
             ..Limits::default()
         },

@@ -1194,6 +1194,29 @@ async fn patient_colluder_figures() {
     assert_targets(&honest);
 }
 
+/// Issue 31: registrations from many address blocks are throttled as a whole, not only per
+/// block: with a burst of 5, the sixth identity from a sixth block is refused (429).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registrations_from_many_blocks_are_throttled_as_a_whole() {
+    let mut cfg = config(Integrity::default());
+    cfg.limits.registrations_total = Rate::new(1.0 / 3600.0, 5.0);
+    let server = TestServer::start(cfg).await;
+    let mut outcomes = Vec::new();
+    for i in 0..8 {
+        let ip: IpAddr = format!("127.0.{}.1", 10 + i).parse().unwrap();
+        let client = RawClient::new(&server.url, Some(ip));
+        outcomes.push(match client.register(&format!("id-{i}")).await {
+            Ok(_) => "ok".to_string(),
+            Err((status, code)) => format!("{status} {code}"),
+        });
+    }
+    assert_eq!(outcomes[..5], ["ok"; 5]);
+    assert!(
+        outcomes[5..].iter().all(|o| o == "429 rate_limited"),
+        "{outcomes:?}"
+    );
+}
+
 /// The figures of `docs/security-results.md`: 10 %, 30 % and 50 % colluding liars of mixed
 /// strategies against honest runners, nobody trusted at the start. Release mode, minutes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -75,6 +75,15 @@ async fn register(
         )
         .with_retry_after(secs));
     }
+    if let Err(wait) = st.registrations_total.check((), now_ms().max(0) as u64) {
+        let secs = wait.as_secs().max(1) as u32;
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!("too many registrations from all addresses right now; retry in {secs} s"),
+        )
+        .with_retry_after(secs));
+    }
     let secret = auth::new_secret();
     let hash = auth::sha256(&secret);
     let operator_own = st.config.trust_enrolled
