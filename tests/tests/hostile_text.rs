@@ -42,6 +42,13 @@ impl Coordinator {
                 "0",
                 "--export-rate-per-address",
                 "0",
+                // Each pair validates the next workunit in order: replicas are otherwise drawn
+                // at random, and a value of a bare quorum gets a hidden audit replica (issue
+                // 30). The test is about the text, not the draw or the audits.
+                "--draw-pool",
+                "0",
+                "--audit-rate",
+                "0",
             ],
             Stdio::null(),
         );
