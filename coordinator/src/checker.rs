@@ -19,8 +19,8 @@ use c960_common::digest::result_digest;
 use c960_common::perft::{PerftEngine, PerftOptions};
 use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use c960_common::{Position, StartPosition};
-use c960_worker::compute::UciSlot;
-use c960_worker::uci_engine::UciCommand;
+use c960_compute::compute::UciSlot;
+use c960_compute::uci_engine::UciCommand;
 
 use crate::clock::now_ms;
 use crate::store::{CheckOutcome, CheckPurpose, CheckRequest, Store};
@@ -157,7 +157,8 @@ fn check_other(
         return CheckOutcome::OverBudget;
     }
     let cancel = AtomicBool::new(false);
-    let r = match c960_worker::compute::compute_any(&req.kind, &cancel, engine, uci, |_, _, _| {}) {
+    let r = match c960_compute::compute::compute_any(&req.kind, &cancel, engine, uci, |_, _, _| {})
+    {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!(workunit = req.workunit_id, "checker: {e}");
@@ -214,7 +215,7 @@ pub fn run_check(
         };
     }
     let cancel = AtomicBool::new(false);
-    match c960_worker::compute::compute_with(engine, &req.kind, &cancel, |_, _, _| {}) {
+    match c960_compute::compute::compute_with(engine, &req.kind, &cancel, |_, _, _| {}) {
         Ok(r) => {
             let nodes = r.nodes;
             CheckOutcome::Verified {
@@ -303,8 +304,9 @@ mod tests {
             panic!("not checked")
         };
         assert_eq!(nodes, 8902);
-        let truth = c960_worker::compute::compute(&req.kind, &AtomicBool::new(false), |_, _, _| {})
-            .unwrap();
+        let truth =
+            c960_compute::compute::compute(&req.kind, &AtomicBool::new(false), |_, _, _| {})
+                .unwrap();
         assert_eq!(
             digest,
             result_digest(7, &req.kind, &WorkResult::Perft(truth))

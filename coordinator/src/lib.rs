@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod proxies;
 pub mod quarantine;
 pub mod reads;
+#[cfg(feature = "run")]
 pub mod run;
 pub mod scheduler;
 pub mod self_play;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use c960_common::wire::AnalysisEngine;
 use c960_coordinator::api::auth::{self, Enrolment};
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
@@ -15,10 +14,10 @@ use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::proxies::TrustedProxies;
+#[cfg(feature = "run")]
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{Store, postgres::is_postgres_url};
 use c960_coordinator::trust::{AddressSeparation, Integrity};
-use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
 mod cli_campaigns;
@@ -272,6 +271,7 @@ enum Command {
     /// Run a whole perft (or analysis) campaign on this machine with in-process workers, then
     /// print the table. Ctrl-C stops it: the workers give their leases back, it says what was
     /// done and how to resume (the same --db), and exits with status 130.
+    #[cfg(feature = "run")]
     Run {
         /// Perft depth, or search depth with --analyse (not with --self-play).
         #[arg(
@@ -559,6 +559,10 @@ fn serve(
     })
 }
 
+#[cfg(feature = "run")]
+use {c960_common::wire::AnalysisEngine, c960_compute::uci_engine::UciCommand};
+
+#[cfg(feature = "run")]
 /// `builtin` or `uci:COMMAND` (the `--engine` of `run --analyse`; the command is split
 /// shell-style, e.g. `uci:node /opt/sf/stockfish-19-single.js`).
 fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCommand>)> {
@@ -723,7 +727,7 @@ fn main() -> ExitCode {
                 },
                 uci: uci
                     .as_deref()
-                    .map(c960_worker::uci_engine::UciCommand::parse)
+                    .map(c960_compute::uci_engine::UciCommand::parse)
                     .transpose()
                     .map_err(|e| anyhow!("--uci: {e:#}"))?,
                 trust_enrolled: false,
@@ -820,6 +824,7 @@ fn main() -> ExitCode {
             }
             Ok(ExitCode::SUCCESS)
         }
+        #[cfg(feature = "run")]
         Command::Run {
             depth,
             analyse,

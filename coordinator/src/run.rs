@@ -29,7 +29,7 @@ pub struct RunOptions {
     /// `None`: a perft campaign. `Some`: an analysis campaign with this engine kind.
     pub analysis: Option<AnalysisEngine>,
     /// The UCI engine the local workers drive (required for UCI analysis).
-    pub uci: Option<c960_worker::uci_engine::UciCommand>,
+    pub uci: Option<c960_compute::uci_engine::UciCommand>,
     /// `Some`: a self-play campaign with this budget, played with the engine `analysis` names
     /// (the depth is then ignored).
     pub self_play: Option<crate::campaign::SelfPlayBudget>,

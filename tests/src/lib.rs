@@ -290,7 +290,7 @@ pub fn quick_config() -> Config {
 pub async fn one_uci_result(
     server: &TestServer,
     name: &str,
-    engine: c960_worker::uci_engine::UciCommand,
+    engine: c960_compute::uci_engine::UciCommand,
     workunit: u64,
     returned_before: usize,
 ) {
@@ -356,7 +356,7 @@ pub async fn raw_post(
 
 /// An honest answer to a perft assignment, computed here, with its digest.
 pub fn honest_result(a: &c960_common::wire::Assignment) -> c960_common::wire::BatchedResult {
-    let perft = c960_worker::compute::compute(&a.kind, &Default::default(), |_, _, _| {})
+    let perft = c960_compute::compute::compute(&a.kind, &Default::default(), |_, _, _| {})
         .expect("a perft workunit");
     let result = c960_common::wire::WorkResult::Perft(perft);
     c960_common::wire::BatchedResult {
@@ -469,7 +469,7 @@ impl Drop for ServeProcess {
 /// The npm `stockfish` 19.0.0 single-threaded full-network WASM build as a UCI command run by
 /// node, when installed (`.ci/run` puts it into `.ci/engines/`; `C960_STOCKFISH_JS` names another
 /// copy); `None` when node or the package is missing.
-pub fn wasm_stockfish() -> Option<c960_worker::uci_engine::UciCommand> {
+pub fn wasm_stockfish() -> Option<c960_compute::uci_engine::UciCommand> {
     npm_engine(
         "C960_STOCKFISH_JS",
         "../.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js",
@@ -479,14 +479,14 @@ pub fn wasm_stockfish() -> Option<c960_worker::uci_engine::UciCommand> {
 /// The npm `stockfish` 18.0.8 single-threaded full-network WASM build (the engine of
 /// `data/balance_sf18_d20.csv`; `.ci/run` puts it into `.ci/engines/sf18/`,
 /// `C960_STOCKFISH18_JS` names another copy); `None` when node or the package is missing.
-pub fn wasm_stockfish_18() -> Option<c960_worker::uci_engine::UciCommand> {
+pub fn wasm_stockfish_18() -> Option<c960_compute::uci_engine::UciCommand> {
     npm_engine(
         "C960_STOCKFISH18_JS",
         "../.ci/engines/sf18/node_modules/stockfish/bin/stockfish-18-single.js",
     )
 }
 
-fn npm_engine(var: &str, default: &str) -> Option<c960_worker::uci_engine::UciCommand> {
+fn npm_engine(var: &str, default: &str) -> Option<c960_compute::uci_engine::UciCommand> {
     let js = std::env::var_os(var)
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
@@ -494,7 +494,7 @@ fn npm_engine(var: &str, default: &str) -> Option<c960_worker::uci_engine::UciCo
         return None;
     }
     // Fails (so `None`) when node is not on PATH.
-    c960_worker::uci_engine::UciCommand::parse(&format!("node \"{}\"", js.display())).ok()
+    c960_compute::uci_engine::UciCommand::parse(&format!("node \"{}\"", js.display())).ok()
 }
 
 /// Honest in-process workers (the real runner, `honest-0`, `honest-1`, …) against a server,
@@ -507,7 +507,7 @@ pub struct HonestWorkers {
 impl HonestWorkers {
     /// Starts `n` workers at `url` with a quick backoff, a 16 MiB perft table, and the UCI
     /// engine `uci` if given.
-    pub fn start(url: &str, n: usize, uci: Option<c960_worker::uci_engine::UciCommand>) -> Self {
+    pub fn start(url: &str, n: usize, uci: Option<c960_compute::uci_engine::UciCommand>) -> Self {
         let (stop, rx) = tokio::sync::watch::channel(false);
         let tasks = (0..n)
             .map(|i| {

@@ -177,7 +177,7 @@ fn root(kind: &WorkUnitKind) -> (Position, u32) {
 }
 
 fn truth(kind: &WorkUnitKind) -> PerftResult {
-    c960_worker::compute::compute(kind, &AtomicBool::new(false), |_, _, _| {}).unwrap()
+    c960_compute::compute::compute(kind, &AtomicBool::new(false), |_, _, _| {}).unwrap()
 }
 
 /// The colluders' lie: every root move counted 1,000 times. Deterministic, so all liars agree,

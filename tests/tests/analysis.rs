@@ -28,7 +28,7 @@ fn builtin(sp: u16, depth: u32) -> AnalysisResult {
             hash_mib: search::DEFAULT_HASH_MIB,
         },
     );
-    c960_worker::engine::to_wire(&a, search::ENGINE_ID)
+    c960_compute::engine::to_wire(&a, search::ENGINE_ID)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -327,7 +327,7 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
         cfg.name = name.into();
         cfg.progress = false;
         cfg.uci = Some(
-            c960_worker::uci_engine::UciCommand::parse(&engine.display().to_string()).unwrap(),
+            c960_compute::uci_engine::UciCommand::parse(&engine.display().to_string()).unwrap(),
         );
         cfg.uci_timeout = Duration::from_secs(1);
         let task = tokio::spawn(runner::run(cfg, rx));
@@ -392,7 +392,7 @@ async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
         println!("note: /usr/games/stockfish is absent (apt-get install stockfish); skipping");
         return;
     }
-    let debian = c960_worker::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
+    let debian = c960_compute::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
     let server = TestServer::start(quick_config()).await;
     let c = server.analysis_campaign(8, "518", AnalysisEngine::Uci);
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
@@ -521,7 +521,7 @@ async fn fabricated_uci_analyses_are_overturned_by_the_coordinators_own_engine()
         println!("note: /usr/games/stockfish is absent (apt-get install stockfish); skipping");
         return;
     }
-    let debian = c960_worker::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
+    let debian = c960_compute::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
     let server = TestServer::start(c960_coordinator::api::Config {
         integrity: c960_coordinator::trust::Integrity {
             audit_rate_ppm: 1_000_000,
@@ -540,11 +540,11 @@ async fn fabricated_uci_analyses_are_overturned_by_the_coordinators_own_engine()
         engine: AnalysisEngine::Uci,
         hash_mib: c960_coordinator::campaign::ANALYSIS_HASH_MIB,
     };
-    let mut slot = c960_worker::compute::UciSlot::new(debian.clone(), Duration::from_secs(60));
+    let mut slot = c960_compute::compute::UciSlot::new(debian.clone(), Duration::from_secs(60));
     let perft = c960_common::perft::PerftEngine::new(Default::default());
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let WorkResult::Analysis(real) =
-        c960_worker::compute::compute_any(&kind, &cancel, &perft, Some(&mut slot), |_, _, _| {})
+        c960_compute::compute::compute_any(&kind, &cancel, &perft, Some(&mut slot), |_, _, _| {})
             .unwrap()
     else {
         panic!("not an analysis")

@@ -209,7 +209,7 @@ async fn submit(
             hash_mib: 1,
         },
     );
-    let result = WorkResult::Analysis(c960_worker::engine::to_wire(&found, engine_id));
+    let result = WorkResult::Analysis(c960_compute::engine::to_wire(&found, engine_id));
     client
         .submit(
             auth,

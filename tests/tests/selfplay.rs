@@ -13,12 +13,12 @@ use c960_common::digest::result_digest;
 use c960_common::game::{self, MAX_PLIES, OPENING_PLIES};
 use c960_common::wire::{AnalysisEngine, PositionSpec, SelfPlayResult, WorkResult, WorkUnitKind};
 use c960_common::{PerftEngine, PerftOptions, StartPosition};
+use c960_compute::compute::{UciSlot, compute_any};
+use c960_compute::uci_engine::UciCommand;
 use c960_coordinator::campaign::{NewCampaign, SelfPlayBudget, parse_positions};
 use c960_coordinator::store::Store;
 use c960_coordinator::validator::check_self_play_shape;
 use c960_tests::{TestServer, bins, quick_config};
-use c960_worker::compute::{UciSlot, compute_any};
-use c960_worker::uci_engine::UciCommand;
 
 const DEBIAN_STOCKFISH: &str = "/usr/games/stockfish";
 

@@ -110,7 +110,7 @@ pub struct Config {
     pub checks: CheckBudget,
     /// The UCI engine the coordinator audits UCI analyses and games with (`serve --uci`): only
     /// the values of the very same build compare.
-    pub uci: Option<c960_worker::uci_engine::UciCommand>,
+    pub uci: Option<c960_compute::uci_engine::UciCommand>,
     /// Workers that register with the enrolment secret are the operator's own and trusted at
     /// once (`run`'s local workers); off for `serve`, where the secret may be shared.
     pub trust_enrolled: bool,
