@@ -201,6 +201,14 @@ fn parse_castling(board: &[Option<Piece>; 64], text: &str) -> Result<u64, FenErr
     Ok(rooks)
 }
 
+// Debug output is the FEN (Shredder castling, unambiguous in every start position): here, so
+// that `position` does not depend on `fen`.
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Position({})", self.to_fen(CastlingNotation::Shredder))
+    }
+}
+
 impl Position {
     /// Parses and validates a FEN in any castling notation.
     pub fn from_fen(fen: &str) -> Result<Position, FenError> {

@@ -1,7 +1,5 @@
 //! The validated position and how moves change it (copy-make with incremental Zobrist hashing).
 
-use std::fmt;
-
 use crate::attacks::{
     bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, pawn_attacks, pinned_by,
     rook_attacks_with, rook_rays,
@@ -653,13 +651,3 @@ impl PartialEq for Position {
 }
 
 impl Eq for Position {}
-
-impl fmt::Debug for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Position({})",
-            self.to_fen(crate::fen::CastlingNotation::Shredder)
-        )
-    }
-}

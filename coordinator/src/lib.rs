@@ -36,11 +36,11 @@ pub mod known;
 pub mod label;
 pub mod metrics;
 pub mod proxies;
-pub mod quarantine;
 pub mod reads;
 #[cfg(feature = "run")]
 pub mod run;
 pub mod scheduler;
+pub mod secrets;
 pub mod self_play;
 pub mod sizing;
 pub mod stall;

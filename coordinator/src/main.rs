@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use c960_coordinator::api::auth::{self, Enrolment};
+use c960_coordinator::api::auth::Enrolment;
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::checker::{self, CheckBudget};
@@ -680,7 +680,9 @@ fn main() -> ExitCode {
                 max_strikes,
                 retry_after_secs,
                 enrolment,
-                admin_token_hash: admin_token.as_deref().map(auth::sha256),
+                admin_token_hash: admin_token
+                    .as_deref()
+                    .map(c960_coordinator::secrets::sha256),
                 limits: Limits {
                     per_address: Rate::new(rate_per_address, rate_per_address * 4.0),
                     per_worker: Rate::new(rate_per_worker, rate_per_worker * 4.0),

@@ -129,7 +129,7 @@ async fn fetch_latency_beside_export_loops() {
 async fn admin_token_guess_rate() {
     let admin = "admin-token-for-tests-0123456789";
     let server = TestServer::start(Config {
-        admin_token_hash: Some(c960_coordinator::api::auth::sha256(admin)),
+        admin_token_hash: Some(c960_coordinator::secrets::sha256(admin)),
         ..quick_config()
     })
     .await;

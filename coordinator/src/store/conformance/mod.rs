@@ -8,19 +8,27 @@ use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
-pub(crate) use super::conformance_credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
-pub(crate) use super::conformance_integrity::{
-    a_split_start_that_misses_its_known_total_is_recounted,
-    griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
-    probation_caps_leave_work_for_newcomers_and_answering_workers,
-    trust_takes_time_and_giving_work_back_costs_it,
-};
+pub(crate) mod credit;
+mod integrity;
+mod quarantine;
+
 use crate::campaign::NewCampaign;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
 use crate::store::postgres::{Clock, PgOptions, PgStore};
 use crate::store::{Campaign, CheckOutcome, SqliteStore, Store, StoreError, Submission};
 use crate::trust::Integrity;
+pub(crate) use credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
+pub(crate) use integrity::{
+    a_split_start_that_misses_its_known_total_is_recounted,
+    griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
+    probation_caps_leave_work_for_newcomers_and_answering_workers,
+    trust_takes_time_and_giving_work_back_costs_it,
+};
+pub(crate) use quarantine::{
+    a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
+    an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
+};
 
 pub(crate) const ALL: Capabilities = Capabilities {
     perft: true,
@@ -813,5 +821,7 @@ conformance!(
     quarantine_reopens_what_the_worker_validated,
     ban_releases_leases_and_unban_forgives,
     quarantine_reopens_what_the_worker_made_fail,
+    an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
+    a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
     credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration,
 );
