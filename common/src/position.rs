@@ -422,6 +422,21 @@ impl Position {
 
     /// The position after `m`, which must be legal here (as produced by the move generator).
     #[inline(always)]
+    ///
+    /// # Examples
+    ///
+    /// Copy-make: the position played from is unchanged.
+    ///
+    /// ```
+    /// use c960_common::{Position, StartPosition};
+    ///
+    /// let start = StartPosition::new(518).unwrap().position();
+    /// let moves = start.legal_moves();
+    /// assert_eq!(moves.as_slice().len(), 20);
+    /// let after = start.play(moves.as_slice()[0]);
+    /// assert_ne!(after, start);
+    /// assert_eq!(start.legal_moves().as_slice().len(), 20);
+    /// ```
     pub fn play(&self, m: Move) -> Position {
         let mut next = *self;
         next.play_mut(m);

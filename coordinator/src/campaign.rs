@@ -203,7 +203,7 @@ pub struct NewCampaign {
     pub family: Family,
     /// Start numbers of another family, sorted and distinct (empty for Chess960).
     pub numbers: Vec<u32>,
-    /// The operator's name for it (not part of its identity: see [`NewCampaign::same_work`]).
+    /// The operator's name for it (not part of its identity).
     pub name: Option<String>,
     /// Scheduling priority (higher served first; default 0).
     pub priority: i64,
