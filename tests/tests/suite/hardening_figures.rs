@@ -1,5 +1,5 @@
 //! The measurements behind `docs/security-results.md` (issues 12 and 31), run by hand:
-//! `cargo test -p c960-tests --test hardening_figures -- --ignored --nocapture --test-threads 1`.
+//! `cargo test -p c960-tests --test suite -- --ignored --nocapture --test-threads 1 hardening_figures::`.
 //! They print figures and assert nothing about speed.
 
 use std::time::{Duration, Instant};
