@@ -251,7 +251,7 @@ fn main() -> ExitCode {
     let mut wrong = 0u64;
     for c in store.campaigns().expect("campaigns") {
         for r in store.table(c.id).expect("table").1 {
-            if r.status == "valid" {
+            if r.status == c960_coordinator::store::RowStatus::Valid {
                 valid += 1;
                 if r.nodes != Some(reference[&r.sp.unwrap()]) {
                     wrong += 1;

@@ -22,6 +22,35 @@ pub struct SplitUnit {
     pub first_moves: Vec<(String, u64)>,
 }
 
+/// Where a split start position stands: the `status` of the split exports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitStatus {
+    /// Every workunit valid: the total is known.
+    Valid,
+    /// Some workunits still open.
+    Partial,
+    /// A workunit failed.
+    Failed,
+}
+
+impl SplitStatus {
+    /// The name in exports and on the pages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SplitStatus::Valid => "valid",
+            SplitStatus::Partial => "partial",
+            SplitStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for SplitStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One start position of a split campaign, assembled from its workunits.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SplitRow {
@@ -35,8 +64,8 @@ pub struct SplitRow {
     pub nodes: Option<u128>,
     /// Σ multiplicity × nodes over the valid workunits so far.
     pub nodes_so_far: u128,
-    /// `valid` (complete), `partial` or `failed` (a workunit failed).
-    pub status: String,
+    /// Valid (complete), partial or failed (a workunit failed).
+    pub status: SplitStatus,
     /// Valid workunits / workunits.
     pub share_done: f64,
     /// Workunits of this start position.
@@ -111,13 +140,12 @@ impl Assembler {
                     nodes: complete.then_some(a.total),
                     nodes_so_far: a.total,
                     status: if a.failed > 0 {
-                        "failed"
+                        SplitStatus::Failed
                     } else if complete {
-                        "valid"
+                        SplitStatus::Valid
                     } else {
-                        "partial"
-                    }
-                    .into(),
+                        SplitStatus::Partial
+                    },
                     share_done: a.valid as f64 / a.count.max(1) as f64,
                     workunits: a.count,
                     divide: a.divide.into_iter().collect(),
@@ -255,7 +283,7 @@ mod tests {
         let rows = assemble(4, &units, |sp| format!("fen{sp}"));
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].nodes, Some(37));
-        assert_eq!(rows[0].status, "valid");
+        assert_eq!(rows[0].status, SplitStatus::Valid);
         assert_eq!(
             rows[0].divide,
             vec![("a2a3".into(), 17), ("b2b3".into(), 20)]
@@ -265,7 +293,7 @@ mod tests {
             (None, 3, "partial")
         );
         assert_eq!(rows[1].share_done, 0.5);
-        assert_eq!(rows[2].status, "failed");
+        assert_eq!(rows[2].status, SplitStatus::Failed);
         let csv = split_csv(&rows);
         assert!(csv.starts_with("sp,fen,depth,nodes,status,"));
         assert!(csv.contains("\n5,fen5,4,37,valid,1.0000,2\n"));

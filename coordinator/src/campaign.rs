@@ -7,6 +7,7 @@ use c960_common::wire::AnalysisEngine;
 use serde::{Deserialize, Serialize};
 
 use crate::sizing::{self, Estimate};
+use crate::store::CampaignKind;
 
 /// The table size of every analysis workunit, in MiB. Fixed per campaign because it is part of
 /// the reproducibility contract: replicas searched with different tables may differ.
@@ -413,13 +414,13 @@ impl NewCampaign {
         self.priority = priority;
         self
     }
-
+    /// Perft, analysis or self-play.
     /// `perft`, `analysis` or `selfplay`, as stored.
-    pub fn kind_name(&self) -> &'static str {
+    pub fn kind(&self) -> CampaignKind {
         match (self.analysis, self.self_play) {
-            (_, Some(_)) => "selfplay",
-            (Some(_), None) => "analysis",
-            (None, None) => "perft",
+            (_, Some(_)) => CampaignKind::SelfPlay,
+            (Some(_), None) => CampaignKind::Analysis,
+            (None, None) => CampaignKind::Perft,
         }
     }
 }
@@ -622,9 +623,9 @@ mod tests {
         let c = req(r#"{"kind": "selfplay", "engine": "uci", "games": 8, "nodes": 2000, "positions": "518"}"#)
             .unwrap();
         assert_eq!(
-            (c.kind_name(), c.depth, c.analysis, c.self_play),
+            (c.kind(), c.depth, c.analysis, c.self_play),
             (
-                "selfplay",
+                CampaignKind::SelfPlay,
                 0,
                 Some(AnalysisEngine::Uci),
                 Some(SelfPlayBudget {
@@ -689,8 +690,8 @@ mod tests {
             .analyse(AnalysisEngine::Builtin)
             .unwrap();
         assert_eq!(
-            (a.kind_name(), a.analysis),
-            ("analysis", Some(AnalysisEngine::Builtin))
+            (a.kind(), a.analysis),
+            (CampaignKind::Analysis, Some(AnalysisEngine::Builtin))
         );
         let base = NewCampaign::new(5, 2, None, vec![1]).unwrap();
         assert_eq!(base.clone().split_at(2).unwrap().split_ply, 2);

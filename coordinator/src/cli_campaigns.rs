@@ -128,7 +128,7 @@ pub enum CampaignCommand {
 fn kind(c: &Campaign) -> String {
     match &c.engine {
         Some(e) => format!("{}/{e}", c.kind),
-        None => c.kind.clone(),
+        None => c.kind.to_string(),
     }
 }
 

@@ -19,6 +19,7 @@ use c960_common::wire::AnalysisEngine;
 use crate::api::{self, AppState, Config};
 use crate::campaign::{NewCampaign, select_starts};
 use crate::export;
+use crate::store::{CampaignKind, RowStatus};
 use crate::store::{CampaignProgress, Store};
 
 /// Options of `run`.
@@ -154,7 +155,7 @@ async fn run_async(
         "campaign {}: {} depth {} over {} start positions {}, quorum {}; {} of {} workunits already done{}",
         campaign.id,
         match (&campaign.engine, campaign.split_ply) {
-            (Some(e), _) if campaign.kind == "selfplay" => format!(
+            (Some(e), _) if campaign.kind == CampaignKind::SelfPlay => format!(
                 "self-play ({e}, {} games a start at {} nodes a move)",
                 campaign.games.unwrap_or(0),
                 campaign.move_nodes.unwrap_or(0)
@@ -198,10 +199,10 @@ async fn run_async(
         return Ok(RunOutcome::Interrupted);
     }
 
-    if campaign.kind == "analysis" {
+    if campaign.kind == CampaignKind::Analysis {
         return finish_analysis(&opts, &store, campaign.id).await;
     }
-    if campaign.kind == "selfplay" {
+    if campaign.kind == CampaignKind::SelfPlay {
         return finish_self_play(&opts, &store, campaign.id).await;
     }
     if campaign.split_ply > 0 {
@@ -211,11 +212,14 @@ async fn run_async(
     let (c, rows) = tokio::task::spawn_blocking(move || s2.table(campaign.id)).await??;
     let csv = export::csv_for(&c, &rows);
     let total = export::total_nodes(&rows);
-    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    let failed = rows
+        .iter()
+        .filter(|r| r.status == RowStatus::Failed)
+        .count() as u64;
     write_table(opts.out.as_deref(), &csv, Some(total))?;
     let totals = rows
         .iter()
-        .filter(|r| r.status == "valid")
+        .filter(|r| r.status == RowStatus::Valid)
         .filter_map(|r| Some((r.sp?, u128::from(r.nodes?))))
         .collect();
     let checked = report_check(campaign.depth, &totals);
@@ -284,7 +288,10 @@ async fn finish_split(
     let total: u128 = totals.values().sum();
     write_table(opts.out.as_deref(), &csv, Some(total))?;
     let checked = report_check(campaign.depth, &totals);
-    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    let failed = rows
+        .iter()
+        .filter(|r| r.status == crate::assembly::SplitStatus::Failed)
+        .count() as u64;
     if failed > 0 || !checked {
         eprintln!("{failed} start positions have failed workunits");
         return Ok(RunOutcome::Failed {
@@ -321,7 +328,10 @@ async fn finish_self_play(
             p.elo.unwrap_or(f64::NAN)
         );
     }
-    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    let failed = rows
+        .iter()
+        .filter(|r| r.status == RowStatus::Failed)
+        .count() as u64;
     Ok(if failed > 0 {
         RunOutcome::Failed { failed }
     } else {
@@ -368,7 +378,10 @@ async fn finish_analysis(
             s.least_balanced.first().map_or(0, |e| e.sp),
         );
     }
-    let failed = rows.iter().filter(|r| r.status == "failed").count() as u64;
+    let failed = rows
+        .iter()
+        .filter(|r| r.status == RowStatus::Failed)
+        .count() as u64;
     if failed > 0 {
         eprintln!("{failed} workunits failed: their replicas never agreed");
         return Ok(RunOutcome::Failed { failed });

@@ -186,7 +186,7 @@ pub fn json(campaign: &Campaign, rows: &[AnalysisRow<SelfPlayResult>]) -> String
                 sp: r.sp,
                 family_number: r.family_number,
                 fen: &r.fen,
-                status: &r.status,
+                status: r.status.as_str(),
                 agreeing_results: r.agreeing_results,
                 summary: res.map(summary_of),
                 mean_plies: res.and_then(mean_plies),

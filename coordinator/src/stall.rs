@@ -433,7 +433,7 @@ mod tests {
         let p = CampaignProgress {
             campaign: crate::store::Campaign {
                 id: 1,
-                kind: "perft".into(),
+                kind: crate::store::CampaignKind::Perft,
                 engine: None,
                 split_ply: 0,
                 depth: 2,

@@ -8,6 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use c960_common::balance::{self, PositionScore, RankedPosition};
 use serde::Serialize;
 
+use crate::store::RowStatus;
 use crate::store::{AnalysisRow, Campaign};
 
 /// The scores of the valid rows with a start position, for [`balance::report`].
@@ -160,7 +161,7 @@ pub fn balance_report<'a>(
     let summary = BalanceSummary {
         positions_scored: report.ranked.len(),
         positions_total: rows.len(),
-        complete: rows.iter().all(|r| r.status == "valid"),
+        complete: rows.iter().all(|r| r.status == RowStatus::Valid),
         mean_cp: report.mean_cp,
         median_cp: report.median_cp,
         std_dev_cp: report.std_dev_cp,

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::scheduler::CampaignState;
 use crate::store::{AnalysisRow, Campaign, TableRow};
+use crate::store::{CampaignKind, RowStatus};
 
 mod balance_report;
 
@@ -90,14 +91,14 @@ pub fn render(
     let kind = campaigns
         .iter()
         .find(|c| c.id == campaign_id)
-        .map(|c| c.kind.clone())
+        .map(|c| c.kind)
         .ok_or(crate::store::StoreError::UnknownCampaign(campaign_id))?;
     let not_for = |what: &str| {
         Err(format!(
             "campaign {campaign_id} is a {kind} campaign; {what}"
         ))
     };
-    if kind == "selfplay" {
+    if kind == CampaignKind::SelfPlay {
         let (c, rows) = store.self_play_table(campaign_id)?;
         return Ok(match format {
             Format::Csv => Ok(crate::self_play::csv(&c, &rows)),
@@ -108,7 +109,7 @@ pub fn render(
             }
         });
     }
-    if kind == "analysis" {
+    if kind == CampaignKind::Analysis {
         let (c, rows) = store.analysis_table(campaign_id)?;
         return Ok(match format {
             Format::Csv => Ok(analysis_csv_for(&c, &rows)),
@@ -201,7 +202,7 @@ pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
 /// workunit: the one export that grows with a campaign; a split table is per start position,
 /// analysis tables and the reports are built in memory).
 pub fn streams(campaign: &Campaign, format: Format) -> bool {
-    format == Format::Csv && campaign.kind == "perft" && campaign.split_ply == 0
+    format == Format::Csv && campaign.kind == CampaignKind::Perft && campaign.split_ply == 0
 }
 
 /// The CSV of a perft table streamed from one read snapshot: `send` gets chunks of about
@@ -348,7 +349,7 @@ struct JsonAnalysisTable<'a> {
 pub fn analysis_json(campaign: &Campaign, rows: &[AnalysisRow]) -> String {
     let t = JsonAnalysisTable {
         campaign,
-        complete: rows.iter().all(|r| r.status == "valid"),
+        complete: rows.iter().all(|r| r.status == RowStatus::Valid),
         state: state_of(campaign, rows.iter().map(|r| r.status.as_str())),
         rows,
     };
@@ -411,7 +412,9 @@ pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> St
     let totals = split_totals(rows);
     let t = JsonSplitTable {
         campaign,
-        complete: rows.iter().all(|r| r.status == "valid"),
+        complete: rows
+            .iter()
+            .all(|r| r.status == crate::assembly::SplitStatus::Valid),
         state: state_of(campaign, rows.iter().map(|r| r.status.as_str())),
         total_nodes: totals.values().sum::<u128>(),
         check: crate::assembly::check(campaign.depth, &totals),
@@ -435,7 +438,7 @@ struct JsonTable<'a> {
 pub fn json(campaign: &Campaign, rows: &[TableRow]) -> String {
     let t = JsonTable {
         campaign,
-        complete: rows.iter().all(|r| r.status == "valid"),
+        complete: rows.iter().all(|r| r.status == RowStatus::Valid),
         state: state_of(campaign, rows.iter().map(|r| r.status.as_str())),
         total_nodes: total_nodes(rows),
         rows,
@@ -473,7 +476,7 @@ mod tests {
             family_number: None,
             fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1".into(),
             depth: 8,
-            status: "valid".into(),
+            status: RowStatus::Valid,
             agreeing_results: 2,
             result: Some(c960_common::wire::AnalysisResult {
                 score_cp: Some(-35),
@@ -503,7 +506,7 @@ mod tests {
             fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1".into(),
             depth: 2,
             nodes: Some(400),
-            status: "valid".into(),
+            status: RowStatus::Valid,
             agreeing_results: 2,
             returned: 2,
             digest: Some("ab".into()),
@@ -568,7 +571,7 @@ mod tests {
             fen: "8/8/8/8/8/8/8/8 w - - 0 1".into(),
             depth: 9,
             nodes: Some(nodes),
-            status: "valid".into(),
+            status: RowStatus::Valid,
             agreeing_results: 2,
             returned: 2,
             digest: None,
@@ -577,7 +580,7 @@ mod tests {
         let rows = vec![row(1, u64::MAX), row(2, u64::MAX), row(3, (1 << 53) + 1)];
         let campaign = Campaign {
             id: 1,
-            kind: "perft".into(),
+            kind: CampaignKind::Perft,
             engine: None,
             split_ply: 0,
             depth: 9,

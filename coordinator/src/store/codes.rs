@@ -6,6 +6,7 @@ use c960_common::wire::{AnalysisEngine, Capabilities, PositionSpec, WorkUnitKind
 
 use crate::campaign::ANALYSIS_HASH_MIB;
 use crate::scheduler::{CampaignStatus, ReplicaState};
+use crate::store::records::{CampaignKind, RowStatus};
 use crate::trust::TrustLevel;
 use crate::validator::Digest;
 
@@ -206,6 +207,38 @@ pub fn outcome_name(v: i64) -> &'static str {
         1 => "valid",
         2 => "invalid",
         _ => "pending",
+    }
+}
+
+/// `workunits.state`: where a workunit stands.
+pub mod workunit_state {
+    /// Waiting for its quorum.
+    pub const OPEN: i64 = 0;
+    /// A canonical result.
+    pub const VALID: i64 = 1;
+    /// Failed at the result cap.
+    pub const FAILED: i64 = 2;
+    /// Reopened for re-verification (a validator was caught lying).
+    pub const REVERIFYING: i64 = 3;
+}
+
+/// The table status of a stored `workunits.state`.
+pub fn row_status(v: i64) -> RowStatus {
+    match v {
+        workunit_state::OPEN => RowStatus::Open,
+        workunit_state::VALID => RowStatus::Valid,
+        workunit_state::REVERIFYING => RowStatus::Reverifying,
+        _ => RowStatus::Failed,
+    }
+}
+
+/// The campaign kind of a stored `campaigns.kind`.
+pub fn campaign_kind(text: &str) -> Result<CampaignKind, String> {
+    match text {
+        "perft" => Ok(CampaignKind::Perft),
+        "analysis" => Ok(CampaignKind::Analysis),
+        "selfplay" => Ok(CampaignKind::SelfPlay),
+        other => Err(format!("unknown campaign kind {other:?} in the database")),
     }
 }
 

@@ -6,13 +6,76 @@ use serde::Serialize;
 use crate::scheduler::{CampaignAction, CampaignStatus, ReplicaState};
 use crate::validator::Digest;
 
+/// What a campaign computes: the `kind` of its JSON, CSV and pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CampaignKind {
+    /// Perft of each start (or split sub-position).
+    Perft,
+    /// A fixed-depth search of each start.
+    Analysis,
+    /// Self-play games from each start.
+    #[serde(rename = "selfplay")]
+    SelfPlay,
+}
+
+impl CampaignKind {
+    /// The name in exports and on the pages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CampaignKind::Perft => "perft",
+            CampaignKind::Analysis => "analysis",
+            CampaignKind::SelfPlay => "selfplay",
+        }
+    }
+}
+
+impl std::fmt::Display for CampaignKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a row of a table (a workunit) stands: the `status` of the exports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowStatus {
+    /// Waiting for its quorum.
+    Open,
+    /// A canonical result.
+    Valid,
+    /// Failed without a quorum at the result cap.
+    Failed,
+    /// Validated once, reopened because a worker that helped validate it was caught lying; no
+    /// value until it is validated again.
+    Reverifying,
+}
+
+impl RowStatus {
+    /// The name in exports and on the pages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowStatus::Open => "open",
+            RowStatus::Valid => "valid",
+            RowStatus::Failed => "failed",
+            RowStatus::Reverifying => "reverifying",
+        }
+    }
+}
+
+impl std::fmt::Display for RowStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A campaign as stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Campaign {
     /// Id.
     pub id: u64,
-    /// `perft` or `analysis`.
-    pub kind: String,
+    /// Perft, analysis or self-play.
+    pub kind: CampaignKind,
     /// Analysis campaigns: `builtin` or `uci`.
     pub engine: Option<String>,
     /// Perft campaigns split at this ply (0: one workunit per start position).
@@ -169,9 +232,8 @@ pub struct TableRow {
     pub depth: u32,
     /// Canonical node count once valid.
     pub nodes: Option<u64>,
-    /// `open`, `valid`, `failed`, or `reverifying` (validated once, reopened because a worker
-    /// that helped validate it was caught lying; no value until it is validated again).
-    pub status: String,
+    /// Open, valid, failed or reverifying.
+    pub status: RowStatus,
     /// Results that agree with the canonical one.
     pub agreeing_results: u32,
     /// Results returned so far, whatever the vote (an open row with one returned waits for a
@@ -375,8 +437,8 @@ pub struct AnalysisRow<R = AnalysisResult> {
     pub fen: String,
     /// Search depth.
     pub depth: u32,
-    /// `open`, `valid` or `failed`.
-    pub status: String,
+    /// Open, valid or failed.
+    pub status: RowStatus,
     /// Results that agree with the canonical one.
     pub agreeing_results: u32,
     /// The canonical result once valid.

@@ -29,6 +29,7 @@ use c960_coordinator::api::Config;
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::checker::CheckBudget;
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_coordinator::trust::Integrity;
 use c960_tests::{TestServer, quick_config};
@@ -522,7 +523,7 @@ async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
     let mut truths: BTreeMap<String, PerftResult> = BTreeMap::new();
     for c in &campaigns {
         let (_, rows) = server.store.table(c.id).unwrap();
-        for r in rows.iter().filter(|r| r.status == "valid") {
+        for r in rows.iter().filter(|r| r.status == RowStatus::Valid) {
             let kind = match r.sp {
                 Some(sp) => WorkUnitKind::Perft {
                     position: PositionSpec::StartPosition(sp),
@@ -726,7 +727,7 @@ async fn implausibly_fast_and_delayed_liars() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (_, rows) = server.store.table(c.id).unwrap();
-    assert!(rows.iter().all(|r| r.status != "valid"));
+    assert!(rows.iter().all(|r| r.status != RowStatus::Valid));
 }
 
 /// Sybils: 12 identities from one address block. Registrations beyond the burst are refused

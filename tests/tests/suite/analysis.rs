@@ -14,6 +14,7 @@ use c960_common::wire::{
     SubmitRequest, WorkResult, WorkerAuth,
 };
 use c960_common::{CastlingNotation, StartPosition};
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, quick_config};
 use c960_worker::client::{Client, engine};
@@ -52,7 +53,7 @@ async fn builtin_replicas_agree_through_the_coordinator() {
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     assert_eq!(rows.len(), 4);
     for row in &rows {
-        assert_eq!(row.status, "valid", "{row:?}");
+        assert_eq!(row.status, RowStatus::Valid, "{row:?}");
         let sp = row.sp.unwrap();
         // The canonical result is exactly what this build's searcher says.
         assert_eq!(row.result.as_ref(), Some(&builtin(sp, 3)), "sp {sp}");
@@ -176,7 +177,11 @@ async fn different_engine_ids_never_form_a_quorum() {
         same.engine_id = id.to_string();
         submit(&client, &auth, &a, same.clone()).await;
         let (_, rows) = server.store.analysis_table(c.id).unwrap();
-        let expected = if i < 2 { "open" } else { "valid" };
+        let expected = if i < 2 {
+            RowStatus::Open
+        } else {
+            RowStatus::Valid
+        };
         assert_eq!(rows[0].status, expected, "after {} results", i + 1);
     }
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
@@ -228,7 +233,7 @@ async fn a_failed_engine_is_a_failed_replica_not_a_result() {
         .unwrap_err();
     assert_eq!(err.code(), Some("invalid_result"));
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
-    assert_eq!(rows[0].status, "open");
+    assert_eq!(rows[0].status, RowStatus::Open);
 }
 
 #[test]
@@ -401,13 +406,13 @@ async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
     c960_tests::one_uci_result(&server, "wasm-a", wasm.clone(), workunit, 0).await;
     c960_tests::one_uci_result(&server, "debian", debian, workunit, 1).await;
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
-    assert_eq!(rows[0].status, "open");
+    assert_eq!(rows[0].status, RowStatus::Open);
     let results = server.store.results(workunit).unwrap();
     assert_ne!(results[0].digest, results[1].digest);
     // A second worker with the same WASM build agrees with the first: valid.
     c960_tests::one_uci_result(&server, "wasm-b", wasm, workunit, 2).await;
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
-    assert_eq!(rows[0].status, "valid");
+    assert_eq!(rows[0].status, RowStatus::Valid);
     let r = rows[0].result.as_ref().unwrap();
     assert!(
         r.engine_id.starts_with("Stockfish") && r.engine_id.contains(" net:"),
@@ -488,7 +493,10 @@ async fn colluding_analysis_liars_are_caught_by_the_coordinators_own_search() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
-    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r.status != RowStatus::Valid),
+        "{rows:?}"
+    );
     for name in ["h1", "h2"] {
         let auth = client.register(name, 1, 0).await.unwrap();
         while let Some(a) = lease(&client, &auth, &caps).await {
@@ -503,7 +511,7 @@ async fn colluding_analysis_liars_are_caught_by_the_coordinators_own_search() {
     }
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     for row in &rows {
-        assert_eq!(row.status, "valid", "{row:?}");
+        assert_eq!(row.status, RowStatus::Valid, "{row:?}");
         assert_eq!(row.result.as_ref(), Some(&builtin(row.sp.unwrap(), 3)));
     }
     assert!(server.store.check_cost().unwrap().checks_run >= 2);
@@ -581,7 +589,7 @@ async fn fabricated_uci_analyses_are_overturned_by_the_coordinators_own_engine()
     c960_tests::wait_until(Duration::from_secs(120), || {
         let (_, rows) = server.store.analysis_table(c.id).unwrap();
         let cost = server.store.check_cost().unwrap();
-        if rows.iter().all(|r| r.status == "valid") && cost.audits_waiting == 0 {
+        if rows.iter().all(|r| r.status == RowStatus::Valid) && cost.audits_waiting == 0 {
             Ok(())
         } else {
             Err(format!("not settled: {rows:?}"))

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use std::path::PathBuf;
 
@@ -196,7 +197,11 @@ async fn committed_stockfish_18_values_are_reproduced_by_fresh_searches() {
         c960_tests::one_uci_result(&server, &format!("a{sp}"), engine.clone(), workunit, 0).await;
         c960_tests::one_uci_result(&server, &format!("b{sp}"), engine.clone(), workunit, 1).await;
         let (_, units) = server.store.analysis_table(c.id).unwrap();
-        assert_eq!(units[0].status, "valid", "sp {sp}: two searches agree");
+        assert_eq!(
+            units[0].status,
+            RowStatus::Valid,
+            "sp {sp}: two searches agree"
+        );
         let got = units[0].result.as_ref().unwrap();
         let want = &table[sp as usize];
         assert_eq!(got.engine_id, want["engine"], "sp {sp}");

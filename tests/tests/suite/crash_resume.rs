@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_tests::{bins, parse_table, reference};
 
@@ -53,12 +54,12 @@ fn coordinator_killed_mid_campaign_resumes_without_recomputing() {
     let _ = child.wait();
     let store = store.expect("database created");
     let (_, rows) = store.table(1).unwrap();
-    let valid = rows.iter().filter(|r| r.status == "valid").count();
+    let valid = rows.iter().filter(|r| r.status == RowStatus::Valid).count();
     assert!(
         (40..960).contains(&valid),
         "killed at {valid} valid workunits: not in the middle"
     );
-    for r in rows.iter().filter(|r| r.status == "valid") {
+    for r in rows.iter().filter(|r| r.status == RowStatus::Valid) {
         valid_before.insert(
             r.workunit_id,
             store

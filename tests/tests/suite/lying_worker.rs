@@ -7,6 +7,7 @@ use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
 use c960_compute::compute::compute;
 use c960_coordinator::api::Config;
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
 use c960_worker::client::{Client, engine};
@@ -77,7 +78,7 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
 
     let (_, rows) = server.store.table(c.id).unwrap();
     for r in &rows {
-        assert_eq!(r.status, "valid");
+        assert_eq!(r.status, RowStatus::Valid);
         assert_eq!(
             r.nodes,
             Some(reference()[&r.sp.unwrap()][2]),

@@ -8,6 +8,7 @@ use c960_common::wire::{
     SubmitRequest,
 };
 use c960_compute::compute::compute;
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
 use c960_worker::client::{Client, engine};
@@ -175,7 +176,7 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
     server.finish_with_honest_workers(c.id, 2).await;
     let (_, rows) = server.store.table(c.id).unwrap();
     for r in &rows {
-        assert_eq!(r.status, "valid");
+        assert_eq!(r.status, RowStatus::Valid);
         assert_eq!(r.nodes, Some(reference()[&r.sp.unwrap()][1]));
     }
     let rs = server.store.results(a.workunit_id).unwrap();

@@ -18,6 +18,7 @@ use c960_coordinator::api::auth::Enrolment;
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{Config, Limits};
 use c960_coordinator::secrets::sha256;
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, honest_submission, quick_config, reference};
 use c960_worker::client::{Client, engine};
@@ -605,7 +606,10 @@ async fn quarantine_reverifies_what_the_liar_validated() {
         agreed.push((a.workunit_id, a.lease_id));
     }
     let (_, rows) = server.store.table(c.id).unwrap();
-    assert_eq!(rows.iter().filter(|r| r.status == "valid").count(), 2);
+    assert_eq!(
+        rows.iter().filter(|r| r.status == RowStatus::Valid).count(),
+        2
+    );
 
     // The lie: self-consistent wrong counts with a matching digest.
     let a = assigned(&client, &sneaky).await;
@@ -637,7 +641,7 @@ async fn quarantine_reverifies_what_the_liar_validated() {
     );
     let (_, rows) = server.store.table(c.id).unwrap();
     for r in &rows {
-        assert_eq!(r.status, "valid");
+        assert_eq!(r.status, RowStatus::Valid);
         assert_eq!(
             r.nodes,
             Some(reference()[&r.sp.unwrap()][1]),

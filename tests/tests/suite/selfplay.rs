@@ -16,6 +16,7 @@ use c960_common::{PerftEngine, PerftOptions, StartPosition};
 use c960_compute::compute::{UciSlot, compute_any};
 use c960_compute::uci_engine::UciCommand;
 use c960_coordinator::campaign::{NewCampaign, SelfPlayBudget, parse_positions};
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_coordinator::validator::check_self_play_shape;
 use c960_tests::{TestServer, bins, quick_config};
@@ -168,12 +169,12 @@ async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
     c960_tests::one_uci_result(&server, "debian-a", sf.clone(), workunit, 0).await;
     c960_tests::one_uci_result(&server, "wrapped", other, workunit, 1).await;
     let (_, rows) = server.store.self_play_table(c.id).unwrap();
-    assert_eq!(rows[0].status, "open", "two builds never agree");
+    assert_eq!(rows[0].status, RowStatus::Open, "two builds never agree");
     let results = server.store.results(workunit).unwrap();
     assert_ne!(results[0].digest, results[1].digest);
     c960_tests::one_uci_result(&server, "debian-b", sf, workunit, 2).await;
     let (campaign, rows) = server.store.self_play_table(c.id).unwrap();
-    assert_eq!(rows[0].status, "valid");
+    assert_eq!(rows[0].status, RowStatus::Valid);
     let outcomes: Vec<String> = server
         .store
         .results(workunit)
@@ -415,7 +416,7 @@ async fn fabricated_games_are_overturned_by_the_coordinators_audit() {
     c960_tests::wait_until(Duration::from_secs(120), || {
         let (_, rows) = server.store.self_play_table(c.id).unwrap();
         let cost = server.store.check_cost().unwrap();
-        if rows.iter().all(|r| r.status == "valid") && cost.audits_waiting == 0 {
+        if rows.iter().all(|r| r.status == RowStatus::Valid) && cost.audits_waiting == 0 {
             Ok(())
         } else {
             Err(format!("not settled: {rows:?}"))

@@ -7,6 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use c960_common::{StartPosition, divide, perft};
+use c960_coordinator::assembly::SplitStatus;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::export;
 use c960_coordinator::store::Store;
@@ -53,7 +54,7 @@ async fn split_campaigns_equal_unsplit_at_depth_5() {
         let (_, units) = server.store.split_units(c.id).unwrap();
         for row in &rows {
             let pos = StartPosition::new(u32::from(row.sp)).unwrap().position();
-            assert_eq!(row.status, "valid", "k {k} sp {}", row.sp);
+            assert_eq!(row.status, SplitStatus::Valid, "k {k} sp {}", row.sp);
             assert_eq!(
                 row.nodes,
                 Some(u128::from(reference()[&row.sp][4])),

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::{Child, Command};
 use std::time::Duration;
 
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins};
 
@@ -155,7 +156,10 @@ async fn two_workers_with_one_home_are_two_identities_and_finish_a_quorum_of_two
     );
     assert_ne!(first, second);
     let (_, rows) = server.store.table(c.id).unwrap();
-    assert!(rows.iter().all(|r| r.status == "valid"), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r.status == RowStatus::Valid),
+        "{rows:?}"
+    );
     for r in rows {
         let mut voters: Vec<u64> = server
             .store

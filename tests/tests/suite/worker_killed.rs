@@ -5,6 +5,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use c960_coordinator::api::Config;
+use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, reference};
 
@@ -80,7 +81,7 @@ async fn killed_worker_lease_expires_and_workunit_completes_elsewhere() {
     assert!(c2.wait().unwrap().success());
 
     let (_, rows) = server.store.table(c.id).unwrap();
-    assert_eq!(rows[0].status, "valid");
+    assert_eq!(rows[0].status, RowStatus::Valid);
     assert_eq!(rows[0].nodes, Some(reference()[&518][5]));
     let rs = server.store.results(wu).unwrap();
     let a_result = rs.iter().find(|r| r.id == lease_a).unwrap();

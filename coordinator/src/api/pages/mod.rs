@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::assembly::{self, CheckReport};
 use crate::reads::StandingsQuery;
+use crate::store::CampaignKind;
 use crate::store::{Campaign, CampaignProgress, Store, StoreError};
 use format::{duration, grouped, per_second, percent};
 use live::{Ring, Sample};
@@ -163,7 +164,7 @@ pub struct CampaignCard {
     /// Id.
     pub id: u64,
     /// The store's kind: `perft`, `analysis` or `selfplay` (what the views branch on).
-    pub kind: String,
+    pub kind: CampaignKind,
     /// The kind as shown: `perft`, `perft (split)`, `analysis (ENGINE)` or `self-play (ENGINE)`.
     pub kind_label: String,
     /// Self-play: games per workunit and nodes per move.
@@ -236,7 +237,7 @@ pub struct OeisView {
 /// The checks that apply to a campaign, from the report over its complete start positions.
 pub fn check_view(c: &Campaign, report: Option<&CheckReport>) -> Option<CheckView> {
     // The reference table and OEIS A157851 are of the Chess960 starts only.
-    if c.kind != "perft" || c.family != "chess960" {
+    if c.kind != CampaignKind::Perft || c.family != "chess960" {
         return None;
     }
     let all_960 = c.positions == "0-959";
@@ -274,11 +275,11 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
     let rates = pages.ring.campaign(c.id, remaining);
     CampaignCard {
         id: c.id,
-        kind: c.kind.clone(),
+        kind: c.kind,
         kind_label: match (&c.engine, c.split_ply) {
-            (Some(e), _) if c.kind == "selfplay" => format!("self-play ({e})"),
+            (Some(e), _) if c.kind == CampaignKind::SelfPlay => format!("self-play ({e})"),
             (Some(e), _) => format!("analysis ({e})"),
-            (None, 0) => c.kind.clone(),
+            (None, 0) => c.kind.to_string(),
             (None, _) => format!("{} (split)", c.kind),
         },
         self_play: c.games.zip(c.move_nodes),
@@ -299,7 +300,7 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
         in_flight: p.in_flight,
         queued: p.queued_replicas,
         nodes_valid: p.nodes_valid,
-        nodes_label: if c.kind == "analysis" || c.kind == "selfplay" {
+        nodes_label: if c.kind == CampaignKind::Analysis || c.kind == CampaignKind::SelfPlay {
             "nodes searched"
         } else {
             "nodes (valid)"
@@ -316,7 +317,7 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
 /// complete (assembly reads every unit).
 fn cached_checks(pages: &Pages, p: &CampaignProgress) -> Result<Option<CheckView>, StoreError> {
     let c = &p.campaign;
-    if c.kind != "perft" {
+    if c.kind != CampaignKind::Perft {
         return Ok(None);
     }
     let key = (p.valid, p.failed);
@@ -620,10 +621,10 @@ async fn live_json(Extension(pages): Extension<Arc<Pages>>) -> Response {
 mod tests {
     use super::*;
 
-    fn campaign(depth: u32, positions: &str, kind: &str) -> Campaign {
+    fn campaign(depth: u32, positions: &str, kind: CampaignKind) -> Campaign {
         Campaign {
             id: 1,
-            kind: kind.into(),
+            kind,
             engine: None,
             split_ply: 0,
             depth,
@@ -642,18 +643,24 @@ mod tests {
 
     #[test]
     fn checks_apply_by_depth_and_position_set() {
-        assert_eq!(check_view(&campaign(4, "0-9", "analysis"), None), None);
-        assert_eq!(check_view(&campaign(7, "0-9", "perft"), None), None);
-        let shallow = check_view(&campaign(3, "0-9", "perft"), None).unwrap();
+        assert_eq!(
+            check_view(&campaign(4, "0-9", CampaignKind::Analysis), None),
+            None
+        );
+        assert_eq!(
+            check_view(&campaign(7, "0-9", CampaignKind::Perft), None),
+            None
+        );
+        let shallow = check_view(&campaign(3, "0-9", CampaignKind::Perft), None).unwrap();
         assert_eq!(shallow.reference, Some((0, 0, vec![])));
         assert_eq!(shallow.oeis, None);
-        let deep = check_view(&campaign(7, "0-959", "perft"), None).unwrap();
+        let deep = check_view(&campaign(7, "0-959", CampaignKind::Perft), None).unwrap();
         assert_eq!(deep.reference, None);
         let o = deep.oeis.unwrap();
         assert_eq!((o.want.as_str(), o.verdict), ("2,854,198,413,886", None));
         let totals: BTreeMap<u16, u128> = (0..960).map(|sp| (sp, 20)).collect();
         let report = assembly::check(1, &totals);
-        let one = check_view(&campaign(1, "0-959", "perft"), Some(&report)).unwrap();
+        let one = check_view(&campaign(1, "0-959", CampaignKind::Perft), Some(&report)).unwrap();
         assert_eq!(one.oeis.unwrap().verdict, Some(false));
         assert_eq!(one.reference.unwrap().1, 960);
     }
@@ -663,7 +670,7 @@ mod tests {
         let progress = |status, valid, failed, in_flight| CampaignProgress {
             campaign: Campaign {
                 status,
-                ..campaign(3, "0-9", "perft")
+                ..campaign(3, "0-9", CampaignKind::Perft)
             },
             total: 10,
             valid,

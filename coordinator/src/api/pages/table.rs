@@ -7,6 +7,7 @@ use c960_common::balance::PositionScore;
 use super::ROWS_PER_PAGE;
 use super::format;
 use crate::assembly;
+use crate::store::CampaignKind;
 use crate::store::{Campaign, Store, StoreError};
 
 /// A page of a campaign table: one of the three kinds.
@@ -115,14 +116,14 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
     let mut out = TablePage {
         page,
         pages,
-        reference: c.kind == "perft" && (1..=6).contains(&c.depth),
+        reference: c.kind == CampaignKind::Perft && (1..=6).contains(&c.depth),
         perft: None,
         split: None,
         analysis: None,
         agreement: None,
         self_play: None,
     };
-    if c.kind == "selfplay" {
+    if c.kind == CampaignKind::SelfPlay {
         let (_, rows) = store.self_play_table(c.id)?;
         let elo = |v: Option<f64>| v.map_or_else(|| "—".to_string(), |e| format!("{e:+.0}"));
         out.self_play = Some(
@@ -133,7 +134,7 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
                     SelfPlayRowView {
                         sp: r.sp.unwrap_or_default(),
                         fen: r.fen.clone(),
-                        status: r.status.clone(),
+                        status: r.status.to_string(),
                         wdl: s.map_or_else(String::new, |s| {
                             format!("{} / {} / {}", s.white_wins, s.draws, s.black_wins)
                         }),
@@ -149,7 +150,7 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
                 })
                 .collect(),
         );
-    } else if c.kind == "analysis" {
+    } else if c.kind == CampaignKind::Analysis {
         let (_, rows) = store.analysis_table(c.id)?;
         let scores = crate::export::position_scores(&rows);
         if !scores.is_empty() {
@@ -163,7 +164,7 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
                     AnalysisRowView {
                         sp: r.sp.unwrap_or_default(),
                         fen: r.fen.clone(),
-                        status: r.status.clone(),
+                        status: r.status.to_string(),
                         score: match a {
                             Some(a) => match (a.mate, a.score_cp) {
                                 (Some(m), _) => format!("mate {m}"),
@@ -199,7 +200,7 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
                     PerftRowView {
                         sp,
                         fen: r.fen,
-                        status: r.status,
+                        status: r.status.to_string(),
                         nodes: r.nodes,
                         agreeing: r.agreeing_results,
                         returned: (r.returned, c.quorum),

@@ -8,6 +8,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use super::format::{ago, duration, grouped, per_second, utc};
 use super::{CampaignCard, CheckView, OwnView, TablePage};
 use crate::reads::{WorkerHistory, WorkerStanding};
+use crate::store::CampaignKind;
 
 /// The frame of every page; `live`: its counters are refreshed by the script. Every page passes
 /// through here, and so through [`crate::label::inert`]: a name stored before labels were
@@ -284,10 +285,10 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                     "Download: "
                     a href={ (export) "/table?format=csv" } { "CSV" } " · "
                     a href={ (export) "/table?format=json" } { "JSON" }
-                    @if c.kind == "selfplay" {
+                    @if c.kind == CampaignKind::SelfPlay {
                         " · " a href={ (export) "/table?format=pgn" } { "games (PGN)" }
                     }
-                    @if c.kind == "analysis" {
+                    @if c.kind == CampaignKind::Analysis {
                         " · " a href={ (export) "/balance" } { "balance report (JSON)" }
                         " · " a href={ (export) "/balance?format=svg" } { "balance chart (SVG)" }
                     }
@@ -306,7 +307,7 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                                     tr data-sp=(r.sp) {
                                         td.num { (r.sp) }
                                         td.mono.small { (r.fen) }
-                                        td { (state_badge(&r.status)) }
+                                        td { (state_badge(r.status.as_str())) }
                                         td.num data-returned { (r.returned.0) " / " (r.returned.1) }
                                         td.num data-nodes { (r.nodes.map(|n| grouped(n.into())).unwrap_or_default()) }
                                         td.num { (r.agreeing) }
@@ -325,7 +326,7 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                                 @for r in rows {
                                     tr data-sp=(r.sp) {
                                         td.num { (r.sp) }
-                                        td { (state_badge(&r.status)) }
+                                        td { (state_badge(r.status.as_str())) }
                                         td.num { (grouped(r.workunits.into())) }
                                         td.num { (format!("{:.1}", r.share_done * 100.0)) " %" }
                                         td.num data-nodes { (grouped(r.nodes.unwrap_or(r.nodes_so_far))) }
@@ -364,7 +365,7 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                                     tr data-sp=(r.sp) {
                                         td.num { (r.sp) }
                                         td.mono.small { (r.fen) }
-                                        td { (state_badge(&r.status)) }
+                                        td { (state_badge(r.status.as_str())) }
                                         td.num { (r.score) }
                                         td.mono { (r.best_move) }
                                         td.num { (r.agreeing) }
@@ -382,7 +383,7 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                                     tr data-sp=(r.sp) {
                                         td.num { (r.sp) }
                                         td.mono.small { (r.fen) }
-                                        td { (state_badge(&r.status)) }
+                                        td { (state_badge(r.status.as_str())) }
                                         td.num { (r.wdl) }
                                         td.num { (r.score) }
                                         td.num { (r.elo) }

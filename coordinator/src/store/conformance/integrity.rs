@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{ALL, sub, unknown_campaign};
 use crate::campaign::NewCampaign;
+use crate::store::RowStatus;
 use crate::store::db::Backend;
 use crate::store::{CheckOutcome, Store, Submission};
 use crate::trust::Integrity;
@@ -24,7 +25,11 @@ pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Bac
             .unwrap();
     }
     let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(rows[0].status, "open", "griefers never fail a workunit");
+    assert_eq!(
+        rows[0].status,
+        RowStatus::Open,
+        "griefers never fail a workunit"
+    );
     assert!(
         s.assign(g[3], &ALL, 5, 1000).unwrap().is_none(),
         "beyond the cap, replicas only for trusted workers"
@@ -101,7 +106,10 @@ pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>
     }
     // Every sub-unit was valid a moment: the known total reopened them all.
     let (_, rows) = s.table(c.id).unwrap();
-    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r.status != RowStatus::Valid),
+        "{rows:?}"
+    );
     // Honest trusted workers (a recount by untrusted ones would wait for an anchor).
     let honest: Vec<u64> = (0..3)
         .map(|i| {

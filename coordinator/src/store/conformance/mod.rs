@@ -13,6 +13,7 @@ mod integrity;
 mod quarantine;
 
 use crate::campaign::NewCampaign;
+use crate::store::RowStatus;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
 use crate::store::postgres::{Clock, PgOptions, PgStore};
@@ -202,7 +203,7 @@ pub(crate) fn two_stores_on_one_database<S: Backend>(a: &S, b: &S) {
                         // Nothing free now: either all is handed out, or the other store holds
                         // row locks this one skipped (SKIP LOCKED). Done only when complete.
                         let (_, rows) = s.table(c.id).unwrap();
-                        if rows.iter().all(|r| r.status == "valid") {
+                        if rows.iter().all(|r| r.status == RowStatus::Valid) {
                             break;
                         }
                         std::thread::sleep(std::time::Duration::from_millis(2));
@@ -453,7 +454,7 @@ pub(crate) fn unanchored_agreement_waits_for_a_trusted_worker_or_a_check<S: Back
     s.submit(a, la.lease_id, &sub(7, 7), 2).unwrap();
     s.submit(b, lb.lease_id, &sub(7, 7), 2).unwrap();
     let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(rows[0].status, "open");
+    assert_eq!(rows[0].status, RowStatus::Open);
     assert_eq!(s.checks_wanted(10).unwrap()[0].workunit_id, la.workunit_id);
     let lu = s.assign(u, &ALL, 3, 1000).unwrap().unwrap();
     assert_ne!(lu.workunit_id, la.workunit_id, "untrusted U skips it");
@@ -478,7 +479,7 @@ pub(crate) fn unanchored_agreement_waits_for_a_trusted_worker_or_a_check<S: Back
     )
     .unwrap();
     let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(rows[1].status, "valid");
+    assert_eq!(rows[1].status, RowStatus::Valid);
     assert_eq!(s.worker(u).unwrap().unwrap().checks_passed, 1);
     let cost = s.check_cost().unwrap();
     // Workunit 1's check still waits: valid through T, it is still evidence about A and B.
@@ -537,7 +538,10 @@ pub(crate) fn trust_is_earned_by_checks_and_lost_with_the_standing_on_a_failed_o
     // With quorum 2 nothing was valid on W's results alone; V still works.
     assert!(s.assign(v, &ALL, 5, 1000).unwrap().is_some());
     let (_, rows) = s.table(c.id).unwrap();
-    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r.status != RowStatus::Valid),
+        "{rows:?}"
+    );
 }
 pub(crate) fn untrusted_lease_cap_block_separation_and_block_cap<S: Backend>(s: &S) {
     s.set_integrity(&Integrity {

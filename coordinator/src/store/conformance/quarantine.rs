@@ -7,6 +7,7 @@ use c960_common::wire::Capabilities;
 
 use super::sub;
 use crate::campaign::NewCampaign;
+use crate::store::RowStatus;
 use crate::store::db::Backend;
 use crate::store::{CheckOutcome, Store};
 
@@ -64,7 +65,7 @@ pub(crate) fn an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_t
         assert_eq!(w.valid, 0, "their votes on the wrong value are rolled back");
     }
     let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(rows[0].status, "reverifying");
+    assert_eq!(rows[0].status, RowStatus::Reverifying);
     // H's result votes again; one more right answer settles the workunit.
     let y1 = s.assign(y, &caps, 6, 1000).unwrap().unwrap();
     assert_eq!(y1.workunit_id, wu);
@@ -184,7 +185,7 @@ pub(crate) fn quarantine_reopens_what_the_worker_validated<S: Backend>(s: &S) {
     s.submit(l, l1.lease_id, &sub(20, 1), 1).unwrap();
     s.submit(h, h1.lease_id, &sub(20, 1), 1).unwrap();
     let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(rows[0].status, "valid");
+    assert_eq!(rows[0].status, RowStatus::Valid);
     assert_eq!(s.worker(h).unwrap().unwrap().valid, 1);
 
     // Workunit 2: L lies, H and X tell the truth; L loses its vote.
@@ -292,11 +293,11 @@ pub(crate) fn quarantine_reopens_what_the_worker_made_fail<S: Backend>(s: &S) {
     let h1 = s.assign(h, &caps, 0, 1000).unwrap().unwrap();
     s.submit(l, l1.lease_id, &sub(99, 9), 1).unwrap();
     s.submit(h, h1.lease_id, &sub(20, 1), 1).unwrap();
-    assert_eq!(s.table(c.id).unwrap().1[0].status, "failed");
+    assert_eq!(s.table(c.id).unwrap().1[0].status, RowStatus::Failed);
     assert!(s.assign(x, &caps, 2, 1000).unwrap().is_none());
 
     s.set_banned(l, true, 3).unwrap();
-    assert_eq!(s.table(c.id).unwrap().1[0].status, "open");
+    assert_eq!(s.table(c.id).unwrap().1[0].status, RowStatus::Open);
     let x1 = s.assign(x, &caps, 4, 1000).unwrap().unwrap();
     assert_eq!(x1.workunit_id, l1.workunit_id);
     s.submit(x, x1.lease_id, &sub(20, 1), 5).unwrap();

@@ -6,8 +6,9 @@ use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
 use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
 use crate::scheduler::{self, CampaignStatus, QuorumPolicy, Transition};
+use crate::store::RowStatus;
 use crate::store::codes::{
-    check, hex, kind_code, outcome_name, replica_state, status_code, u64_to_db,
+    check, hex, kind_code, outcome_name, replica_state, row_status, status_code, u64_to_db,
 };
 use crate::store::db::{Backend, Row, params};
 use crate::store::{
@@ -29,7 +30,7 @@ pub(super) fn create_campaign(
         let move_nodes = c.self_play.map(|b| u64_to_db(b.nodes));
         let id = tx.query_one(
             "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, name, priority, games, move_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
-            params![c.kind_name(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name(), c.name, c.priority, games, move_nodes],
+            params![c.kind().as_str(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name(), c.name, c.priority, games, move_nodes],
         )?.i64(0)?;
         let kind = kind_code(c.analysis, c.self_play.is_some());
         let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
@@ -78,7 +79,7 @@ pub(super) fn create_campaign(
         }
         Ok(Campaign {
             id: id as u64,
-            kind: c.kind_name().into(),
+            kind: c.kind(),
             engine: engine.clone(),
             split_ply: c.split_ply,
             depth: c.depth,
@@ -140,7 +141,7 @@ pub(super) fn find_campaign(s: &impl Backend, c: &NewCampaign) -> StoreResult<Op
                 c.quorum,
                 c.max_results,
                 c.positions_text(),
-                c.kind_name(),
+                c.kind().as_str(),
                 c.analysis.map(|e| e.name()),
                 c.split_ply,
                 c.family.name(),
@@ -264,14 +265,7 @@ pub(super) fn visit_table(
                     } else {
                         None
                     },
-                    status: match state {
-                        0 => "open",
-                        1 => "valid",
-                        // Reopened because a worker that helped validate it was caught lying.
-                        3 => "reverifying",
-                        _ => "failed",
-                    }
-                    .into(),
+                    status: row_status(state),
                     agreeing_results: r.i64(7)? as u32,
                     returned: r.i64(9)? as u32,
                     digest: r.opt_blob(6)?.map(|d| hex(&d)),
@@ -344,12 +338,11 @@ pub(super) fn payload_table<R: serde::de::DeserializeOwned>(
                     family_number: r.opt_i64(7)?.map(|n| n as u32),
                     fen: r.text(2)?,
                     depth: r.i64(3)? as u32,
-                    status: match state {
-                        0 => "open",
-                        1 => "valid",
-                        _ => "failed",
-                    }
-                    .into(),
+                    // An analysis row reverifying reads as failed, as it always has.
+                    status: match row_status(state) {
+                        RowStatus::Reverifying => RowStatus::Failed,
+                        s => s,
+                    },
                     agreeing_results: r.i64(5)? as u32,
                     result: payload
                         .map(|p| serde_json::from_str(&p))

@@ -33,7 +33,7 @@ pub(crate) use campaigns::SUMMED_COUNTS;
 use c960_common::wait::{WaitCause, Waiting};
 use c960_common::wire::{Capabilities, SelfPlayResult};
 
-use super::codes::{campaign_status, trust_level, u64_to_db};
+use super::codes::{campaign_kind, campaign_status, trust_level, u64_to_db};
 use super::db::{Backend, Conn, Dialect, Param, Row, params};
 use super::{
     AnalysisRow, Campaign, CampaignChange, CampaignProgress, CheckCost, CheckOutcome, CheckRequest,
@@ -85,7 +85,7 @@ const CAMPAIGN_COLS: &str = "id, kind, depth, quorum, max_results, positions, en
 fn campaign_row(r: &Row) -> StoreResult<Campaign> {
     Ok(Campaign {
         id: r.u64(0)?,
-        kind: r.text(1)?,
+        kind: campaign_kind(&r.text(1)?).map_err(StoreError::Db)?,
         depth: r.i64(2)? as u32,
         quorum: r.i64(3)? as u32,
         max_results: r.i64(4)? as u32,
