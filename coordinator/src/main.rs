@@ -28,7 +28,7 @@ mod cli_workers;
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
 #[derive(Parser)]
-#[command(name = "c960-coordinator", version, about)]
+#[command(name = "c960-coordinator", version = c960_worker::build_info::version_line(), about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

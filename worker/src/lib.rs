@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod backoff;
+pub mod build_info;
 pub mod client;
 pub mod compute;
 pub mod engine;

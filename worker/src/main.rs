@@ -56,15 +56,13 @@ enum Command {
     Balance(cli_balance::BalanceArgs),
 }
 
-/// The version line: the build, the protocol it speaks, and the CPU features its perft engine
-/// picked on this machine.
+/// The version line: the build (version, commit, protocol), and the CPU features its perft
+/// engine picked on this machine.
 fn version() -> String {
-    format!(
-        "{} (protocol {}, perft: {})",
-        env!("CARGO_PKG_VERSION"),
-        c960_common::wire::PROTOCOL_VERSION,
-        c960_common::perft::cpu_features()
-    )
+    let line = c960_worker::build_info::version_line();
+    let features = c960_common::perft::cpu_features();
+    // `0.2.0 (commit …, protocol 5, perft: …)`
+    format!("{}, perft: {features})", line.trim_end_matches(')'))
 }
 
 /// Whether an error is stdout gone away (the reader of a pipe exited).
