@@ -19,7 +19,7 @@ use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{Store, postgres::is_postgres_url};
 use c960_coordinator::trust::{AddressSeparation, Integrity};
 use c960_worker::uci_engine::UciCommand;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod cli_campaigns;
 mod cli_config;
@@ -573,7 +573,13 @@ fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCom
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = match cli_config::parse(std::env::args_os().collect()) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) =
+        c960_worker::install_files::intercept(&args, <Cli as CommandFactory>::command)
+    {
+        return code;
+    }
+    let cli: Cli = match cli_config::parse(args) {
         Ok(cli) => cli,
         Err(cli_config::Refusal::File(e)) => {
             eprintln!("error: {e}");

@@ -10,6 +10,7 @@ pub mod client;
 pub mod compute;
 pub mod engine;
 pub mod identity;
+pub mod install_files;
 pub mod machine;
 pub mod report;
 pub mod runner;
