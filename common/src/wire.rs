@@ -537,3 +537,103 @@ pub struct ErrorBody {
     /// Human-readable explanation.
     pub message: String,
 }
+
+/// The `User-Agent` of every worker request begins with this; the build follows it
+/// ([`WorkerBuild::user_agent`]). A header rather than a field of the bodies: workers from before
+/// 0.2 send none and are served as before (their build is unknown), and coordinators from before
+/// it ignore it, so neither side needs a new protocol version.
+pub const USER_AGENT_PRODUCT: &str = "c960-worker";
+
+/// What build a worker runs: its crate version and the git commit it was built from, so that an
+/// operator can see who runs an old build.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerBuild {
+    /// The crate version, e.g. `0.2.0`.
+    pub version: String,
+    /// The short git commit, or `unknown` (a build from a source archive without git).
+    pub commit: String,
+}
+
+impl WorkerBuild {
+    /// The `User-Agent` header: `c960-worker/0.2.0 (commit 1a2b3c4d5e6f; protocol 5)`.
+    pub fn user_agent(&self) -> String {
+        format!(
+            "{USER_AGENT_PRODUCT}/{} (commit {}; protocol {PROTOCOL_VERSION})",
+            self.version, self.commit
+        )
+    }
+
+    /// The build a `User-Agent` names, or `None` where it is not a c960 worker's or does not
+    /// parse: only short ASCII version and commit text is taken, so what a client chose to
+    /// write there is never stored or shown.
+    pub fn from_user_agent(header: &str) -> Option<WorkerBuild> {
+        let rest = header.strip_prefix(USER_AGENT_PRODUCT)?.strip_prefix('/')?;
+        let (version, rest) = rest.split_once(' ')?;
+        let commit = rest.strip_prefix("(commit ")?.split([';', ')']).next()?;
+        let plain = |s: &str, extra: &[char]| {
+            !s.is_empty()
+                && s.len() <= 40
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || extra.contains(&c))
+        };
+        (plain(version, &['.', '-', '+']) && plain(commit, &[])).then(|| WorkerBuild {
+            version: version.to_string(),
+            commit: commit.to_string(),
+        })
+    }
+
+    /// How pages, logs and `worker list` show it: `0.2.0 (1a2b3c4d5e6f)`.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.version, self.commit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build() -> WorkerBuild {
+        WorkerBuild {
+            version: "0.2.0".to_string(),
+            commit: "1a2b3c4d5e6f".to_string(),
+        }
+    }
+
+    #[test]
+    fn a_user_agent_reads_back_as_its_build() {
+        let b = build();
+        assert_eq!(
+            b.user_agent(),
+            format!("c960-worker/0.2.0 (commit 1a2b3c4d5e6f; protocol {PROTOCOL_VERSION})")
+        );
+        assert_eq!(WorkerBuild::from_user_agent(&b.user_agent()), Some(b));
+        let unknown = WorkerBuild {
+            commit: "unknown".to_string(),
+            ..build()
+        };
+        assert_eq!(
+            WorkerBuild::from_user_agent(&unknown.user_agent()),
+            Some(unknown)
+        );
+        assert_eq!(build().label(), "0.2.0 (1a2b3c4d5e6f)");
+    }
+
+    #[test]
+    fn other_or_hostile_user_agents_name_no_build() {
+        for ua in [
+            "",
+            "curl/8.5.0",
+            "c960-worker",
+            "c960-worker/",
+            "c960-worker/0.2.0",
+            "c960-worker/0.2.0 (protocol 5)",
+            "c960-worker/0.2.0 (commit ; protocol 5)",
+            "c960-worker/0.2.0\u{202e} (commit abc; protocol 5)",
+            "c960-worker/0.2.0 (commit a<b>c; protocol 5)",
+            "c960-worker/0.2.0 (commit abcdefabcdefabcdefabcdefabcdefabcdefabcdefab; protocol 5)",
+            "c960-workers/0.2.0 (commit abc; protocol 5)",
+        ] {
+            assert_eq!(WorkerBuild::from_user_agent(ua), None, "{ua:?}");
+        }
+    }
+}

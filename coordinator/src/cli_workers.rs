@@ -31,10 +31,10 @@ pub fn list(store: &dyn Store) -> Result<()> {
         offset: 0,
         limit: u64::MAX >> 1,
     })?;
-    println!("id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen");
+    println!("id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen\tbuild");
     for w in &rows {
         println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             w.id,
             clean(&w.name),
             state(w),
@@ -42,7 +42,8 @@ pub fn list(store: &dyn Store) -> Result<()> {
             w.valid_nodes,
             w.lost_votes,
             w.refused,
-            ago(now, w.last_seen_ms)
+            ago(now, w.last_seen_ms),
+            w.build_label()
         );
     }
     if rows.is_empty() {
@@ -60,6 +61,7 @@ pub fn show(store: &dyn Store, id: u64) -> Result<()> {
     let w = &h.standing;
     println!("worker {} ({})", w.id, clean(&w.name));
     println!("engine         {}", clean(&w.engine));
+    println!("build          {}", w.build_label());
     println!("state          {}", state(w));
     println!("valid results  {}", grouped(w.valid_results.into()));
     println!("credit (nodes) {}", grouped(w.valid_nodes));

@@ -10,7 +10,7 @@ use c960_coordinator::export::{self, Format};
 #[cfg(feature = "run")]
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{Store, postgres::is_postgres_url};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod cli_campaigns;
 mod cli_config;
@@ -20,7 +20,7 @@ mod cli_workers;
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
 #[derive(Parser)]
-#[command(name = "c960-coordinator", version, about)]
+#[command(name = "c960-coordinator", version = c960_worker::build_info::version_line(), about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -283,7 +283,13 @@ fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCom
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = match cli_config::parse(std::env::args_os().collect()) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) =
+        c960_worker::install_files::intercept(&args, <Cli as CommandFactory>::command)
+    {
+        return code;
+    }
+    let cli: Cli = match cli_config::parse(args) {
         Ok(cli) => cli,
         Err(cli_config::Refusal::File(e)) => {
             eprintln!("error: {e}");

@@ -45,6 +45,8 @@ pub struct Metrics {
     pub workers_active: IntGauge,
     /// Registered workers (set at scrape).
     pub workers_registered: IntGauge,
+    /// Always 1, labelled with this build's version, commit and protocol.
+    pub build_info: IntGaugeVec,
     /// Connections closed by the connection caps, by reason (`address`, `block`, `total`:
     /// refused at once; `shed`: an idle one of the heaviest block closed to admit another).
     pub connections_closed: IntCounterVec,
@@ -105,6 +107,20 @@ fn build() -> prometheus::Result<Metrics> {
     let leases_in_flight = IntGauge::new("c960_leases_in_flight", "Leases issued, not answered")?;
     let workers_active = IntGauge::new("c960_workers_active", "Workers seen in the last hour")?;
     let workers_registered = IntGauge::new("c960_workers_registered", "Registered workers")?;
+    let build_info = IntGaugeVec::new(
+        Opts::new(
+            "c960_build_info",
+            "This coordinator's build: version, git commit and protocol (always 1)",
+        ),
+        &["version", "commit", "protocol"],
+    )?;
+    build_info
+        .with_label_values(&[
+            c960_worker::build_info::VERSION,
+            c960_worker::build_info::COMMIT,
+            &c960_common::wire::PROTOCOL_VERSION.to_string(),
+        ])
+        .set(1);
     let connections_closed = IntCounterVec::new(
         Opts::new(
             "c960_connections_closed_total",
@@ -123,6 +139,7 @@ fn build() -> prometheus::Result<Metrics> {
     registry.register(Box::new(leases_in_flight.clone()))?;
     registry.register(Box::new(workers_active.clone()))?;
     registry.register(Box::new(workers_registered.clone()))?;
+    registry.register(Box::new(build_info.clone()))?;
     registry.register(Box::new(connections_closed.clone()))?;
     Ok(Metrics {
         registry,
@@ -137,6 +154,7 @@ fn build() -> prometheus::Result<Metrics> {
         leases_in_flight,
         workers_active,
         workers_registered,
+        build_info,
         connections_closed,
     })
 }

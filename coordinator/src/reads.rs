@@ -40,6 +40,15 @@ pub struct WorkerStanding {
     pub banned: bool,
     /// Quarantined.
     pub quarantined: bool,
+    /// The build it runs (`0.2.0 (1a2b3c4d5e6f)`); `None`: unknown (a worker before 0.2).
+    pub build: Option<String>,
+}
+
+impl WorkerStanding {
+    /// The build as pages and `worker list` show it: `unknown` where the worker named none.
+    pub fn build_label(&self) -> &str {
+        self.build.as_deref().unwrap_or("unknown")
+    }
 }
 
 fn u128_str<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {

@@ -56,15 +56,13 @@ enum Command {
     Balance(cli_balance::BalanceArgs),
 }
 
-/// The version line: the build, the protocol it speaks, and the CPU features its perft engine
-/// picked on this machine.
+/// The version line: the build (version, commit, protocol), and the CPU features its perft
+/// engine picked on this machine.
 fn version() -> String {
-    format!(
-        "{} (protocol {}, perft: {})",
-        env!("CARGO_PKG_VERSION"),
-        c960_common::wire::PROTOCOL_VERSION,
-        c960_common::perft::cpu_features()
-    )
+    let line = c960_worker::build_info::version_line();
+    let features = c960_common::perft::cpu_features();
+    // `0.2.0 (commit …, protocol 5, perft: …)`
+    format!("{}, perft: {features})", line.trim_end_matches(')'))
 }
 
 /// Whether an error is stdout gone away (the reader of a pipe exited).
@@ -76,10 +74,16 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The packaged man pages name the build, not the CPU of the machine that built them.
+    let plain = || Cli::command().version(c960_worker::build_info::version_line());
+    if let Some(code) = c960_worker::install_files::intercept(&args, plain) {
+        return code;
+    }
     // Built once per process; clap keeps `&'static str`s.
     let command = Cli::command().version(&*Box::leak(version().into_boxed_str()));
     let cli = match command
-        .try_get_matches()
+        .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m))
     {
         Ok(cli) => cli,

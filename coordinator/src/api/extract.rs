@@ -7,7 +7,7 @@ use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use c960_common::codec;
-use c960_common::wire::{CONTENT_TYPE, MAX_BODY_BYTES, PROTOCOL_VERSION};
+use c960_common::wire::{CONTENT_TYPE, MAX_BODY_BYTES, PROTOCOL_VERSION, WorkerBuild};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -97,6 +97,31 @@ impl Peer {
     /// The address block ([`trust::address_block`]).
     pub fn block(&self) -> Option<String> {
         self.0.map(trust::address_block)
+    }
+}
+
+/// The build a worker names in its User-Agent ([`WorkerBuild::from_user_agent`]); `None` for
+/// a worker from before 0.2, which names none, and for any other client.
+pub struct NamedBuild(pub Option<WorkerBuild>);
+
+impl<S: Send + Sync> FromRequestParts<S> for NamedBuild {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(NamedBuild(
+            parts
+                .headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .and_then(WorkerBuild::from_user_agent),
+        ))
+    }
+}
+
+impl NamedBuild {
+    /// As the store keeps it ([`crate::store::WorkerRecord::build`]).
+    pub fn label(&self) -> Option<String> {
+        self.0.as_ref().map(WorkerBuild::label)
     }
 }
 

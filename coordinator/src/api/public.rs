@@ -33,6 +33,10 @@ pub fn routes(state: AppState) -> Router<AppState> {
 /// The JSON of `GET /api/v1/status`.
 #[derive(Serialize)]
 pub struct StatusBody {
+    /// This coordinator's crate version.
+    pub version: &'static str,
+    /// The git commit it was built from (`unknown` in a build without git).
+    pub commit: &'static str,
     /// Protocol version spoken.
     pub protocol: u32,
     /// Replicas waiting to be leased, over all campaigns.
@@ -83,6 +87,8 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
         store.expire_leases(now)?;
         let campaigns = store.progress()?;
         Ok(StatusBody {
+            version: c960_worker::build_info::VERSION,
+            commit: c960_worker::build_info::COMMIT,
             protocol: PROTOCOL_VERSION,
             queue_depth: campaigns.iter().map(|c| c.queued_replicas).sum(),
             in_flight: campaigns.iter().map(|c| c.in_flight).sum(),

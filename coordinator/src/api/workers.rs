@@ -19,13 +19,13 @@ use serde::Serialize;
 
 use super::auth::Enrolment;
 use super::error::ApiError;
-use super::extract::{AuthedWorker, Peer, Wire, wire_response};
+use super::extract::{AuthedWorker, NamedBuild, Peer, Wire, wire_response};
 use super::judge::{Plan, check_label, engine_label, judge};
 use super::layers;
 use super::state::{AppState, blocking, blocking_until_dropped};
 use crate::clock::now_ms;
 use crate::stall::{self, FetchOutcome};
-use crate::store::{Lease, Stall, Store, StoreError};
+use crate::store::{Lease, Stall, Store, StoreError, WorkerRecord};
 use c960_common::wait::Waiting;
 
 /// The worker routes, rate limited per address.
@@ -49,6 +49,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
 async fn register(
     State(st): State<AppState>,
     peer: Peer,
+    build: NamedBuild,
     Wire(req): Wire<RegisterRequest>,
 ) -> Result<Response, ApiError> {
     check_label("name", &req.name)?;
@@ -108,6 +109,9 @@ async fn register(
         };
         if operator_own {
             store.set_trust(id, true)?;
+        }
+        if let Some(build) = build.label() {
+            store.set_worker_build(id, Some(&build))?;
         }
         Ok(id)
     })
@@ -238,6 +242,17 @@ async fn note_fetch(st: &AppState, worker: u64, outcome: FetchOutcome) {
     }
 }
 
+/// Records the build `w` names now where it differs from the one stored (an upgrade, or a
+/// worker from before 0.2 that names none): one write per change, none per fetch otherwise.
+async fn note_build(st: &AppState, w: &WorkerRecord, build: NamedBuild) -> Result<(), ApiError> {
+    let build = build.label();
+    if build == w.build {
+        return Ok(());
+    }
+    let (store, id) = (st.store.clone(), w.id);
+    blocking(move || Ok(store.set_worker_build(id, build.as_deref())?)).await
+}
+
 /// "No work": the body (built by `body`) with a `Retry-After` header.
 fn no_work<T: Serialize>(st: &AppState, body: impl FnOnce(u32) -> T) -> Result<Response, ApiError> {
     let secs = st.config.retry_after_secs;
@@ -250,10 +265,12 @@ fn no_work<T: Serialize>(st: &AppState, body: impl FnOnce(u32) -> T) -> Result<R
 async fn fetch(
     State(st): State<AppState>,
     peer: Peer,
+    build: NamedBuild,
     auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<FetchRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
+    note_build(&st, &w, build).await?;
     let (leases, waiting) = lease_for(&st, w.id, req.capabilities, 1, &peer).await?;
     match leases.into_iter().next() {
         Some(l) => wire_response(&FetchResponse::Assigned(assignment(l))),
@@ -267,10 +284,12 @@ async fn fetch(
 async fn fetch_batch(
     State(st): State<AppState>,
     peer: Peer,
+    build: NamedBuild,
     auth: Result<AuthedWorker, ApiError>,
     Wire(req): Wire<FetchBatchRequest>,
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
+    note_build(&st, &w, build).await?;
     if req.max_units == 0 || req.max_units > MAX_BATCH {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,

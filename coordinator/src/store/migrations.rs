@@ -48,6 +48,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(20, "0020_result_counts_per_workunit"),
     migration!(21, "0021_renewals_and_stalls"),
     migration!(22, "0022_audits_and_spaced_trust"),
+    migration!(23, "0023_worker_builds"),
 ];
 
 #[cfg(test)]

@@ -93,6 +93,8 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<u64>;
     /// Grants (or withdraws) the operator's trust; returns the updated record.
     fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord>;
+    /// Records the build a worker runs ([`WorkerRecord::build`]; `None`: unknown).
+    fn set_worker_build(&self, worker_id: u64, build: Option<&str>) -> StoreResult<()>;
     /// Stores the integrity settings the transactions apply.
     fn set_integrity(&self, integrity: &Integrity) -> StoreResult<()>;
     /// Up to `limit` workunits waiting for a coordinator check, oldest first.

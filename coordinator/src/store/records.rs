@@ -165,6 +165,9 @@ pub struct WorkerRecord {
     pub checks_passed: u64,
     /// Checks failed: a wrong answer to a known or secret check, or an implausibly fast one.
     pub checks_failed: u64,
+    /// The build it runs (`0.2.0 (1a2b3c4d5e6f)`, [`c960_common::wire::WorkerBuild::label`]),
+    /// as named by its latest registration or fetch; `None`: unknown (a worker before 0.2).
+    pub build: Option<String>,
 }
 
 /// A lease as the HTTP layer needs it to check a submission.

@@ -38,8 +38,10 @@ async fn worker_list_and_show_print_the_stores_credit() {
     let mut lines = list.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen"
+        "id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen\tbuild"
     );
+    // The workers name their build in their User-Agent; the coordinator keeps and shows it.
+    let build = c960_worker::build_info::worker_build().label();
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split('\t').collect()).collect();
     assert_eq!(rows.len(), 2);
     let mut total_results = 0;
@@ -49,6 +51,8 @@ async fn worker_list_and_show_print_the_stores_credit() {
         assert_eq!(r[1], w.name);
         assert_eq!(r[2], "active");
         assert_eq!(r[3], w.valid.to_string());
+        assert_eq!(r[8], build);
+        assert_eq!(w.build.as_deref(), Some(build.as_str()));
         // Credit nodes recomputed from the raw results.
         let (_, table) = store.table(c.id).unwrap();
         let nodes: u64 = table
@@ -70,6 +74,10 @@ async fn worker_list_and_show_print_the_stores_credit() {
         "{show}"
     );
     assert!(show.contains("state          active"), "{show}");
+    assert!(
+        show.contains(&format!("build          {build}\n")),
+        "{show}"
+    );
     let results = show
         .lines()
         .skip_while(|l| !l.starts_with("result\t"))

@@ -193,11 +193,30 @@ fn a_broken_pipe_ends_every_subcommand_quietly_with_success() {
 }
 
 #[test]
-fn version_names_the_protocol_and_the_cpu_features() {
+fn version_names_the_build_the_protocol_and_the_cpu_features() {
     let (code, out, _) = worker(&["--version"]);
     assert_eq!(code, 0);
     let line = out.trim();
-    assert!(line.starts_with("c960-worker "), "{line}");
+    assert!(
+        line.starts_with(&format!(
+            "c960-worker {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{line}"
+    );
+    // The commit of this checkout, as git names it (the build script's fallback without git).
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".to_string());
+    assert!(
+        line.contains(&format!("(commit {head}, ")),
+        "{line} (HEAD {head})"
+    );
     assert!(
         line.contains(&format!("protocol {}", c960_common::wire::PROTOCOL_VERSION)),
         "{line}"

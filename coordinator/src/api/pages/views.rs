@@ -242,6 +242,7 @@ pub fn dashboard(
                                     td.num { (grouped(w.valid_nodes)) }
                                     td { (ago(now_ms, w.last_seen_ms)) }
                                     td { (worker_state(w)) }
+                                    td.mono.small data-build { (w.build_label()) }
                                 }
                             }
                         }
@@ -426,7 +427,7 @@ pub fn leaderboard(
                     table.data {
                         thead { tr {
                             th.num { "#" } th { "worker" } th.num { "credit (nodes)" } th.num { "valid results" }
-                            th.num { "throughput" } th { "last seen" } th.num { "strikes" } th { "state" }
+                            th.num { "throughput" } th { "last seen" } th.num { "strikes" } th { "state" } th { "build" }
                         } }
                         tbody {
                             @for (i, w) in rows.iter().enumerate() {
@@ -439,6 +440,7 @@ pub fn leaderboard(
                                     td { (ago(now_ms, w.last_seen_ms)) }
                                     td.num title="lost votes + refused results" { (w.lost_votes + w.refused) }
                                     td { (worker_state(w)) }
+                                    td.mono.small data-build { (w.build_label()) }
                                 }
                             }
                         }
@@ -461,7 +463,7 @@ pub fn worker_page(h: &WorkerHistory, window_s: f64, now_ms: i64) -> Markup {
             p.crumbs { a href="/workers" { "Workers" } " / worker " (w.id) }
             section.card {
                 div.card-head { h2 { (w.name) span.id { " #" (w.id) } } (worker_state(w)) }
-                p.params { "engine " span.mono { (w.engine) } " · registered " (utc(w.created_ms)) " UTC · last seen " (ago(now_ms, w.last_seen_ms)) }
+                p.params { "engine " span.mono { (w.engine) } " · build " span.mono data-build { (w.build_label()) } " · registered " (utc(w.created_ms)) " UTC · last seen " (ago(now_ms, w.last_seen_ms)) }
                 div.stats {
                     (stat("credit (nodes)", "w.credit", &grouped(w.valid_nodes)))
                     (stat("valid results", "w.valid", &grouped(w.valid_results.into())))

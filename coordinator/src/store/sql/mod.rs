@@ -48,7 +48,7 @@ use crate::trust::Integrity;
 pub(crate) type Tx<'a> = &'a dyn Conn;
 
 /// The columns [`worker_row`] reads.
-const WORKER_COLS: &str = "id, name, key_hash, lost_votes, refused, valid, banned, quarantined_ms IS NOT NULL, trusted, checks_passed, checks_failed";
+const WORKER_COLS: &str = "id, name, key_hash, lost_votes, refused, valid, banned, quarantined_ms IS NOT NULL, trusted, checks_passed, checks_failed, build";
 
 /// A [`WorkerRecord`] from a row of [`WORKER_COLS`].
 fn worker_row(r: &Row) -> StoreResult<WorkerRecord> {
@@ -64,6 +64,7 @@ fn worker_row(r: &Row) -> StoreResult<WorkerRecord> {
         trust: trust_level(r.i64(8)?).name().into(),
         checks_passed: r.u64(9)?,
         checks_failed: r.u64(10)?,
+        build: r.opt_text(11)?,
     })
 }
 
@@ -159,6 +160,10 @@ impl<B: Backend> Store for B {
 
     fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord> {
         workers::set_trust(self, worker_id, trusted)
+    }
+
+    fn set_worker_build(&self, worker_id: u64, build: Option<&str>) -> StoreResult<()> {
+        workers::set_worker_build(self, worker_id, build)
     }
 
     fn set_integrity(&self, integrity: &Integrity) -> StoreResult<()> {

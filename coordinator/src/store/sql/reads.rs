@@ -16,7 +16,7 @@ const RECENT: &str = "SELECT CAST(COALESCE(SUM((nodes >> 32) & 4294967295), 0) A
 /// The credit columns (migration 12) are kept by a trigger as results are graded, voided and
 /// ungraded, so reading them costs nothing per result.
 const STANDING_COLS: &str = "id, name, engine, created_ms, last_seen_ms, lost_votes, refused, banned, quarantined_ms IS NOT NULL,
-    credit_results, credit_nodes_hi, credit_nodes_lo";
+    credit_results, credit_nodes_hi, credit_nodes_lo, build";
 
 /// The leaderboard's order, matching the `workers_credit` index: credit nodes (the hi sum with
 /// the carry of the lo sum, then the rest of lo), then valid results, then age.
@@ -40,6 +40,7 @@ fn standing_row(r: &Row) -> StoreResult<WorkerStanding> {
         refused: r.u64(6)?,
         banned: r.bool(7)?,
         quarantined: r.bool(8)?,
+        build: r.opt_text(12)?,
     })
 }
 

@@ -45,6 +45,23 @@ pub(crate) fn insert_worker(
     .u64(0)
 }
 
+pub(super) fn set_worker_build(
+    s: &impl Backend,
+    worker_id: u64,
+    build: Option<&str>,
+) -> StoreResult<()> {
+    s.with_tx(&mut |tx| {
+        let changed = tx.exec(
+            "UPDATE workers SET build = ?2 WHERE id = ?1",
+            params![u64_to_db(worker_id), build],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::UnknownWorker(worker_id));
+        }
+        Ok(())
+    })
+}
+
 pub(super) fn set_trust(
     s: &impl Backend,
     worker_id: u64,
