@@ -30,6 +30,7 @@ pub mod codec;
 pub mod digest;
 pub mod draw;
 pub mod epd;
+pub mod error_code;
 pub mod family;
 pub mod fen;
 pub mod game;

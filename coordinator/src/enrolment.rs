@@ -11,6 +11,7 @@
 //! inside its transaction (`store/sql/enrolment.rs`), so a registration checks and spends the
 //! token's cap atomically.
 
+use c960_common::error_code::ErrorCode;
 use serde::Serialize;
 
 /// An enrolment token as the operator sees it (never its secret).
@@ -31,12 +32,12 @@ pub struct EnrolmentToken {
 }
 
 /// Why a token registers nobody: the machine-readable code of the refusal.
-pub fn refusal(token: Option<&EnrolmentToken>, secret_matches: bool) -> Option<&'static str> {
+pub fn refusal(token: Option<&EnrolmentToken>, secret_matches: bool) -> Option<ErrorCode> {
     match token {
-        None => Some("bad_enrolment_token"),
-        Some(_) if !secret_matches => Some("bad_enrolment_token"),
-        Some(t) if t.revoked => Some("enrolment_token_revoked"),
-        Some(t) if t.cap > 0 && t.used >= t.cap => Some("enrolment_token_exhausted"),
+        None => Some(ErrorCode::BadEnrolmentToken),
+        Some(_) if !secret_matches => Some(ErrorCode::BadEnrolmentToken),
+        Some(t) if t.revoked => Some(ErrorCode::EnrolmentTokenRevoked),
+        Some(t) if t.cap > 0 && t.used >= t.cap => Some(ErrorCode::EnrolmentTokenExhausted),
         Some(_) => None,
     }
 }
@@ -58,18 +59,18 @@ mod tests {
         assert_eq!(refusal(Some(&t(2, 1, false)), true), None);
         assert_eq!(
             refusal(Some(&t(2, 2, false)), true),
-            Some("enrolment_token_exhausted")
+            Some(ErrorCode::EnrolmentTokenExhausted)
         );
         assert_eq!(refusal(Some(&t(0, 99, false)), true), None, "0: no cap");
         assert_eq!(
             refusal(Some(&t(2, 0, true)), true),
-            Some("enrolment_token_revoked")
+            Some(ErrorCode::EnrolmentTokenRevoked)
         );
         // A wrong secret and an unknown id read alike.
         assert_eq!(
             refusal(Some(&t(2, 0, false)), false),
-            Some("bad_enrolment_token")
+            Some(ErrorCode::BadEnrolmentToken)
         );
-        assert_eq!(refusal(None, true), Some("bad_enrolment_token"));
+        assert_eq!(refusal(None, true), Some(ErrorCode::BadEnrolmentToken));
     }
 }

@@ -12,6 +12,7 @@
 //! `al\u{200B}ice` on one leaderboard. The zero-width joiner and non-joiner stay: scripts and
 //! emoji sequences need them.
 
+use c960_common::error_code::ErrorCode;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -37,10 +38,10 @@ pub enum LabelFault {
 impl LabelFault {
     /// Machine-readable: `bad_field` for the length (as before this rule), `bad_label` for a
     /// character.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            LabelFault::TooLong => "bad_field",
-            _ => "bad_label",
+            LabelFault::TooLong => ErrorCode::BadField,
+            _ => ErrorCode::BadLabel,
         }
     }
 }
@@ -133,7 +134,7 @@ mod tests {
         for c in bidi {
             let fault = check_label(&format!("a{c}b")).unwrap_err();
             assert_eq!(fault, LabelFault::Bidi(c));
-            assert_eq!(fault.code(), "bad_label");
+            assert_eq!(fault.code(), ErrorCode::BadLabel);
             assert!(fault.to_string().contains(&format!("U+{:04X}", c as u32)));
         }
         for c in [
@@ -150,7 +151,7 @@ mod tests {
         ] {
             let fault = check_label(&format!("al{c}ice")).unwrap_err();
             assert_eq!(fault, LabelFault::Invisible(c));
-            assert_eq!(fault.code(), "bad_label");
+            assert_eq!(fault.code(), ErrorCode::BadLabel);
         }
         // Neighbours of the refused ranges are fine (zero-width joiner: emoji sequences).
         for c in [
@@ -161,7 +162,7 @@ mod tests {
         }
         let long = "x".repeat(MAX_LABEL_BYTES + 1);
         assert_eq!(check_label(&long), Err(LabelFault::TooLong));
-        assert_eq!(LabelFault::TooLong.code(), "bad_field");
+        assert_eq!(LabelFault::TooLong.code(), ErrorCode::BadField);
         assert_eq!(check_label(&long[1..]), Ok(()));
     }
 

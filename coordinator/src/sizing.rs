@@ -5,6 +5,7 @@
 //! an absurd request (`--depth 20`) is refused at once instead of enumerating millions of split
 //! positions first.
 
+use c960_common::error_code::ErrorCode;
 use std::fmt;
 
 use c960_common::text::thousands;
@@ -167,10 +168,10 @@ impl Estimate {
 
 impl Refusal {
     /// Machine-readable: `workunit_too_long` or `too_many_workunits`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Refusal::WorkunitTooLong(_) => "workunit_too_long",
-            Refusal::TooManyWorkunits(_) => "too_many_workunits",
+            Refusal::WorkunitTooLong(_) => ErrorCode::WorkunitTooLong,
+            Refusal::TooManyWorkunits(_) => ErrorCode::TooManyWorkunits,
         }
     }
 }
@@ -334,7 +335,7 @@ mod tests {
         }
         // Depth 12 over all 960 (ply 4): tens of millions of workunits.
         let r = perft(12, 960, "auto").estimate().refusal().unwrap();
-        assert_eq!(r.code(), "too_many_workunits");
+        assert_eq!(r.code(), ErrorCode::TooManyWorkunits);
         assert!(
             r.to_string().contains("more than 1,000,000 workunits"),
             "{r}"
@@ -345,11 +346,11 @@ mod tests {
                 .estimate()
                 .refusal()
                 .map(|r| r.code()),
-            Some("too_many_workunits")
+            Some(ErrorCode::TooManyWorkunits)
         );
         // Depth 20 of one start: no split brings a workunit under a day.
         let r = perft(20, 1, "auto").estimate().refusal().unwrap();
-        assert_eq!(r.code(), "workunit_too_long");
+        assert_eq!(r.code(), ErrorCode::WorkunitTooLong);
         let text = r.to_string();
         assert!(
             text.contains("no split ply") && text.contains("years"),
@@ -358,7 +359,7 @@ mod tests {
         assert!(!text.contains('\n'));
         // Depth 11 unsplit by choice: each workunit takes days; a deeper split would do.
         let r = perft(11, 1, "0").estimate().refusal().unwrap();
-        assert_eq!(r.code(), "workunit_too_long");
+        assert_eq!(r.code(), ErrorCode::WorkunitTooLong);
         let text = r.to_string();
         assert!(text.contains("a deeper split ply"), "{text}");
         assert!(
@@ -375,7 +376,10 @@ mod tests {
             workunits: MAX_WORKUNITS + 1,
             ..at
         };
-        assert_eq!(over.refusal().map(|r| r.code()), Some("too_many_workunits"));
+        assert_eq!(
+            over.refusal().map(|r| r.code()),
+            Some(ErrorCode::TooManyWorkunits)
+        );
     }
 
     #[test]

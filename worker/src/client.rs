@@ -1,6 +1,7 @@
 //! The HTTP client of the worker protocol: bincode over HTTP with reqwest; the API token goes
 //! in `Authorization: Bearer …`.
 
+use c960_common::error_code::ErrorCode;
 use std::time::Duration;
 
 use c960_common::codec;
@@ -61,10 +62,10 @@ impl ClientError {
         }
     }
 
-    /// The refusal code, if the coordinator refused.
-    pub fn code(&self) -> Option<&str> {
+    /// The refusal code, if the coordinator refused with one this worker knows.
+    pub fn code(&self) -> Option<ErrorCode> {
         match self {
-            ClientError::Refused { code, .. } => Some(code),
+            ClientError::Refused { code, .. } => ErrorCode::parse(code),
             _ => None,
         }
     }

@@ -2,6 +2,7 @@
 //! coordinator is down, busy or idle, and a two-stage stop: finish and submit what is in hand,
 //! or (the second time) give it back and exit at once.
 
+use c960_common::error_code::ErrorCode;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -422,8 +423,7 @@ impl Worker {
                 // The coordinator does not know this identity (e.g. a new database): enrol again,
                 // once; a second refusal in a row is a real error.
                 Err(e)
-                    if matches!(e.code(), Some("unknown_worker" | "bad_token"))
-                        && !reregistered =>
+                    if e.code().is_some_and(ErrorCode::asks_to_register_again) && !reregistered =>
                 {
                     tracing::warn!("{e}; registering again");
                     reregistered = true;
@@ -441,8 +441,7 @@ impl Worker {
                 // Quarantined or banned: the operator may lift it (`worker unban`), so keep
                 // asking, politely (the backoff grows to its cap), and resume by ourselves.
                 Err(e)
-                    if matches!(e.code(), Some("worker_quarantined" | "worker_banned"))
-                        && !self.cfg.once =>
+                    if e.code().is_some_and(ErrorCode::excludes_the_worker) && !self.cfg.once =>
                 {
                     let d = self.backoff.next_delay();
                     tracing::warn!("{e}; asking again in {d:.1?}");

@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use c960_common::error_code::ErrorCode;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
@@ -83,7 +84,8 @@ async fn mint_token(
     _admin: Admin,
     body: Result<Json<MintToken>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let Json(req) = body.map_err(|e| ApiError::new(e.status(), "bad_body", e.body_text()))?;
+    let Json(req) =
+        body.map_err(|e| ApiError::new(e.status(), ErrorCode::BadBody, e.body_text()))?;
     let secret = crate::secrets::new_secret();
     let hash = crate::secrets::sha256(&secret);
     let store = st.store.clone();
@@ -128,14 +130,14 @@ pub struct CreatedCampaign {
 }
 
 fn bad_field(e: impl ToString) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "bad_field", e.to_string())
+    ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadField, e.to_string())
 }
 
 fn id_of(text: &str) -> Result<u64, ApiError> {
     text.parse().map_err(|_| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
-            "bad_query",
+            ErrorCode::BadQuery,
             format!("{text:?} is not an id"),
         )
     })
@@ -144,7 +146,7 @@ fn id_of(text: &str) -> Result<u64, ApiError> {
 /// A JSON body, or 400 `bad_body` with serde's reason.
 fn json_body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
     body.map(|Json(t)| t)
-        .map_err(|e| ApiError::new(e.status(), "bad_body", e.body_text()))
+        .map_err(|e| ApiError::new(e.status(), ErrorCode::BadBody, e.body_text()))
 }
 
 async fn add_campaign(
@@ -280,9 +282,11 @@ fn status_route(action: CampaignAction) -> axum::routing::MethodRouter<AppState>
 /// a token that names no worker).
 fn admin_error(e: StoreError) -> ApiError {
     match e {
-        StoreError::UnknownWorker(_) => {
-            ApiError::new(StatusCode::NOT_FOUND, "unknown_worker", e.to_string())
-        }
+        StoreError::UnknownWorker(_) => ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::UnknownWorker,
+            e.to_string(),
+        ),
         e => e.into(),
     }
 }

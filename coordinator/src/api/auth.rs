@@ -8,6 +8,7 @@
 //! pure functions.
 
 use axum::http::{HeaderMap, StatusCode, header};
+use c960_common::error_code::ErrorCode;
 
 use super::error::ApiError;
 use crate::secrets::{parse_token, same_hash, sha256};
@@ -40,23 +41,23 @@ impl Enrolment {
             (Enrolment::Open, _) => Ok(()),
             (Enrolment::Closed, _) => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "enrolment_closed",
+                ErrorCode::EnrolmentClosed,
                 "this coordinator does not enrol new workers",
             )),
             (Enrolment::Secret(_), None) => Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                "enrolment_secret_required",
+                ErrorCode::EnrolmentSecretRequired,
                 "registration needs the enrolment secret",
             )),
             (Enrolment::Secret(h), Some(s)) if same_hash(h, &sha256(s)) => Ok(()),
             (Enrolment::Secret(_), Some(_)) => Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                "bad_enrolment_secret",
+                ErrorCode::BadEnrolmentSecret,
                 "the enrolment secret does not match",
             )),
             (Enrolment::Tokens, None) => Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                "enrolment_token_required",
+                ErrorCode::EnrolmentTokenRequired,
                 "registration needs an enrolment token from the operator (--enrol-secret)",
             )),
             (Enrolment::Tokens, Some(_)) => Ok(()),
@@ -74,7 +75,7 @@ pub fn bearer(value: &str) -> Option<&str> {
 fn missing_token() -> ApiError {
     ApiError::new(
         StatusCode::UNAUTHORIZED,
-        "missing_token",
+        ErrorCode::MissingToken,
         "send the API token as Authorization: Bearer <token>",
     )
 }
@@ -82,7 +83,7 @@ fn missing_token() -> ApiError {
 pub(super) fn bad_token() -> ApiError {
     ApiError::new(
         StatusCode::UNAUTHORIZED,
-        "bad_token",
+        ErrorCode::BadToken,
         "the API token does not match",
     )
 }
@@ -112,14 +113,14 @@ pub fn standing(w: &WorkerRecord) -> Result<(), ApiError> {
     if w.banned {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "worker_banned",
+            ErrorCode::WorkerBanned,
             format!("worker {} is banned by the operator", w.id),
         ));
     }
     if w.quarantined {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "worker_quarantined",
+            ErrorCode::WorkerQuarantined,
             format!(
                 "worker {} is quarantined: {} lost votes and {} refused results; its results are being re-verified",
                 w.id, w.lost_votes, w.refused
@@ -147,18 +148,21 @@ mod tests {
         assert!(Enrolment::Open.admit(None).is_ok());
         assert_eq!(
             Enrolment::Closed.admit(Some("x")).unwrap_err().code,
-            "enrolment_closed"
+            ErrorCode::EnrolmentClosed
         );
         let p = Enrolment::secret("s3cret");
         assert!(p.admit(Some("s3cret")).is_ok());
         assert_eq!(
             p.admit(Some("s3cre")).unwrap_err().code,
-            "bad_enrolment_secret"
+            ErrorCode::BadEnrolmentSecret
         );
-        assert_eq!(p.admit(None).unwrap_err().code, "enrolment_secret_required");
+        assert_eq!(
+            p.admit(None).unwrap_err().code,
+            ErrorCode::EnrolmentSecretRequired
+        );
         assert_eq!(
             Enrolment::Tokens.admit(None).unwrap_err().code,
-            "enrolment_token_required"
+            ErrorCode::EnrolmentTokenRequired
         );
     }
 }

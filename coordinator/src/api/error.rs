@@ -3,6 +3,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::ErrorBody;
 
 use crate::store::StoreError;
@@ -13,7 +14,7 @@ pub struct ApiError {
     /// HTTP status.
     pub status: StatusCode,
     /// Machine-readable code.
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// Human-readable message.
     pub message: String,
     /// Seconds to wait before retrying, sent as `Retry-After` (429, 503).
@@ -22,7 +23,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error with this status, code and message.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             code,
@@ -34,7 +35,7 @@ impl ApiError {
     /// The JSON body sent for this error (also one refused result of a batch).
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
-            code: self.code.to_string(),
+            code: self.code.as_str().to_string(),
             message: self.message.clone(),
         }
     }
@@ -49,14 +50,14 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         if self.status.is_server_error() {
-            tracing::error!(code = self.code, "{}", self.message);
+            tracing::error!(code = self.code.as_str(), "{}", self.message);
         } else {
-            tracing::debug!(code = self.code, status = %self.status, "{}", self.message);
+            tracing::debug!(code = self.code.as_str(), status = %self.status, "{}", self.message);
         }
         // A 500 says what failed in the log only, never to the client.
         let body = if self.status == StatusCode::INTERNAL_SERVER_ERROR {
             ErrorBody {
-                code: self.code.to_string(),
+                code: self.code.as_str().to_string(),
                 message: "internal error; the coordinator's log has the details".into(),
             }
         } else {
@@ -64,7 +65,7 @@ impl IntoResponse for ApiError {
         };
         let mut resp = (self.status, axum::Json(body)).into_response();
         resp.extensions_mut()
-            .insert(crate::metrics::RefusalCode(self.code));
+            .insert(crate::metrics::RefusalCode(self.code.as_str()));
         if let Some(secs) = self.retry_after_secs {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -78,42 +79,44 @@ impl From<StoreError> for ApiError {
         let msg = e.to_string();
         match e {
             StoreError::UnknownWorker(_) => {
-                ApiError::new(StatusCode::UNAUTHORIZED, "unknown_worker", msg)
+                ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::UnknownWorker, msg)
             }
             StoreError::UnknownWorkunit(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, "unknown_workunit", msg)
+                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::UnknownWorkunit, msg)
             }
             StoreError::UnknownLease(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, "unknown_lease", msg)
+                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::UnknownLease, msg)
             }
             StoreError::LeaseNotYours(_) => {
-                ApiError::new(StatusCode::FORBIDDEN, "lease_not_yours", msg)
+                ApiError::new(StatusCode::FORBIDDEN, ErrorCode::LeaseNotYours, msg)
             }
-            StoreError::LeaseClosed(..) => ApiError::new(StatusCode::CONFLICT, "lease_closed", msg),
+            StoreError::LeaseClosed(..) => {
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::LeaseClosed, msg)
+            }
             StoreError::LeaseExpired(_) => {
-                ApiError::new(StatusCode::CONFLICT, "lease_expired", msg)
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::LeaseExpired, msg)
             }
             StoreError::LeaseLimit { .. } => {
-                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "lease_limit", msg)
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, ErrorCode::LeaseLimit, msg)
                     .with_retry_after(60)
             }
             StoreError::NotInGoodStanding { banned: true, .. } => {
-                ApiError::new(StatusCode::FORBIDDEN, "worker_banned", msg)
+                ApiError::new(StatusCode::FORBIDDEN, ErrorCode::WorkerBanned, msg)
             }
             StoreError::NotInGoodStanding { banned: false, .. } => {
-                ApiError::new(StatusCode::FORBIDDEN, "worker_quarantined", msg)
+                ApiError::new(StatusCode::FORBIDDEN, ErrorCode::WorkerQuarantined, msg)
             }
             StoreError::UnknownCampaign(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, "unknown_campaign", msg)
+                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::UnknownCampaign, msg)
             }
             StoreError::CampaignCancelled(..) => {
-                ApiError::new(StatusCode::CONFLICT, "campaign_cancelled", msg)
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::CampaignCancelled, msg)
             }
             StoreError::Enrolment(code) => ApiError::new(StatusCode::UNAUTHORIZED, code, msg),
             StoreError::Db(_) | StoreError::Backend { .. } => {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", msg)
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, msg)
             }
-            StoreError::Bad(_) => ApiError::new(StatusCode::BAD_REQUEST, "bad_field", msg),
+            StoreError::Bad(_) => ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadField, msg),
         }
     }
 }

@@ -7,6 +7,7 @@ use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use c960_common::codec;
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::{CONTENT_TYPE, MAX_BODY_BYTES, PROTOCOL_VERSION, WorkerBuild};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -35,14 +36,14 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Wire<T> {
         if !ct.starts_with(CONTENT_TYPE) {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "wrong_content_type",
+                ErrorCode::WrongContentType,
                 format!("content type must be {CONTENT_TYPE}, got {ct:?}"),
             ));
         }
         let too_large = || {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
+                ErrorCode::BodyTooLarge,
                 format!("body exceeds {MAX_BODY_BYTES} bytes"),
             )
         };
@@ -59,21 +60,22 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Wire<T> {
         let version = codec::peek_protocol(&bytes).map_err(|e| {
             ApiError::new(
                 StatusCode::BAD_REQUEST,
-                "bad_body",
+                ErrorCode::BadBody,
                 format!("no protocol version: {e}"),
             )
         })?;
         if version != PROTOCOL_VERSION {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
-                "unsupported_protocol",
+                ErrorCode::UnsupportedProtocol,
                 format!(
                     "protocol {version} is not supported; this coordinator speaks {PROTOCOL_VERSION}"
                 ),
             ));
         }
-        let value = codec::decode(&bytes)
-            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_body", e.to_string()))?;
+        let value = codec::decode(&bytes).map_err(|e| {
+            ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadBody, e.to_string())
+        })?;
         Ok(Wire(value))
     }
 }
@@ -127,8 +129,13 @@ impl NamedBuild {
 
 /// A bincode response body.
 pub fn wire_response<T: Serialize>(value: &T) -> Result<Response, ApiError> {
-    let bytes = codec::encode(value)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    let bytes = codec::encode(value).map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            e.to_string(),
+        )
+    })?;
     Ok(([(header::CONTENT_TYPE, CONTENT_TYPE)], bytes).into_response())
 }
 

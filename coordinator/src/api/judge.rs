@@ -5,6 +5,7 @@
 
 use axum::http::StatusCode;
 use c960_common::digest::result_digest;
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::{BatchedResult, WorkUnitKind};
 
 use super::error::ApiError;
@@ -75,7 +76,7 @@ pub fn judge(
     }
     // The replica is closed as an error (a strike, or for a failed check the evidence that
     // quarantines the worker), so that it is reissued to someone else.
-    let refusal = |code: &'static str, reason: String, message: String, failed_check: bool| {
+    let refusal = |code: ErrorCode, reason: String, message: String, failed_check: bool| {
         Verdict::Refuse(
             Settlement::Refuse {
                 lease_id: lease.id,
@@ -86,36 +87,36 @@ pub fn judge(
         )
     };
     let refuse =
-        |code: &'static str, reason: String, message: String| refusal(code, reason, message, false);
+        |code: ErrorCode, reason: String, message: String| refusal(code, reason, message, false);
     // Cheap checks before dear ones. First what the result's size bounds: its kind (a result
     // of the wrong kind cannot match any digest: say so first) and its sizes (a self-play
     // game no longer than the workunit's move cap allows), before anything reads it.
     match validator::check_result_bounds(&lease.kind, &r.result) {
         Err(e @ validator::ShapeError::WrongKind { .. }) => {
-            return refuse("wrong_result_kind", e.to_string(), e.to_string());
+            return refuse(ErrorCode::WrongResultKind, e.to_string(), e.to_string());
         }
-        Err(e) => return refuse("invalid_result", e.to_string(), e.to_string()),
+        Err(e) => return refuse(ErrorCode::InvalidResult, e.to_string(), e.to_string()),
         Ok(()) => {}
     }
     // The digest is recomputed from the payload: a mismatch means a broken or lying client.
     let digest = result_digest(r.workunit_id, &lease.kind, &r.result);
     if digest != r.digest {
         return refuse(
-            "digest_mismatch",
+            ErrorCode::DigestMismatch,
             "digest mismatch".into(),
             "the digest does not match the payload".into(),
         );
     }
     // Then the dear checks: reading and replaying every game, every move of a divide or PV.
     if let Err(e) = validator::check_result_shape(&lease.kind, &r.result) {
-        return refuse("invalid_result", e.to_string(), e.to_string());
+        return refuse(ErrorCode::InvalidResult, e.to_string(), e.to_string());
     }
     let nodes = r.result.nodes();
     if let Some(known) = lease.known_nodes
         && known != nodes
     {
         let m = format!("{nodes} nodes contradicts the known answer of this workunit");
-        return refusal("check_failed", m.clone(), m, true);
+        return refusal(ErrorCode::CheckFailed, m.clone(), m, true);
     }
     // Too fast is no evidence (a worker's own table answers a repeated campaign at once): the
     // result is stored, and its workunit checked by the coordinator.
@@ -236,7 +237,7 @@ mod tests {
         judge(WORKER, lease, r, "test 1", NOW, 1_000_000_000)
     }
 
-    fn code(v: &Verdict) -> Option<&'static str> {
+    fn code(v: &Verdict) -> Option<ErrorCode> {
         match v {
             Verdict::Store(_) => None,
             Verdict::Refuse(_, e) | Verdict::Reject(e) => Some(e.code),
@@ -262,14 +263,14 @@ mod tests {
     fn results_of_no_open_lease_of_this_worker_are_rejected_without_a_write() {
         let open = || Some(lease(ReplicaState::InProgress));
         let cases = [
-            (None, honest(), "unknown_lease"),
+            (None, honest(), ErrorCode::UnknownLease),
             (
                 open(),
                 BatchedResult {
                     workunit_id: 4,
                     ..honest()
                 },
-                "unknown_lease",
+                ErrorCode::UnknownLease,
             ),
             (
                 Some(LeaseInfo {
@@ -277,17 +278,17 @@ mod tests {
                     ..lease(ReplicaState::InProgress)
                 }),
                 honest(),
-                "lease_not_yours",
+                ErrorCode::LeaseNotYours,
             ),
             (
                 Some(lease(ReplicaState::Expired)),
                 honest(),
-                "lease_expired",
+                ErrorCode::LeaseExpired,
             ),
             (
                 Some(lease(ReplicaState::Returned)),
                 honest(),
-                "lease_closed",
+                ErrorCode::LeaseClosed,
             ),
         ];
         for (lease, r, want) in cases {
@@ -346,13 +347,16 @@ mod tests {
             let Verdict::Refuse(_, e) = &v else {
                 panic!("not refused");
             };
-            assert_eq!(e.code, "invalid_result");
+            assert_eq!(e.code, ErrorCode::InvalidResult);
             assert!(e.message.contains("bytes, more than"), "{}", e.message);
         }
         // Within the size, a wrong digest is found before the games are read; a right one
         // lets the games be read (and these are no games).
         let (lease, r) = self_play("1. Nf3 *".into(), false);
-        assert_eq!(code(&verdict(Some(lease), r)), Some("digest_mismatch"));
+        assert_eq!(
+            code(&verdict(Some(lease), r)),
+            Some(ErrorCode::DigestMismatch)
+        );
         let (lease, r) = self_play("1. Nf3 *".into(), true);
         let v = verdict(Some(lease), r);
         let Verdict::Refuse(_, e) = &v else {
@@ -379,9 +383,9 @@ mod tests {
             ..lease(ReplicaState::InProgress)
         });
         let cases = [
-            (open(), tampered, "digest_mismatch", false),
-            (open(), relabelled, "invalid_result", false),
-            (known, honest(), "check_failed", true),
+            (open(), tampered, ErrorCode::DigestMismatch, false),
+            (open(), relabelled, ErrorCode::InvalidResult, false),
+            (known, honest(), ErrorCode::CheckFailed, true),
         ];
         for (lease, r, want, check) in cases {
             let v = verdict(lease, r);
@@ -425,9 +429,9 @@ mod tests {
             codes,
             [
                 None,
-                Some("unknown_lease"),
-                Some("digest_mismatch"),
-                Some("lease_expired")
+                Some(ErrorCode::UnknownLease),
+                Some(ErrorCode::DigestMismatch),
+                Some(ErrorCode::LeaseExpired)
             ]
         );
     }
@@ -440,14 +444,23 @@ mod tests {
         };
         assert_eq!(engine_label(&e("c960")).unwrap(), "c960 1");
         let long = "x".repeat(MAX_LABEL_BYTES + 1);
-        assert_eq!(engine_label(&e(&long)).unwrap_err().code, "bad_field");
+        assert_eq!(
+            engine_label(&e(&long)).unwrap_err().code,
+            ErrorCode::BadField
+        );
         let turned = engine_label(&e("sf\u{202E}")).unwrap_err();
-        assert_eq!((turned.status.as_u16(), turned.code), (400, "bad_label"));
+        assert_eq!(
+            (turned.status.as_u16(), turned.code),
+            (400, ErrorCode::BadLabel)
+        );
         assert!(
             turned
                 .message
                 .starts_with("engine name holds the bidirectional control U+202E")
         );
-        assert_eq!(check_label("name", "w\u{7}").unwrap_err().code, "bad_label");
+        assert_eq!(
+            check_label("name", "w\u{7}").unwrap_err().code,
+            ErrorCode::BadLabel
+        );
     }
 }

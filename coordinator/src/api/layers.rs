@@ -4,6 +4,7 @@
 //! answers it with an empty body), and the security headers of every response. Below the
 //! routes.
 
+use c960_common::error_code::ErrorCode;
 use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, Request, State};
@@ -153,7 +154,7 @@ pub async fn timeout(State(st): State<AppState>, req: Request, next: Next) -> Re
         Ok(r) => r,
         Err(_) => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "timeout",
+            ErrorCode::Timeout,
             "the request took too long",
         )
         .with_retry_after(1)

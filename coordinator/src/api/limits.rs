@@ -7,6 +7,7 @@
 //! the keyed limiter only stores buckets, and bounds how many it stores so that a flood of
 //! addresses cannot grow memory without bound.
 
+use c960_common::error_code::ErrorCode;
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::net::IpAddr;
@@ -187,7 +188,7 @@ impl Limiter {
             let secs = retry_after_secs(wait);
             ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
+                ErrorCode::RateLimited,
                 format!("too many failed admin authentications; retry after {secs} s"),
             )
             .with_retry_after(secs)
@@ -230,7 +231,7 @@ fn too_many(wait: Duration) -> ApiError {
     let secs = retry_after_secs(wait);
     ApiError::new(
         StatusCode::TOO_MANY_REQUESTS,
-        "rate_limited",
+        ErrorCode::RateLimited,
         format!("too many requests; retry after {secs} s"),
     )
     .with_retry_after(secs)
@@ -282,7 +283,7 @@ impl Submissions {
             };
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                "submission_in_progress",
+                ErrorCode::SubmissionInProgress,
                 message,
             )
             .with_retry_after(1));
@@ -396,7 +397,10 @@ mod tests {
         let s = Arc::new(Submissions::default());
         let first = s.claim(7, &[1, 2]).unwrap();
         let e = s.claim(7, &[2]).err().unwrap();
-        assert_eq!((e.status.as_u16(), e.code), (429, "submission_in_progress"));
+        assert_eq!(
+            (e.status.as_u16(), e.code),
+            (429, ErrorCode::SubmissionInProgress)
+        );
         // Another worker naming the same lease is not held up (its claim is refused later,
         // when the lease is read).
         let other = s.claim(8, &[2]).unwrap();

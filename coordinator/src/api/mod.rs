@@ -27,6 +27,7 @@ pub mod workers;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::MAX_BODY_BYTES;
 
 pub use error::ApiError;
@@ -52,7 +53,11 @@ pub fn app(state: AppState) -> Router {
         .merge(public)
         .merge(health::routes(state.store.clone()))
         .fallback(|| async {
-            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::NotFound,
+                "no such endpoint",
+            )
         })
         // Bodies other than the bincode ones (admin JSON) are bounded too.
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

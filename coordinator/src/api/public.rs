@@ -8,6 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::PROTOCOL_VERSION;
 use serde::Serialize;
 
@@ -120,12 +121,12 @@ async fn table(
     let id: u64 = id.parse().map_err(|_| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
-            "bad_query",
+            ErrorCode::BadQuery,
             format!("campaign id {id:?} is not a number"),
         )
     })?;
     let format = export::Format::parse(q.format.as_deref().unwrap_or("json"))
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadQuery, e))?;
     let store = st.store.clone();
     let (campaign, complete) = blocking(move || {
         // Read before the table: a campaign complete then has a complete table.
@@ -162,7 +163,7 @@ async fn table(
     let store = st.store.clone();
     let text = blocking(move || Ok(export::render(&*store, id, format)?))
         .await?
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_query", e))?;
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadQuery, e))?;
     let mut resp = if complete {
         // A completed table changes no more (a quarantine that reopens a workunit makes the
         // campaign incomplete again): an ETag of its bytes lets clients revalidate for free.
@@ -172,7 +173,11 @@ async fn table(
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| export::if_none_match_hits(v, &etag));
         let etag = HeaderValue::from_str(&etag).map_err(|e| {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                e.to_string(),
+            )
         })?;
         let mut resp = if cached {
             StatusCode::NOT_MODIFIED.into_response()
@@ -223,7 +228,7 @@ async fn balance(
         other => {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
-                "bad_query",
+                ErrorCode::BadQuery,
                 format!("unknown format {other:?}; use json or svg"),
             ));
         }

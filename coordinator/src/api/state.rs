@@ -2,6 +2,7 @@
 //! [`Limits`]) and [`blocking`], the one way handlers run store work. Bottom layer of the API:
 //! it imports no route file.
 
+use c960_common::error_code::ErrorCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -199,7 +200,7 @@ impl AppState {
         let Some(hash) = &self.config.admin_token_hash else {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "admin_disabled",
+                ErrorCode::AdminDisabled,
                 "no admin token is configured on this coordinator",
             ));
         };
@@ -240,9 +241,13 @@ pub(crate) async fn blocking_until_dropped<T: Send + 'static>(
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            e.to_string(),
+        )
+    })?
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::post;
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::{
     AbandonRequest, AbandonResponse, Assignment, BatchedOutcome, BatchedResult, FailRequest,
     FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest, FetchResponse,
@@ -58,8 +59,9 @@ async fn register(
     // With per-volunteer tokens the secret is a token, checked and spent by the store.
     let token = match (&st.config.enrolment, req.enrol_secret.as_deref()) {
         (Enrolment::Tokens, Some(t)) => {
-            let (id, secret) = crate::secrets::parse_token(t)
-                .ok_or(crate::store::StoreError::Enrolment("bad_enrolment_token"))?;
+            let (id, secret) = crate::secrets::parse_token(t).ok_or(
+                crate::store::StoreError::Enrolment(ErrorCode::BadEnrolmentToken),
+            )?;
             Some((id, crate::secrets::sha256(secret)))
         }
         _ => None,
@@ -71,7 +73,7 @@ async fn register(
         let secs = wait.as_secs().max(1) as u32;
         return Err(ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
+            ErrorCode::RateLimited,
             format!("too many registrations from {b}; retry in {secs} s"),
         )
         .with_retry_after(secs));
@@ -80,7 +82,7 @@ async fn register(
         let secs = wait.as_secs().max(1) as u32;
         return Err(ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
+            ErrorCode::RateLimited,
             format!("too many registrations from all addresses right now; retry in {secs} s"),
         )
         .with_retry_after(secs));
@@ -293,7 +295,7 @@ async fn fetch_batch(
     if req.max_units == 0 || req.max_units > MAX_BATCH {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
-            "bad_field",
+            ErrorCode::BadField,
             format!("max_units must be 1..={MAX_BATCH}, got {}", req.max_units),
         ));
     }
@@ -324,7 +326,7 @@ fn settle_results(
     let stopped = || {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "timeout",
+            ErrorCode::Timeout,
             "the request ended before its results were judged",
         )
     };
@@ -350,7 +352,9 @@ fn settle_results(
     let outcomes = plan.finish(written);
     crate::metrics::results_settled(
         worker_id,
-        outcomes.iter().map(|o| o.as_ref().err().map(|e| e.code)),
+        outcomes
+            .iter()
+            .map(|o| o.as_ref().err().map(|e| e.code.as_str())),
     );
     Ok(outcomes)
 }
@@ -398,7 +402,7 @@ async fn submit_batch(
     if req.results.is_empty() || req.results.len() > MAX_BATCH as usize {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
-            "bad_field",
+            ErrorCode::BadField,
             format!(
                 "a batch holds 1..={MAX_BATCH} results, got {}",
                 req.results.len()
@@ -446,7 +450,7 @@ async fn heartbeat(
     if req.lease_ids.len() > MAX_BATCH as usize {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
-            "bad_field",
+            ErrorCode::BadField,
             format!(
                 "a heartbeat names at most {MAX_BATCH} leases, got {}",
                 req.lease_ids.len()

@@ -1,4 +1,5 @@
 //! The store's one error type.
+use c960_common::error_code::ErrorCode;
 
 /// Why a store operation failed. The domain variants map to 4xx responses; `Db` and `Backend`
 /// are 500s.
@@ -48,7 +49,7 @@ pub enum StoreError {
     CampaignCancelled(u64, &'static str),
     /// An enrolment token that registers nobody (the code: bad, revoked, exhausted).
     #[error("enrolment token refused ({0})")]
-    Enrolment(&'static str),
+    Enrolment(ErrorCode),
     /// The database holds something impossible (or a stored value does not decode).
     #[error("database: {0}")]
     Db(String),

@@ -3,6 +3,7 @@
 //! quorum; an engine failure is a failed replica, not a result; and `run --analyse` writes the
 //! balance CSV.
 
+use c960_common::error_code::ErrorCode;
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
@@ -231,7 +232,7 @@ async fn a_failed_engine_is_a_failed_replica_not_a_result() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code(), Some("invalid_result"));
+    assert_eq!(err.code(), Some(ErrorCode::InvalidResult));
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
     assert_eq!(rows[0].status, RowStatus::Open);
 }

@@ -4,6 +4,7 @@
 //! workers equals the reference.
 
 use c960_common::digest::result_digest;
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::{
     BatchedOutcome, BatchedResult, Capabilities, FetchBatchRequest, FetchBatchResponse, MAX_BATCH,
     PROTOCOL_VERSION, SubmitBatchRequest, WorkResult,
@@ -178,7 +179,7 @@ async fn bad_batch_sizes_and_the_lease_cap_are_coded() {
         .fetch_batch(&auth, &analysis_only, 8)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), Some("lease_limit"));
+    assert_eq!(err.code(), Some(ErrorCode::LeaseLimit));
     assert!(err.retry_after().is_some());
     assert_eq!(server.store.open_leases(auth.worker_id, 0).unwrap(), 3);
 }

@@ -2,6 +2,7 @@
 //! campaign run by real workers, and every command but `serve` and `run` refusing a `--db`
 //! that does not exist (one line on stderr, non-zero exit, no file created).
 
+use c960_common::error_code::ErrorCode;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -157,7 +158,7 @@ async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
     let mut lie = c960_tests::honest_submission(&a);
     lie.digest = [1; 32];
     let err = client.submit(&liar, &lie).await.unwrap_err();
-    assert_eq!(err.code(), Some("digest_mismatch"));
+    assert_eq!(err.code(), Some(ErrorCode::DigestMismatch));
 
     // A refusal before any handler work: a wrong token.
     let (status, code, _) = c960_tests::raw_post(
@@ -283,7 +284,7 @@ async fn serve_reads_its_secrets_from_files_and_refuses_a_missing_or_empty_one()
     let worker = c960_worker::client::Client::new(&serve.url).unwrap();
     assert_eq!(
         worker.register("w", 1, 0).await.unwrap_err().code(),
-        Some("enrolment_secret_required")
+        Some(ErrorCode::EnrolmentSecretRequired)
     );
     let enrolled = worker.with_enrol_secret(Some("enrol-secret-from-a-file-02".into()));
     enrolled.register("w", 1, 0).await.unwrap();
@@ -342,7 +343,7 @@ async fn serve_takes_its_options_from_a_toml_file_and_flags_override_it() {
         for _ in 0..2 {
             codes.push(match client.register("w", 1, 0).await {
                 Ok(_) => "ok".to_string(),
-                Err(e) => e.code().unwrap_or("?").to_string(),
+                Err(e) => e.code().map_or("?", ErrorCode::as_str).to_string(),
             });
         }
         codes

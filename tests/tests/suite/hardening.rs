@@ -4,6 +4,7 @@
 //! or bidirectional characters refused at registration (issue 29 item 8).
 
 use c960_common::codec;
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::{
     Capabilities, EngineInfo, FetchResponse, PROTOCOL_VERSION, SubmitBatchRequest,
 };
@@ -322,7 +323,7 @@ async fn an_impossible_count_is_refused_not_validated() {
         single.result = r.result;
         single.digest = r.digest;
         let err = client.submit(auth, &single).await.unwrap_err();
-        assert_eq!(err.code(), Some("invalid_result"));
+        assert_eq!(err.code(), Some(ErrorCode::InvalidResult));
     }
     let (_, rows) = server.store.table(c.id).unwrap();
     assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("open", None));

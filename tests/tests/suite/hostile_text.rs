@@ -8,6 +8,7 @@
 //! door: 400 `bad_label` at registration and on the engine label of a submission, 422
 //! `invalid_result` for an engine id, nothing stored.
 
+use c960_common::error_code::ErrorCode;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -92,7 +93,7 @@ impl Coordinator {
         let client = Client::new(&self.serve.url).unwrap();
         match client.register(name, 1, 0).await {
             Ok(auth) => Ok((client, auth)),
-            Err(e) => Err(e.code().unwrap_or("none").to_string()),
+            Err(e) => Err(e.code().map_or("none", ErrorCode::as_str).to_string()),
         }
     }
 
@@ -122,7 +123,7 @@ impl Coordinator {
             if let Err(e) = submit(&client, &auth, &a, engine_id, label).await {
                 // A refused label leaves the lease open: give it back for the next pair.
                 let _ = client.abandon(&auth, a.lease_id).await;
-                return Err(e.code().unwrap_or("none").to_string());
+                return Err(e.code().map_or("none", ErrorCode::as_str).to_string());
             }
         }
         Ok(workunit.unwrap())
@@ -345,15 +346,18 @@ async fn tab_and_carriage_return_are_refused_at_the_door() {
     c.validate(["e", "f"], "sf 1", "sf").await.unwrap();
     for lead in ['\t', '\r'] {
         let text = format!("{lead}=1+1");
-        assert_eq!(c.register(&text).await.err().as_deref(), Some("bad_label"));
+        assert_eq!(
+            c.register(&text).await.err().as_deref(),
+            Some(ErrorCode::BadLabel.as_str())
+        );
         assert_eq!(
             c.validate(["a", "b"], &text, "sf").await.err().as_deref(),
-            Some("invalid_result"),
+            Some(ErrorCode::InvalidResult.as_str()),
             "engine id {text:?}"
         );
         assert_eq!(
             c.validate(["c", "d"], "sf", &text).await.err().as_deref(),
-            Some("bad_label"),
+            Some(ErrorCode::BadLabel.as_str()),
             "engine label {text:?}"
         );
     }
@@ -411,15 +415,18 @@ async fn bidirectional_overrides_are_refused_at_the_door() {
     ];
     for ch in bidi {
         let text = format!("evil-{ch}gnp.exe");
-        assert_eq!(c.register(&text).await.err().as_deref(), Some("bad_label"));
+        assert_eq!(
+            c.register(&text).await.err().as_deref(),
+            Some(ErrorCode::BadLabel.as_str())
+        );
         assert_eq!(
             c.validate(["a", "b"], &text, "sf").await.err().as_deref(),
-            Some("invalid_result"),
+            Some(ErrorCode::InvalidResult.as_str()),
             "engine id {text:?}"
         );
         assert_eq!(
             c.validate(["c", "d"], "sf", &text).await.err().as_deref(),
-            Some("bad_label"),
+            Some(ErrorCode::BadLabel.as_str()),
             "engine label {text:?}"
         );
     }
@@ -438,15 +445,18 @@ async fn control_characters_are_refused_at_the_door() {
     ];
     for ch in controls {
         let text = format!("sf{ch}[31mred");
-        assert_eq!(c.register(&text).await.err().as_deref(), Some("bad_label"));
+        assert_eq!(
+            c.register(&text).await.err().as_deref(),
+            Some(ErrorCode::BadLabel.as_str())
+        );
         assert_eq!(
             c.validate(["a", "b"], &text, "sf").await.err().as_deref(),
-            Some("invalid_result"),
+            Some(ErrorCode::InvalidResult.as_str()),
             "engine id {text:?}"
         );
         assert_eq!(
             c.validate(["c", "d"], "sf", &text).await.err().as_deref(),
-            Some("bad_label"),
+            Some(ErrorCode::BadLabel.as_str()),
             "engine label {text:?}"
         );
     }
@@ -463,15 +473,18 @@ async fn invisible_characters_are_refused_at_the_door() {
     let invisible = ['\u{200B}', '\u{2060}', '\u{FEFF}', '\u{00AD}'];
     for ch in invisible {
         let text = format!("al{ch}ice");
-        assert_eq!(c.register(&text).await.err().as_deref(), Some("bad_label"));
+        assert_eq!(
+            c.register(&text).await.err().as_deref(),
+            Some(ErrorCode::BadLabel.as_str())
+        );
         assert_eq!(
             c.validate(["a", "b"], &text, "sf").await.err().as_deref(),
-            Some("invalid_result"),
+            Some(ErrorCode::InvalidResult.as_str()),
             "engine id {text:?}"
         );
         assert_eq!(
             c.validate(["c", "d"], "sf", &text).await.err().as_deref(),
-            Some("bad_label"),
+            Some(ErrorCode::BadLabel.as_str()),
             "engine label {text:?}"
         );
     }

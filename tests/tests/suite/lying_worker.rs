@@ -4,6 +4,7 @@
 //! table, and the workunits complete correctly.
 
 use c960_common::digest::result_digest;
+use c960_common::error_code::ErrorCode;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
 use c960_compute::compute::compute;
 use c960_coordinator::api::Config;
@@ -50,7 +51,7 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
         engine: engine(),
     };
     let err = liar.submit(&auth, &req).await.unwrap_err();
-    assert_eq!(err.code(), Some("check_failed"));
+    assert_eq!(err.code(), Some(ErrorCode::CheckFailed));
 
     // Lie 2, by another worker: true counts with a digest that does not match them. Refused.
     let sloppy = Client::new(&server.url).unwrap();
@@ -71,7 +72,7 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
         ..req.clone()
     };
     let err = sloppy.submit(&sloppy_auth, &req2).await.unwrap_err();
-    assert_eq!(err.code(), Some("digest_mismatch"));
+    assert_eq!(err.code(), Some(ErrorCode::DigestMismatch));
 
     // Two honest workers finish the campaign.
     server.finish_with_honest_workers(c.id, 2).await;
@@ -105,7 +106,7 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
         .fetch(&auth, &Capabilities::builtin())
         .await
         .unwrap_err();
-    assert_eq!(err.code(), Some("worker_quarantined"));
+    assert_eq!(err.code(), Some(ErrorCode::WorkerQuarantined));
     let s = server.store.worker(sloppy_auth.worker_id).unwrap().unwrap();
     assert_eq!((s.refused, s.quarantined), (1, false));
 

@@ -2,6 +2,7 @@
 //! campaign's results arrive (and a refused result counted by its reason); the health
 //! endpoints; the HTTP hygiene of the public endpoints (gzip, CORS, a JSON 405).
 
+use c960_common::error_code::ErrorCode;
 use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION};
@@ -69,7 +70,7 @@ async fn metrics_move_as_results_arrive() {
     req.digest = [7; 32];
     assert_eq!(req.protocol, PROTOCOL_VERSION);
     let err = client.submit(&liar, &req).await.unwrap_err();
-    assert_eq!(err.code(), Some("digest_mismatch"));
+    assert_eq!(err.code(), Some(ErrorCode::DigestMismatch));
     let mid = scrape(&server.url).await;
     assert_eq!(
         value(

@@ -4,6 +4,7 @@
 //! quarantine re-verification: a worker that agreed with an honest peer and is later caught
 //! lying has what it validated re-verified by others, and the final table is exact.
 
+use c960_common::error_code::ErrorCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -136,9 +137,9 @@ async fn someone_elses_lease_is_403() {
     let a = assigned(&client, &alice).await;
     let req = submission(&a, honest(&a));
     let err = client.submit(&bob, &req).await.unwrap_err();
-    assert_eq!(err.code(), Some("lease_not_yours"));
+    assert_eq!(err.code(), Some(ErrorCode::LeaseNotYours));
     let err = client.abandon(&bob, a.lease_id).await.unwrap_err();
-    assert_eq!(err.code(), Some("lease_not_yours"));
+    assert_eq!(err.code(), Some(ErrorCode::LeaseNotYours));
     client.submit(&alice, &req).await.unwrap();
     let _ = server;
 }
@@ -198,7 +199,7 @@ async fn per_address_rate_limit_covers_registration() {
         client.register("w", 1, 0).await.unwrap();
     }
     let err = client.register("w", 1, 0).await.unwrap_err();
-    assert_eq!(err.code(), Some("rate_limited"));
+    assert_eq!(err.code(), Some(ErrorCode::RateLimited));
     assert!(err.retry_after().is_some());
 }
 
@@ -226,7 +227,7 @@ async fn open_lease_cap_is_429() {
         ..caps
     };
     let err = client.fetch(&auth, &analysis_only).await.unwrap_err();
-    assert_eq!(err.code(), Some("lease_limit"));
+    assert_eq!(err.code(), Some(ErrorCode::LeaseLimit));
     assert!(err.retry_after().is_some());
     assert_eq!(server.store.open_leases(auth.worker_id, 0).unwrap(), 2);
 }
@@ -268,7 +269,7 @@ async fn enrolment_needs_the_secret_or_open_enrolment() {
         .register("w", 1, 0)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), Some("enrolment_closed"));
+    assert_eq!(err.code(), Some(ErrorCode::EnrolmentClosed));
 
     let server = TestServer::start(Config {
         enrolment: Enrolment::secret("the-enrolment-secret"),
@@ -278,12 +279,12 @@ async fn enrolment_needs_the_secret_or_open_enrolment() {
     let plain = Client::new(&server.url).unwrap();
     assert_eq!(
         plain.register("w", 1, 0).await.unwrap_err().code(),
-        Some("enrolment_secret_required")
+        Some(ErrorCode::EnrolmentSecretRequired)
     );
     let wrong = plain.clone().with_enrol_secret(Some("guess".into()));
     assert_eq!(
         wrong.register("w", 1, 0).await.unwrap_err().code(),
-        Some("bad_enrolment_secret")
+        Some(ErrorCode::BadEnrolmentSecret)
     );
     let right = plain.with_enrol_secret(Some("the-enrolment-secret".into()));
     right.register("w", 1, 0).await.unwrap();
@@ -379,13 +380,13 @@ async fn banned_worker_is_403_and_its_lease_goes_back() {
             .await
             .unwrap_err()
             .code(),
-        Some("worker_banned")
+        Some(ErrorCode::WorkerBanned)
     );
     let err = client
         .submit(&auth, &honest_submission(&a))
         .await
         .unwrap_err();
-    assert_eq!(err.code(), Some("worker_banned"));
+    assert_eq!(err.code(), Some(ErrorCode::WorkerBanned));
     assert_eq!(server.store.open_leases(auth.worker_id, 0).unwrap(), 0);
     let (s, _, _) = post(
         &server.url,
@@ -416,7 +417,7 @@ async fn enrolment_tokens_cap_registrations_and_separate_replicas() {
     let plain = Client::new(url).unwrap();
     assert_eq!(
         plain.register("w", 1, 0).await.unwrap_err().code(),
-        Some("enrolment_token_required")
+        Some(ErrorCode::EnrolmentTokenRequired)
     );
     let admin = reqwest::Client::new();
     let mint = |name: &str, cap: u64| {
@@ -442,12 +443,12 @@ async fn enrolment_tokens_cap_registrations_and_separate_replicas() {
     let a2 = with(&ann).register("a2", 1, 0).await.unwrap();
     assert_eq!(
         with(&ann).register("a3", 1, 0).await.unwrap_err().code(),
-        Some("enrolment_token_exhausted")
+        Some(ErrorCode::EnrolmentTokenExhausted)
     );
     let forged = format!("{bob_id}.{}", "0".repeat(32));
     assert_eq!(
         with(&forged).register("x", 1, 0).await.unwrap_err().code(),
-        Some("bad_enrolment_token")
+        Some(ErrorCode::BadEnrolmentToken)
     );
     let r = admin
         .post(format!(
@@ -460,7 +461,7 @@ async fn enrolment_tokens_cap_registrations_and_separate_replicas() {
     assert_eq!(r.status().as_u16(), 200);
     assert_eq!(
         with(&bob).register("b1", 1, 0).await.unwrap_err().code(),
-        Some("enrolment_token_revoked")
+        Some(ErrorCode::EnrolmentTokenRevoked)
     );
     let listed = admin
         .get(format!("{url}/api/v1/admin/enrolment-tokens"))
@@ -561,7 +562,7 @@ async fn quarantined_worker_is_403() {
     req.digest = [0; 32];
     assert_eq!(
         client.submit(&liar, &req).await.unwrap_err().code(),
-        Some("digest_mismatch")
+        Some(ErrorCode::DigestMismatch)
     );
     assert_eq!(
         client
@@ -569,7 +570,7 @@ async fn quarantined_worker_is_403() {
             .await
             .unwrap_err()
             .code(),
-        Some("worker_quarantined")
+        Some(ErrorCode::WorkerQuarantined)
     );
     assert!(
         server
@@ -623,7 +624,7 @@ async fn quarantine_reverifies_what_the_liar_validated() {
             .await
             .unwrap_err()
             .code(),
-        Some("check_failed")
+        Some(ErrorCode::CheckFailed)
     );
 
     // Honest runners finish everything, including the re-verification.
@@ -637,7 +638,7 @@ async fn quarantine_reverifies_what_the_liar_validated() {
             .await
             .unwrap_err()
             .code(),
-        Some("worker_quarantined")
+        Some(ErrorCode::WorkerQuarantined)
     );
     let (_, rows) = server.store.table(c.id).unwrap();
     for r in &rows {

@@ -603,3 +603,34 @@ fn only_the_binaries_and_run_import_the_api() {
         "below the API layer but importing it: {importers:?}"
     );
 }
+
+/// docs/protocol.md's table of error codes and `ErrorCode` list the same codes: the one
+/// vocabulary the coordinator answers with and the worker acts on.
+#[test]
+fn the_protocol_doc_lists_every_error_code_and_no_other() {
+    use c960_common::error_code::ErrorCode;
+    let doc = read(&root().join("docs/protocol.md"));
+    let table = doc
+        .split("## Error codes")
+        .nth(1)
+        .expect("docs/protocol.md has an Error codes section");
+    let table = table.split("\n## ").next().unwrap();
+    let mut documented = BTreeSet::new();
+    for row in table.lines().filter(|l| l.starts_with("| ")) {
+        let code_cell = row.split('|').nth(2).unwrap_or("");
+        for code in code_cell.split('`').skip(1).step_by(2) {
+            documented.insert(code.to_string());
+        }
+    }
+    let known: BTreeSet<String> = ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_string())
+        .collect();
+    assert!(documented.len() > 30, "{documented:?}");
+    let undocumented: Vec<_> = known.difference(&documented).collect();
+    let unknown: Vec<_> = documented.difference(&known).collect();
+    assert!(
+        undocumented.is_empty() && unknown.is_empty(),
+        "ErrorCode without a row in docs/protocol.md: {undocumented:?}; documented codes ErrorCode lacks: {unknown:?}"
+    );
+}

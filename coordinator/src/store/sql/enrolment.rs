@@ -105,6 +105,7 @@ pub(crate) fn mark_enrolled(tx: &dyn Conn, worker_id: u64, token_id: u64) -> Sto
 
 #[cfg(test)]
 mod tests {
+    use c960_common::error_code::ErrorCode;
     use std::collections::BTreeSet;
 
     use c960_common::wire::Capabilities;
@@ -144,12 +145,18 @@ mod tests {
             other => panic!("not refused: {other:?}"),
         };
         let a1 = reg("a1", t.id, "t-secret").unwrap();
-        assert_eq!(refused(reg("x", t.id, "u-secret")), "bad_enrolment_token");
-        assert_eq!(refused(reg("x", 99, "t-secret")), "bad_enrolment_token");
+        assert_eq!(
+            refused(reg("x", t.id, "u-secret")),
+            ErrorCode::BadEnrolmentToken
+        );
+        assert_eq!(
+            refused(reg("x", 99, "t-secret")),
+            ErrorCode::BadEnrolmentToken
+        );
         let a2 = reg("a2", t.id, "t-secret").unwrap();
         assert_eq!(
             refused(reg("a3", t.id, "t-secret")),
-            "enrolment_token_exhausted"
+            ErrorCode::EnrolmentTokenExhausted
         );
         let b1 = reg("b1", u.id, "u-secret").unwrap();
         let revoked = s.revoke_enrolment_token(u.id, 2).unwrap();
