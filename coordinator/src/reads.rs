@@ -81,9 +81,9 @@ pub struct WorkerResult {
     /// Start position (or the origin of a split workunit).
     pub sp: Option<u16>,
     /// Replica state name.
-    pub state: String,
+    pub state: crate::scheduler::ReplicaState,
     /// `pending`, `valid` or `invalid`.
-    pub outcome: String,
+    pub outcome: crate::store::ResultOutcome,
     /// Nodes when returned.
     pub nodes: Option<u64>,
     /// Issued at.

@@ -144,8 +144,9 @@ pub fn serving_order(campaigns: &[CampaignSlot]) -> Vec<u64> {
     active.into_iter().map(|c| c.id).collect()
 }
 
-/// The life of one replica (a lease and, once returned, its result).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The life of one replica (a lease and, once returned, its result); serialised by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ReplicaState {
     /// Leased to a worker, deadline not passed.
     InProgress,
@@ -169,6 +170,12 @@ impl ReplicaState {
             ReplicaState::Abandoned => "abandoned",
             ReplicaState::Error => "error",
         }
+    }
+}
+
+impl std::fmt::Display for ReplicaState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -6,7 +6,7 @@ use c960_common::wire::{AnalysisEngine, Capabilities, PositionSpec, WorkUnitKind
 
 use crate::campaign::ANALYSIS_HASH_MIB;
 use crate::scheduler::{CampaignStatus, ReplicaState};
-use crate::store::records::{CampaignKind, RowStatus};
+use crate::store::records::{CampaignKind, ResultOutcome, RowStatus};
 use crate::trust::TrustLevel;
 use crate::validator::Digest;
 
@@ -201,12 +201,12 @@ pub fn trust_level(v: i64) -> TrustLevel {
     }
 }
 
-/// The name of a stored `results.outcome`.
-pub fn outcome_name(v: i64) -> &'static str {
+/// The outcome of a stored `results.outcome`.
+pub fn result_outcome(v: i64) -> ResultOutcome {
     match v {
-        1 => "valid",
-        2 => "invalid",
-        _ => "pending",
+        1 => ResultOutcome::Valid,
+        2 => ResultOutcome::Invalid,
+        _ => ResultOutcome::Pending,
     }
 }
 

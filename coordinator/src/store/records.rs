@@ -69,6 +69,35 @@ impl std::fmt::Display for RowStatus {
     }
 }
 
+/// How a returned result was graded: the `outcome` of a replica.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultOutcome {
+    /// Not graded yet.
+    Pending,
+    /// It agreed with the canonical result.
+    Valid,
+    /// It disagreed, or was voided.
+    Invalid,
+}
+
+impl ResultOutcome {
+    /// The name in JSON and on the pages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultOutcome::Pending => "pending",
+            ResultOutcome::Valid => "valid",
+            ResultOutcome::Invalid => "invalid",
+        }
+    }
+}
+
+impl std::fmt::Display for ResultOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A campaign as stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Campaign {
@@ -160,7 +189,7 @@ pub struct WorkerRecord {
     /// or by a ban).
     pub quarantined: bool,
     /// `untrusted`, `earned` (passed enough secret checks) or `operator` (granted).
-    pub trust: String,
+    pub trust: crate::trust::TrustLevel,
     /// Secret checks passed (results the coordinator recomputed and found right).
     pub checks_passed: u64,
     /// Checks failed: a wrong answer to a known or secret check, or an implausibly fast one.
@@ -262,9 +291,9 @@ pub struct ResultRecord {
     /// Worker.
     pub worker_id: u64,
     /// Replica state name.
-    pub state: String,
+    pub state: ReplicaState,
     /// `pending`, `valid` or `invalid`.
-    pub outcome: String,
+    pub outcome: ResultOutcome,
     /// Node count when returned.
     pub nodes: Option<u64>,
     /// Digest (hex) when returned.

@@ -232,8 +232,9 @@ pub fn is_local_block(block: &str) -> bool {
     }
 }
 
-/// How far a worker is trusted, as stored in `workers.trusted`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// How far a worker is trusted, as stored in `workers.trusted` (serialised by its name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TrustLevel {
     /// New, or lost its trust: its results count only with a trusted or checked peer.
     Untrusted = 0,
@@ -256,6 +257,12 @@ impl TrustLevel {
             TrustLevel::Earned => "earned",
             TrustLevel::Operator => "operator",
         }
+    }
+}
+
+impl std::fmt::Display for TrustLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

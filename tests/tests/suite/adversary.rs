@@ -10,6 +10,7 @@
 //! percent_liars` (ignored, release mode, `.ci/run` runs it) prints the figures recorded in
 //! `docs/security-results.md`.
 
+use c960_coordinator::trust::TrustLevel;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -449,7 +450,7 @@ async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
                 .worker(id)
                 .ok()
                 .flatten()
-                .is_some_and(|w| w.trust != "untrusted")
+                .is_some_and(|w| w.trust != TrustLevel::Untrusted)
         }),
     };
     for (i, strategy) in s.liars.iter().enumerate() {
@@ -485,7 +486,7 @@ async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
         if trust_everyone {
             let now = c960_coordinator::clock::now_ms();
             for w in server.store.worker_summary(now).unwrap().list {
-                if w.trust == "untrusted" && !w.quarantined {
+                if w.trust == TrustLevel::Untrusted && !w.quarantined {
                     server.store.set_trust(w.id, true).unwrap();
                 }
             }
@@ -1097,7 +1098,7 @@ async fn griefers_at_the_result_cap_fail_no_workunit() {
     c960_tests::wait_until(Duration::from_secs(60), || {
         let now = c960_coordinator::clock::now_ms();
         for w in server.store.worker_summary(now).unwrap().list {
-            if w.name.starts_with("honest-") && w.trust == "untrusted" {
+            if w.name.starts_with("honest-") && w.trust == TrustLevel::Untrusted {
                 server.store.set_trust(w.id, true).unwrap();
             }
         }

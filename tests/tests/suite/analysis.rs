@@ -4,6 +4,8 @@
 //! balance CSV.
 
 use c960_common::error_code::ErrorCode;
+use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::store::ResultOutcome;
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
@@ -59,7 +61,10 @@ async fn builtin_replicas_agree_through_the_coordinator() {
         // The canonical result is exactly what this build's searcher says.
         assert_eq!(row.result.as_ref(), Some(&builtin(sp, 3)), "sp {sp}");
         let results = server.store.results(row.workunit_id).unwrap();
-        let agreeing: Vec<_> = results.iter().filter(|r| r.outcome == "valid").collect();
+        let agreeing: Vec<_> = results
+            .iter()
+            .filter(|r| r.outcome == ResultOutcome::Valid)
+            .collect();
         let workers: BTreeSet<u64> = agreeing.iter().map(|r| r.worker_id).collect();
         assert!(agreeing.len() >= 2 && workers.len() == agreeing.len());
     }
@@ -208,7 +213,7 @@ async fn a_failed_engine_is_a_failed_replica_not_a_result() {
     assert_eq!((w.refused, w.lost_votes), (0, 0));
     let results = server.store.results(a.workunit_id).unwrap();
     assert_eq!(
-        (results[0].state.as_str(), results[0].digest.as_deref()),
+        (results[0].state.name(), results[0].digest.as_deref()),
         ("error", None)
     );
     // A builtin-kind workunit refuses a result claiming another engine.
@@ -346,7 +351,7 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
                 .results(wu)
                 .unwrap()
                 .iter()
-                .filter(|r| r.state == "error")
+                .filter(|r| r.state == ReplicaState::Error)
                 .count()
         };
         let before = errors();
@@ -371,7 +376,7 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
     assert!(
         results
             .iter()
-            .all(|r| r.digest.is_none() && r.state == "error")
+            .all(|r| r.digest.is_none() && r.state == ReplicaState::Error)
     );
     for r in &results {
         let w = server.store.worker(r.worker_id).unwrap().unwrap();
@@ -382,7 +387,7 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
 /// The vote outcome of every result of `workunit`, in submission order.
 fn outcomes(server: &TestServer, workunit: u64) -> Vec<String> {
     let results = server.store.results(workunit).unwrap();
-    results.into_iter().map(|r| r.outcome).collect()
+    results.into_iter().map(|r| r.outcome.to_string()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 //! that does not exist (one line on stderr, non-zero exit, no file created).
 
 use c960_common::error_code::ErrorCode;
+use c960_coordinator::store::ResultOutcome;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -59,7 +60,7 @@ async fn worker_list_and_show_print_the_stores_credit() {
         let nodes: u64 = table
             .iter()
             .flat_map(|t| store.results(t.workunit_id).unwrap())
-            .filter(|res| res.worker_id == id && res.outcome == "valid")
+            .filter(|res| res.worker_id == id && res.outcome == ResultOutcome::Valid)
             .map(|res| res.nodes.unwrap())
             .sum();
         assert_eq!(r[4], nodes.to_string());

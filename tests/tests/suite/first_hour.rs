@@ -4,6 +4,7 @@
 //! meanwhile), and every wait names its cause and remedy — the same words in the worker's
 //! answer, the recorded stall, `/api/v1/status` and `campaign show`.
 
+use c960_coordinator::scheduler::ReplicaState;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -250,13 +251,13 @@ async fn a_worker_killed_with_sigkill(coordinator_too: CoordinatorToo) -> Durati
     // left open, and some replicas expired.
     let store = c960_coordinator::store::open(&db).unwrap();
     let (_, rows) = store.table(1).unwrap();
-    let states: Vec<String> = rows
+    let states: Vec<ReplicaState> = rows
         .iter()
         .flat_map(|r| store.results(r.workunit_id).unwrap())
         .map(|r| r.state)
         .collect();
-    assert!(!states.iter().any(|s| s == "in_progress"), "{states:?}");
-    assert!(states.iter().any(|s| s == "expired"), "{states:?}");
+    assert!(!states.contains(&ReplicaState::InProgress), "{states:?}");
+    assert!(states.contains(&ReplicaState::Expired), "{states:?}");
     if restarted {
         let steady = std::fs::read_to_string(log(1)).unwrap();
         let after = &steady[steady.find(RETRYING).unwrap()..];

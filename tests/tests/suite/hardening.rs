@@ -8,6 +8,7 @@ use c960_common::error_code::ErrorCode;
 use c960_common::wire::{
     Capabilities, EngineInfo, FetchResponse, PROTOCOL_VERSION, SubmitBatchRequest,
 };
+use c960_coordinator::scheduler::ReplicaState;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
@@ -194,7 +195,7 @@ async fn long_engine_labels_are_refused_on_submit_and_submit_batch() {
             .results(a.workunit_id)
             .unwrap()
             .iter()
-            .all(|r| r.state == "in_progress")
+            .all(|r| r.state == ReplicaState::InProgress)
     );
     client.submit(&auth, &honest_submission(&a)).await.unwrap();
 }
@@ -279,7 +280,7 @@ async fn a_banned_worker_keeps_asking_and_resumes_after_unban() {
         let (_, rows) = server.store.table(c.id).unwrap();
         rows.iter()
             .flat_map(|r| server.store.results(r.workunit_id).unwrap())
-            .filter(|r| r.worker_id == 1 && r.state == "returned")
+            .filter(|r| r.worker_id == 1 && r.state == ReplicaState::Returned)
             .count()
     };
     assert_eq!(mine(&server), 0, "a banned worker got work");

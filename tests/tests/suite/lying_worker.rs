@@ -8,6 +8,8 @@ use c960_common::error_code::ErrorCode;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
 use c960_compute::compute::compute;
 use c960_coordinator::api::Config;
+use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::store::ResultOutcome;
 use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
@@ -89,12 +91,17 @@ async fn lying_worker_never_enters_the_table_and_is_quarantined() {
     }
     let r1 = server.store.results(a1.workunit_id).unwrap();
     let lie_row = r1.iter().find(|r| r.id == a1.lease_id).unwrap();
-    assert_eq!(lie_row.state, "error");
-    assert_eq!(r1.iter().filter(|r| r.outcome == "valid").count(), 2);
+    assert_eq!(lie_row.state, ReplicaState::Error);
+    assert_eq!(
+        r1.iter()
+            .filter(|r| r.outcome == ResultOutcome::Valid)
+            .count(),
+        2
+    );
     let r2 = server.store.results(a2.workunit_id).unwrap();
     assert_eq!(
         r2.iter().find(|r| r.id == a2.lease_id).unwrap().state,
-        "error"
+        ReplicaState::Error
     );
 
     // The failed check is evidence: the liar is quarantined at once. The digest mismatch is a

@@ -2,6 +2,7 @@
 //! equals the reference, every workunit has ≥ 2 agreeing results from distinct workers, and a
 //! second run on the same database recomputes nothing.
 
+use c960_coordinator::store::ResultOutcome;
 use std::collections::BTreeSet;
 use std::process::Command;
 
@@ -58,7 +59,10 @@ fn run_depth_4_all_960_matches_reference_with_quorum() {
     for row in &rows {
         let results = store.results(row.workunit_id).unwrap();
         results_before += results.len();
-        let agreeing: Vec<_> = results.iter().filter(|r| r.outcome == "valid").collect();
+        let agreeing: Vec<_> = results
+            .iter()
+            .filter(|r| r.outcome == ResultOutcome::Valid)
+            .collect();
         let workers: BTreeSet<u64> = agreeing.iter().map(|r| r.worker_id).collect();
         assert!(
             agreeing.len() >= 2,

@@ -8,6 +8,7 @@ use c960_common::wire::{
     SubmitRequest,
 };
 use c960_compute::compute::compute;
+use c960_coordinator::store::ResultOutcome;
 use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
@@ -182,7 +183,7 @@ async fn malformed_requests_get_coded_4xx_and_nothing_is_lost() {
     let rs = server.store.results(a.workunit_id).unwrap();
     assert_eq!(
         rs.iter().find(|r| r.id == a.lease_id).unwrap().outcome,
-        "valid"
+        ResultOutcome::Valid
     );
     let csv = reqwest::get(format!("{url}/api/v1/campaigns/{}/table?format=csv", c.id))
         .await

@@ -12,6 +12,7 @@
 //! Without a browser: every page, asset and API answer carries the security headers, pages
 //! hold no inline script or style, and a name stored with a bidirectional override shows inert.
 
+use c960_coordinator::store::ResultOutcome;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -188,7 +189,7 @@ fn credit(store: &dyn Store, campaigns: &[Campaign]) -> BTreeMap<u64, (u64, u128
         let (_, rows) = store.table(c.id).unwrap();
         for r in rows {
             for res in store.results(r.workunit_id).unwrap() {
-                if res.outcome == "valid" {
+                if res.outcome == ResultOutcome::Valid {
                     let e = out.entry(res.worker_id).or_default();
                     e.0 += 1;
                     e.1 += u128::from(res.nodes.unwrap_or(0));

@@ -5,6 +5,8 @@
 //! lying has what it validated re-verified by others, and the final table is exact.
 
 use c960_common::error_code::ErrorCode;
+use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::store::ResultOutcome;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -650,7 +652,10 @@ async fn quarantine_reverifies_what_the_liar_validated() {
             r.sp
         );
         let rs = server.store.results(r.workunit_id).unwrap();
-        let valid: Vec<_> = rs.iter().filter(|x| x.outcome == "valid").collect();
+        let valid: Vec<_> = rs
+            .iter()
+            .filter(|x| x.outcome == ResultOutcome::Valid)
+            .collect();
         assert!(valid.len() >= 2);
         assert!(valid.iter().all(|x| x.worker_id != sneaky.worker_id));
     }
@@ -658,13 +663,13 @@ async fn quarantine_reverifies_what_the_liar_validated() {
         let rs = server.store.results(wu).unwrap();
         let voided = rs.iter().find(|x| x.id == lease).unwrap();
         assert_eq!(
-            (voided.state.as_str(), voided.outcome.as_str()),
-            ("error", "invalid")
+            (voided.state, voided.outcome),
+            (ReplicaState::Error, ResultOutcome::Invalid)
         );
         // Re-verified: H's result plus a fresh one from a runner.
         let valid: Vec<u64> = rs
             .iter()
-            .filter(|x| x.outcome == "valid")
+            .filter(|x| x.outcome == ResultOutcome::Valid)
             .map(|x| x.worker_id)
             .collect();
         assert!(valid.contains(&h.worker_id), "{rs:?}");

@@ -4,6 +4,7 @@
 //! coordinator's shape check; two workers with one engine build form a quorum through a real
 //! coordinator and another build does not; `run --self-play` writes the score table.
 
+use c960_coordinator::store::ResultOutcome;
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -175,14 +176,15 @@ async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
     c960_tests::one_uci_result(&server, "debian-b", sf, workunit, 2).await;
     let (campaign, rows) = server.store.self_play_table(c.id).unwrap();
     assert_eq!(rows[0].status, RowStatus::Valid);
-    let outcomes: Vec<String> = server
+    let outcomes: Vec<ResultOutcome> = server
         .store
         .results(workunit)
         .unwrap()
         .into_iter()
         .map(|r| r.outcome)
         .collect();
-    assert_eq!(outcomes, ["valid", "invalid", "valid"]);
+    use ResultOutcome::{Invalid, Valid};
+    assert_eq!(outcomes, [Valid, Invalid, Valid]);
     let r = rows[0].result.as_ref().unwrap();
     assert_eq!(r.games.len(), 2);
     // The exports: the score row and every game as PGN.

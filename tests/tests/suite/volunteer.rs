@@ -1,6 +1,8 @@
 //! The volunteer's `c960-worker work` as a real process: one identity per running worker, the
 //! two-stage stop, what it prints, how it gives up.
 
+use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::store::ResultOutcome;
 use std::path::Path;
 use std::process::{Child, Command};
 use std::time::Duration;
@@ -166,7 +168,7 @@ async fn two_workers_with_one_home_are_two_identities_and_finish_a_quorum_of_two
             .results(r.workunit_id)
             .unwrap()
             .iter()
-            .filter(|r| r.outcome == "valid")
+            .filter(|r| r.outcome == ResultOutcome::Valid)
             .map(|r| r.worker_id)
             .collect();
         voters.sort_unstable();
@@ -178,7 +180,7 @@ async fn two_workers_with_one_home_are_two_identities_and_finish_a_quorum_of_two
 async fn wait_lease(server: &TestServer, wu: u64) -> u64 {
     for _ in 0..6000 {
         let rs = server.store.results(wu).unwrap();
-        if let Some(r) = rs.iter().find(|r| r.state == "in_progress") {
+        if let Some(r) = rs.iter().find(|r| r.state == ReplicaState::InProgress) {
             return r.id;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -188,7 +190,11 @@ async fn wait_lease(server: &TestServer, wu: u64) -> u64 {
 
 fn lease_state(server: &TestServer, wu: u64, lease: u64) -> String {
     let rs = server.store.results(wu).unwrap();
-    rs.into_iter().find(|r| r.id == lease).unwrap().state
+    rs.into_iter()
+        .find(|r| r.id == lease)
+        .unwrap()
+        .state
+        .to_string()
 }
 
 /// One `work` process on a perft(`depth`) campaign of 518, stopped with `sigterms` SIGTERMs

@@ -1,6 +1,8 @@
 //! A worker process killed in the middle of a workunit: its lease expires and the workunit
 //! completes on other workers. A worker stopped with Ctrl-C (SIGINT) twice gives its lease back.
 
+use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::store::ResultOutcome;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -42,7 +44,7 @@ async fn wait_lease(server: &TestServer, wu: u64, except: &[u64]) -> u64 {
         let rs = server.store.results(wu).unwrap();
         if let Some(r) = rs
             .iter()
-            .find(|r| r.state == "in_progress" && !except.contains(&r.worker_id))
+            .find(|r| r.state == ReplicaState::InProgress && !except.contains(&r.worker_id))
         {
             return r.id;
         }
@@ -70,7 +72,7 @@ async fn killed_worker_lease_expires_and_workunit_completes_elsewhere() {
     let rs = server.store.results(wu).unwrap();
     assert_eq!(
         rs.iter().find(|r| r.id == lease_a).unwrap().state,
-        "in_progress",
+        ReplicaState::InProgress,
         "killed too late"
     );
 
@@ -85,8 +87,11 @@ async fn killed_worker_lease_expires_and_workunit_completes_elsewhere() {
     assert_eq!(rows[0].nodes, Some(reference()[&518][5]));
     let rs = server.store.results(wu).unwrap();
     let a_result = rs.iter().find(|r| r.id == lease_a).unwrap();
-    assert_eq!(a_result.state, "expired");
-    let valid: Vec<_> = rs.iter().filter(|r| r.outcome == "valid").collect();
+    assert_eq!(a_result.state, ReplicaState::Expired);
+    let valid: Vec<_> = rs
+        .iter()
+        .filter(|r| r.outcome == ResultOutcome::Valid)
+        .collect();
     assert_eq!(valid.len(), 2);
     assert!(valid.iter().all(|r| r.worker_id != a_result.worker_id));
     assert_ne!(valid[0].worker_id, valid[1].worker_id);
@@ -114,7 +119,7 @@ async fn twice_interrupted_worker_gives_its_lease_back() {
     let rs = server.store.results(wu).unwrap();
     assert_eq!(
         rs.iter().find(|r| r.id == lease).unwrap().state,
-        "abandoned"
+        ReplicaState::Abandoned
     );
     // The replica is wanted again at once, not after the (one hour) lease.
     let p = server.store.progress().unwrap().remove(0);

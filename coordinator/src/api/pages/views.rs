@@ -484,8 +484,8 @@ pub fn worker_page(h: &WorkerHistory, window_s: f64, now_ms: i64) -> Markup {
                                     td.num { a href={ "/campaigns/" (r.campaign_id) } { (r.campaign_id) } }
                                     td.num { (r.workunit_id) }
                                     td.num { (r.sp.map(|s| s.to_string()).unwrap_or_default()) }
-                                    td { (r.state.replace('_', " ")) }
-                                    td { (state_badge(&r.outcome)) }
+                                    td { (r.state.name().replace('_', " ")) }
+                                    td { (state_badge(r.outcome.as_str())) }
                                     td.num { (r.nodes.map(|n| grouped(n.into())).unwrap_or_default()) }
                                     td.num { (r.elapsed_ms.map(|ms| format!("{:.2} s", ms as f64 / 1000.0)).unwrap_or_default()) }
                                     td { (r.returned_ms.map(|t| ago(now_ms, t)).unwrap_or_default()) }

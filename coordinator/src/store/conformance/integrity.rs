@@ -2,6 +2,7 @@
 //! in the store — griefers at the result cap, split start positions checked by their published
 //! totals, trust spread over time and lost by giving work back.
 
+use crate::trust::TrustLevel;
 use std::collections::BTreeMap;
 
 use super::{ALL, sub, unknown_campaign};
@@ -164,17 +165,17 @@ pub(crate) fn trust_takes_time_and_giving_work_back_costs_it<S: Backend>(s: &S) 
     check(ls[0].workunit_id, 0, 10);
     check(ls[1].workunit_id, 1, 20);
     let rec = s.worker(w).unwrap().unwrap();
-    assert_eq!((rec.trust.as_str(), rec.checks_passed), ("untrusted", 2));
+    assert_eq!((rec.trust, rec.checks_passed), (TrustLevel::Untrusted, 2));
     // A third, a second later, is the second that counts.
     check(ls[2].workunit_id, 2, 1_100);
-    assert_eq!(s.worker(w).unwrap().unwrap().trust, "earned");
+    assert_eq!(s.worker(w).unwrap().unwrap().trust, TrustLevel::Earned);
     // Five leases given back with no valid result: trust is gone (no quarantine).
     for t in 0..5 {
         let l = s.assign(w, &ALL, 2_000 + t, 100_000).unwrap().unwrap();
         s.fail(w, l.lease_id, "engine crashed", 2_000 + t).unwrap();
     }
     let rec = s.worker(w).unwrap().unwrap();
-    assert_eq!((rec.trust.as_str(), rec.quarantined), ("untrusted", false));
+    assert_eq!((rec.trust, rec.quarantined), (TrustLevel::Untrusted, false));
 }
 
 /// Issue 31: identities in probation (untrusted, nothing returned) hold one lease each, eight

@@ -4,6 +4,7 @@
 //! [`conformance!`]. SQLite runs in a temporary file; PostgreSQL in a schema of its own per test
 //! on the server named by `C960_TEST_POSTGRES` (see [`postgres_store`]).
 
+use crate::trust::TrustLevel;
 use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
@@ -13,11 +14,12 @@ mod integrity;
 mod quarantine;
 
 use crate::campaign::NewCampaign;
-use crate::store::RowStatus;
+use crate::scheduler::ReplicaState;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
 use crate::store::postgres::{Clock, PgOptions, PgStore};
 use crate::store::{Campaign, CheckOutcome, SqliteStore, Store, StoreError, Submission};
+use crate::store::{ResultOutcome, RowStatus};
 use crate::trust::Integrity;
 pub(crate) use credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
 pub(crate) use integrity::{
@@ -238,7 +240,13 @@ pub(crate) fn two_stores_on_one_database<S: Backend>(a: &S, b: &S) {
             results.len(),
             "one replica per worker: {results:?}"
         );
-        assert_eq!(results.iter().filter(|x| x.outcome == "valid").count(), 2);
+        assert_eq!(
+            results
+                .iter()
+                .filter(|x| x.outcome == ResultOutcome::Valid)
+                .count(),
+            2
+        );
     }
     let valid: u64 = workers
         .iter()
@@ -326,7 +334,7 @@ pub(crate) fn expired_lease_is_reissued_and_late_result_refused<S: Backend>(s: &
         s.results(l1.workunit_id)
             .unwrap()
             .iter()
-            .any(|r| r.id == l1.lease_id && r.state == "expired")
+            .any(|r| r.id == l1.lease_id && r.state == ReplicaState::Expired)
     );
     assert_eq!(s.worker(w[0]).unwrap().unwrap().valid, 1);
 }
@@ -520,16 +528,16 @@ pub(crate) fn trust_is_earned_by_checks_and_lost_with_the_standing_on_a_failed_o
         .unwrap()
     };
     check(ls[0].workunit_id, 0);
-    assert_eq!(s.worker(w).unwrap().unwrap().trust, "untrusted");
+    assert_eq!(s.worker(w).unwrap().unwrap().trust, TrustLevel::Untrusted);
     check(ls[1].workunit_id, 1);
     let rec = s.worker(w).unwrap().unwrap();
-    assert_eq!((rec.trust.as_str(), rec.checks_passed), ("earned", 2));
+    assert_eq!((rec.trust, rec.checks_passed), (TrustLevel::Earned, 2));
     // Trusted now, until it fails a check: trust and standing go at once.
     check(ls[2].workunit_id, 99);
     let rec = s.worker(w).unwrap().unwrap();
     assert_eq!(
-        (rec.trust.as_str(), rec.checks_failed, rec.quarantined),
-        ("untrusted", 1, true)
+        (rec.trust, rec.checks_failed, rec.quarantined),
+        (TrustLevel::Untrusted, 1, true)
     );
     assert!(matches!(
         s.assign(w, &ALL, 4, 1000),

@@ -3,13 +3,15 @@
 //! re-verified without it, and a check overturned by an independent recomputation gives the
 //! worker that told the truth its standing back.
 
+use crate::trust::TrustLevel;
 use c960_common::wire::Capabilities;
 
 use super::sub;
 use crate::campaign::NewCampaign;
-use crate::store::RowStatus;
+use crate::scheduler::ReplicaState;
 use crate::store::db::Backend;
 use crate::store::{CheckOutcome, Store};
+use crate::store::{ResultOutcome, RowStatus};
 
 /// The coordinator's first check of a workunit is wrong (a fault on its side): honest H,
 /// who disagreed with liar L, fails it and is quarantined, and colluder X validates L's
@@ -61,7 +63,7 @@ pub(crate) fn an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_t
     );
     for liar in [l, x] {
         let w = s.worker(liar).unwrap().unwrap();
-        assert!(w.quarantined && w.checks_failed == 1 && w.trust == "untrusted");
+        assert!(w.quarantined && w.checks_failed == 1 && w.trust == TrustLevel::Untrusted);
         assert_eq!(w.valid, 0, "their votes on the wrong value are rolled back");
     }
     let (_, rows) = s.table(c.id).unwrap();
@@ -144,7 +146,7 @@ pub(crate) fn a_resplit_recount_overturns_a_lie_of_two_trusted_colluders<S: Back
     assert!(s.checks_wanted(10).unwrap().is_empty());
     for t in [t1, t2] {
         let w = s.worker(t).unwrap().unwrap();
-        assert!(w.quarantined && w.trust == "untrusted" && w.checks_failed == 1);
+        assert!(w.quarantined && w.trust == TrustLevel::Untrusted && w.checks_failed == 1);
     }
     let cost = s.check_cost().unwrap();
     assert_eq!((cost.resplits_run, cost.resplits_overturned), (2, 1));
@@ -257,8 +259,8 @@ pub(crate) fn quarantine_reopens_what_the_worker_validated<S: Backend>(s: &S) {
     let rs = s.results(l1.workunit_id).unwrap();
     let voided = rs.iter().find(|r| r.id == l1.lease_id).unwrap();
     assert_eq!(
-        (voided.state.as_str(), voided.outcome.as_str()),
-        ("error", "invalid")
+        (voided.state, voided.outcome),
+        (ReplicaState::Error, ResultOutcome::Invalid)
     );
     assert_eq!(s.worker(h).unwrap().unwrap().valid, 2);
     assert_eq!(s.worker(x).unwrap().unwrap().valid, 2);

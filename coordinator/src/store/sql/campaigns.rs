@@ -8,7 +8,7 @@ use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
 use crate::scheduler::{self, CampaignStatus, QuorumPolicy, Transition};
 use crate::store::RowStatus;
 use crate::store::codes::{
-    check, hex, kind_code, outcome_name, replica_state, row_status, status_code, u64_to_db,
+    check, hex, kind_code, replica_state, result_outcome, row_status, status_code, u64_to_db,
 };
 use crate::store::db::{Backend, Row, params};
 use crate::store::{
@@ -367,8 +367,8 @@ pub(super) fn results(s: &impl Backend, workunit_id: u64) -> StoreResult<Vec<Res
                 id: r.u64(0)?,
                 workunit_id: r.u64(1)?,
                 worker_id: r.u64(2)?,
-                state: replica_state(r.i64(3)?).name().into(),
-                outcome: outcome_name(r.i64(4)?).into(),
+                state: replica_state(r.i64(3)?),
+                outcome: result_outcome(r.i64(4)?),
                 nodes: r.opt_i64(5)?.map(|n| n as u64),
                 digest: r.opt_blob(6)?.map(|d| hex(&d)),
             })

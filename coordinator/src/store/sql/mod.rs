@@ -61,7 +61,7 @@ fn worker_row(r: &Row) -> StoreResult<WorkerRecord> {
         valid: r.u64(5)?,
         banned: r.bool(6)?,
         quarantined: r.bool(7)?,
-        trust: trust_level(r.i64(8)?).name().into(),
+        trust: trust_level(r.i64(8)?),
         checks_passed: r.u64(9)?,
         checks_failed: r.u64(10)?,
         build: r.opt_text(11)?,

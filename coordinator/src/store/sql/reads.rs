@@ -3,7 +3,7 @@
 use super::Tx;
 use crate::assembly::SplitUnit;
 use crate::reads::{StandingsQuery, WorkerHistory, WorkerResult, WorkerStanding};
-use crate::store::codes::{outcome_name, replica_state, u64_to_db};
+use crate::store::codes::{replica_state, result_outcome, u64_to_db};
 use crate::store::db::{Row, params};
 use crate::store::{StoreError, StoreResult};
 
@@ -107,8 +107,8 @@ pub(super) fn worker_history(
                 workunit_id: r.u64(1)?,
                 campaign_id: r.u64(2)?,
                 sp: r.opt_i64(3)?.map(|n| n as u16),
-                state: replica_state(r.i64(4)?).name().into(),
-                outcome: outcome_name(r.i64(5)?).into(),
+                state: replica_state(r.i64(4)?),
+                outcome: result_outcome(r.i64(5)?),
                 nodes: r.opt_i64(6)?.map(|n| n as u64),
                 issued_ms: r.i64(7)?,
                 returned_ms: r.opt_i64(8)?,
