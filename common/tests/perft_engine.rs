@@ -151,18 +151,59 @@ fn a_new_generation_replaces_older_deep_entries_first() {
 
 #[test]
 fn a_new_generation_replaces_older_shallow_entries_first() {
+    // A depth-2 bucket holds six entries.
     let table = c960_common::PerftTable::new(1);
-    for i in 0..8 {
+    for i in 0..6 {
         table.store(same_bucket(i), 2, i);
     }
-    for i in 0..8 {
+    for i in 0..6 {
         assert_eq!(table.probe(same_bucket(i), 2), Some(i), "entry {i}");
     }
     table.new_generation();
-    for i in 8..16 {
+    for i in 6..12 {
         table.store(same_bucket(i), 2, i);
     }
-    for i in 8..16 {
+    for i in 6..12 {
         assert_eq!(table.probe(same_bucket(i), 2), Some(i), "entry {i}");
     }
+}
+
+#[test]
+fn every_entry_checks_the_key_s_whole_high_half() {
+    // Keys that differ only in the lowest bit of their high half share a bucket and must not
+    // read each other's count, at depth 2 as deeper (the one-word depth-2 entries this layout
+    // replaced checked only the top 46 bits, so these two collided there).
+    let table = c960_common::PerftTable::new(1);
+    for depth in [2, 3, 9] {
+        // Real keys have the depth XORed in; these differ per depth in the high half.
+        let key = 0x0F1E_2D3C_4B5A_6978_8796_A5B4_C3D2_E1F0 ^ (u128::from(depth) << 100);
+        table.store(key, depth, 7);
+        assert_eq!(table.probe(key, depth), Some(7), "depth {depth}");
+        assert_eq!(table.probe(key ^ (1 << 64), depth), None, "depth {depth}");
+        table.store(key ^ (1 << 64), depth, 8);
+        assert_eq!(
+            table.probe(key ^ (1 << 64), depth),
+            Some(8),
+            "depth {depth}"
+        );
+        assert_eq!(table.probe(key, depth), Some(7), "depth {depth}");
+    }
+}
+
+#[test]
+fn deep_entries_outlast_shallower_ones_of_their_generation() {
+    // A bucket of the deep region holds four entries; a stream of depth-3 counts through it
+    // replaces depth-3 entries and leaves the depth-9 one, and the newest count is always kept.
+    let table = c960_common::PerftTable::new(1);
+    table.store(same_bucket(0), 9, 123_456_789);
+    for i in 1..40 {
+        table.store(same_bucket(i), 3, i);
+        assert_eq!(table.probe(same_bucket(i), 3), Some(i), "entry {i}");
+    }
+    assert_eq!(table.probe(same_bucket(0), 9), Some(123_456_789));
+    // Counts too large for an entry are not kept rather than kept wrong.
+    table.store(same_bucket(50), 5, 1 << 52);
+    assert_eq!(table.probe(same_bucket(50), 5), None);
+    table.store(same_bucket(50), 5, (1 << 52) - 1);
+    assert_eq!(table.probe(same_bucket(50), 5), Some((1 << 52) - 1));
 }
