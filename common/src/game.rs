@@ -460,9 +460,26 @@ impl ParsedGame {
     }
 }
 
+/// The longest canonical PGN ([`to_pgn`]) of a game of at most `max_plies` plies whose engine
+/// id is a label (at most 100 bytes): the tags in 1 KiB (two engine ids escaped to 200 bytes
+/// each, the longest FEN and counts), then per ply a SAN move of at most 7 bytes ("Qa1xb2+",
+/// "exd8=Q+") and a space, a move number every two plies ("123. ") and the result. Generous, so
+/// no honest game is near it; a coordinator refuses a longer text before reading a move of it.
+pub fn max_pgn_bytes(max_plies: u32) -> usize {
+    let plies = max_plies as usize;
+    let number = (plies / 2 + 1).to_string().len() + 2;
+    1024 + plies * 8 + (plies / 2 + 1) * number + 16
+}
+
 /// Reads one PGN game: tags, then movetext (move numbers, comments in braces, NAGs and the
 /// result token skipped or read); every move must be legal in turn. Errors name what is wrong.
 pub fn parse_pgn(text: &str) -> Result<ParsedGame, String> {
+    parse_pgn_within(text, u32::MAX)
+}
+
+/// [`parse_pgn`] of a game of at most `max_plies` plies: a longer movetext is refused at the
+/// first move past the cap, so the work is bounded by the cap, not by the text.
+pub fn parse_pgn_within(text: &str, max_plies: u32) -> Result<ParsedGame, String> {
     let mut tags = Vec::new();
     let mut movetext = String::new();
     for line in text.lines() {
@@ -516,6 +533,9 @@ pub fn parse_pgn(text: &str) -> Result<ParsedGame, String> {
         let token = token.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
         if token.is_empty() || token.starts_with('$') || token == "*" {
             continue;
+        }
+        if moves.len() as u64 >= u64::from(max_plies) {
+            return Err(format!("more than {max_plies} plies"));
         }
         let m = parse_san(&pos, token).map_err(|e| format!("ply {}: {e}", moves.len() + 1))?;
         moves.push(m);
@@ -610,6 +630,37 @@ mod tests {
         let lie = pgn.replace(" 0-1", " 1-0");
         assert!(check_finished(&parse_pgn(&lie).unwrap(), MAX_PLIES).is_err());
         assert!(parse_pgn(&pgn.replace("Qh4#", "Qh5")).is_err());
+    }
+
+    #[test]
+    fn the_pgn_bound_holds_for_long_games_and_the_ply_cap_stops_reading() {
+        // Games to the cap with the longest engine id (every byte escaped).
+        let id = "\\\"".repeat(50);
+        assert_eq!(id.len(), 100);
+        for seed in 0..4u64 {
+            let mut n = seed;
+            let g = play_game(
+                start(seed as u32 * 200),
+                &[],
+                MAX_PLIES,
+                |_, _, pos| {
+                    n = n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    let legal = pos.legal_moves();
+                    Ok(legal.as_slice()[(n >> 33) as usize % legal.as_slice().len()])
+                },
+                |m, _| format!("illegal {m}"),
+            )
+            .unwrap();
+            let pgn = to_pgn(&g, &id, 100);
+            assert!(pgn.len() <= max_pgn_bytes(MAX_PLIES), "{}", pgn.len());
+            let back = parse_pgn_within(&pgn, g.moves.len() as u32).unwrap();
+            assert_eq!(back.moves, g.moves);
+            if !g.moves.is_empty() {
+                let short = parse_pgn_within(&pgn, g.moves.len() as u32 - 1).unwrap_err();
+                assert!(short.contains("more than"), "{short}");
+            }
+        }
+        assert!(max_pgn_bytes(MAX_PLIES) < 8 * 1024);
     }
 
     #[test]

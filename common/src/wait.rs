@@ -25,13 +25,15 @@ pub enum WaitCause {
     LeaseCap,
     /// The workers of this address block hold as many open leases as a block may.
     BlockLeaseCap,
+    /// Workers in probation (no result returned yet) hold as many leases as they may together.
+    Probation,
     /// Only paused campaigns have work left.
     Paused,
 }
 
 impl WaitCause {
     /// Every cause, for tests and documentation.
-    pub const ALL: [WaitCause; 9] = [
+    pub const ALL: [WaitCause; 10] = [
         WaitCause::AlreadyComputed,
         WaitCause::AddressBlock,
         WaitCause::EnrolmentToken,
@@ -41,6 +43,7 @@ impl WaitCause {
         WaitCause::LeaseCap,
         WaitCause::BlockLeaseCap,
         WaitCause::Paused,
+        WaitCause::Probation,
     ];
 
     /// The stored code (the `campaigns.stall_cause` column).
@@ -65,6 +68,7 @@ impl WaitCause {
             WaitCause::TrustAnchor => "trust_anchor",
             WaitCause::LeaseCap => "lease_cap",
             WaitCause::BlockLeaseCap => "block_lease_cap",
+            WaitCause::Probation => "probation",
             WaitCause::Paused => "paused",
         }
     }
@@ -93,6 +97,9 @@ impl WaitCause {
             WaitCause::LeaseCap => "the worker holds as many open leases as its standing allows",
             WaitCause::BlockLeaseCap => {
                 "the workers of this address block hold as many open leases as one block may"
+            }
+            WaitCause::Probation => {
+                "workers that have not returned a result yet hold as many leases as they may together (of this address block, or of the campaign)"
             }
             WaitCause::Paused => "their campaign is paused",
         }
@@ -123,6 +130,9 @@ impl WaitCause {
             WaitCause::BlockLeaseCap => {
                 "wait for the block's leases to be answered, or raise `serve --block-lease-cap`"
             }
+            WaitCause::Probation => {
+                "wait: a new worker's first answer ends its probation; or raise `serve --probation-block-cap` / `--probation-share-percent`"
+            }
             WaitCause::Paused => "resume it: `c960-coordinator campaign resume ID`",
         }
     }
@@ -130,7 +140,10 @@ impl WaitCause {
     /// Whether the cause waits on the workers' own setup (a stall only more or other workers, or
     /// the operator, can end), as opposed to back-pressure that ends by itself.
     pub fn is_stall(self) -> bool {
-        !matches!(self, WaitCause::LeaseCap | WaitCause::BlockLeaseCap)
+        !matches!(
+            self,
+            WaitCause::LeaseCap | WaitCause::BlockLeaseCap | WaitCause::Probation
+        )
     }
 }
 

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
+use c960_compute::compute::compute;
 use c960_coordinator::api::auth::Enrolment;
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
@@ -27,7 +28,6 @@ use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::scheduler::ReplicaState;
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_worker::client::{Client, ClientError, engine};
-use c960_worker::compute::compute;
 use clap::Parser;
 
 /// Load generator for the c960 coordinator.

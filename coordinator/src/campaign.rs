@@ -223,10 +223,10 @@ pub struct SelfPlayBudget {
 }
 
 /// The most games per self-play workunit (the worker's limit).
-pub const MAX_SELF_PLAY_GAMES: u32 = c960_worker::selfplay::MAX_GAMES;
+pub const MAX_SELF_PLAY_GAMES: u32 = c960_compute::selfplay::MAX_GAMES;
 
 /// The largest node budget per move (the worker's limit).
-pub const MAX_SELF_PLAY_NODES: u64 = c960_worker::selfplay::MAX_NODES_PER_MOVE;
+pub const MAX_SELF_PLAY_NODES: u64 = c960_compute::selfplay::MAX_NODES_PER_MOVE;
 
 impl NewCampaign {
     /// Checks the parameters; the cap defaults to quorum + 2 (room for two disagreements).

@@ -19,9 +19,11 @@ use c960_common::digest::result_digest;
 use c960_common::perft::{PerftEngine, PerftOptions};
 use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use c960_common::{Position, StartPosition};
+use c960_compute::compute::UciSlot;
+use c960_compute::uci_engine::UciCommand;
 
 use crate::clock::now_ms;
-use crate::store::{CheckOutcome, CheckRequest, Store};
+use crate::store::{CheckOutcome, CheckPurpose, CheckRequest, Store};
 
 /// The operator's budget for checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +35,9 @@ pub struct CheckBudget {
     pub hash_mib: usize,
     /// The deepest built-in analysis the coordinator searches itself (0: none).
     pub max_analysis_depth: u32,
+    /// The largest self-play workunit the coordinator plays itself, in engine nodes (games ×
+    /// move cap × nodes per move; 0: none).
+    pub max_self_play_nodes: u64,
 }
 
 impl Default for CheckBudget {
@@ -41,6 +46,7 @@ impl Default for CheckBudget {
             max_nodes: 500_000_000,
             hash_mib: 64,
             max_analysis_depth: 8,
+            max_self_play_nodes: 200_000_000,
         }
     }
 }
@@ -55,6 +61,9 @@ impl Drop for Checker {
         self.stop.store(true, Ordering::Relaxed);
     }
 }
+
+/// How long one search of the coordinator's UCI engine may take before it is killed.
+const UCI_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The checker's Zobrist seed: not the workers' default, so a hash collision in a worker's table
 /// and one in the checker's are independent.
@@ -111,34 +120,85 @@ pub fn resplit(pos: &Position, depth: u32) -> PerftResult {
     }
 }
 
-/// A built-in analysis searched by the coordinator, as a worker would (a fresh table, fixed
-/// depth: the same digest); UCI analyses and deeper ones than the budget are not checked.
-fn check_analysis(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget) -> CheckOutcome {
-    let WorkUnitKind::Analysis {
-        depth,
-        engine: AnalysisEngine::Builtin,
-        ..
-    } = &req.kind
-    else {
-        return CheckOutcome::OverBudget;
-    };
-    if *depth > budget.max_analysis_depth {
-        return CheckOutcome::OverBudget;
-    }
-    let cancel = AtomicBool::new(false);
-    match c960_worker::compute::compute_any(&req.kind, &cancel, engine, None, |_, _, _| {}) {
-        Ok(r) => CheckOutcome::Verified {
-            digest: result_digest(req.workunit_id, &req.kind, &r),
-            nodes: r.nodes(),
-        },
-        Err(_) => CheckOutcome::OverBudget,
+/// Whether the coordinator can compute an analysis or self-play workunit within its budget:
+/// a built-in analysis up to [`CheckBudget::max_analysis_depth`], games up to
+/// [`CheckBudget::max_self_play_nodes`], a UCI engine's only when it runs one itself.
+fn affordable(kind: &WorkUnitKind, budget: &CheckBudget, has_uci: bool) -> bool {
+    match kind {
+        WorkUnitKind::Perft { .. } => false,
+        WorkUnitKind::Analysis { depth, engine, .. } => {
+            *depth <= budget.max_analysis_depth && (*engine == AnalysisEngine::Builtin || has_uci)
+        }
+        WorkUnitKind::SelfPlay {
+            games,
+            nodes,
+            max_plies,
+            engine,
+            ..
+        } => {
+            let cost = u128::from(*games) * u128::from(*max_plies) * u128::from(*nodes);
+            cost <= u128::from(budget.max_self_play_nodes)
+                && (*engine == AnalysisEngine::Builtin || has_uci)
+        }
     }
 }
 
-/// Decides one check: computes the workunit (or re-splits it) if it fits the budget.
-pub fn run_check(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget) -> CheckOutcome {
-    if matches!(req.kind, WorkUnitKind::Analysis { .. }) {
-        return check_analysis(engine, req, budget);
+/// An analysis or self-play workunit computed by the coordinator, as a worker would (the
+/// built-in searcher with a fresh table, or the coordinator's own UCI engine: `serve --uci`).
+/// A UCI engine's result is compared only when the coordinator's engine is the very build of the
+/// value's (`req.engine_id`): any other build answers differently, so that is no audit.
+fn check_other(
+    engine: &PerftEngine,
+    uci: Option<&mut UciSlot>,
+    req: &CheckRequest,
+    budget: &CheckBudget,
+) -> CheckOutcome {
+    if !affordable(&req.kind, budget, uci.is_some()) {
+        return CheckOutcome::OverBudget;
+    }
+    let cancel = AtomicBool::new(false);
+    let r = match c960_compute::compute::compute_any(&req.kind, &cancel, engine, uci, |_, _, _| {})
+    {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(workunit = req.workunit_id, "checker: {e}");
+            return CheckOutcome::OverBudget;
+        }
+    };
+    let id = match &r {
+        WorkResult::Analysis(a) => Some(&a.engine_id),
+        WorkResult::SelfPlay(g) => Some(&g.engine_id),
+        WorkResult::Perft(_) => None,
+    };
+    let uci_kind = matches!(
+        req.kind,
+        WorkUnitKind::Analysis {
+            engine: AnalysisEngine::Uci,
+            ..
+        } | WorkUnitKind::SelfPlay {
+            engine: AnalysisEngine::Uci,
+            ..
+        }
+    );
+    if uci_kind && req.engine_id.as_ref() != id {
+        return CheckOutcome::OverBudget;
+    }
+    CheckOutcome::Verified {
+        digest: result_digest(req.workunit_id, &req.kind, &r),
+        nodes: r.nodes(),
+    }
+}
+
+/// Decides one check: computes the workunit (or re-splits it) if it fits the budget. `uci` is
+/// the coordinator's own UCI engine, if it runs one (`serve --uci`).
+pub fn run_check(
+    engine: &PerftEngine,
+    uci: Option<&mut UciSlot>,
+    req: &CheckRequest,
+    budget: &CheckBudget,
+) -> CheckOutcome {
+    if !matches!(req.kind, WorkUnitKind::Perft { .. }) {
+        return check_other(engine, uci, req, budget);
     }
     let Some((pos, depth)) = position(&req.kind) else {
         return CheckOutcome::OverBudget;
@@ -146,7 +206,7 @@ pub fn run_check(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget)
     if budget.max_nodes == 0 || estimate(&pos, depth) > u128::from(budget.max_nodes) {
         return CheckOutcome::OverBudget;
     }
-    if req.resplit {
+    if req.purpose == CheckPurpose::Resplit {
         let r = resplit(&pos, depth);
         let nodes = r.nodes;
         return CheckOutcome::Verified {
@@ -155,7 +215,7 @@ pub fn run_check(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget)
         };
     }
     let cancel = AtomicBool::new(false);
-    match c960_worker::compute::compute_with(engine, &req.kind, &cancel, |_, _, _| {}) {
+    match c960_compute::compute::compute_with(engine, &req.kind, &cancel, |_, _, _| {}) {
         Ok(r) => {
             let nodes = r.nodes;
             CheckOutcome::Verified {
@@ -167,8 +227,8 @@ pub fn run_check(engine: &PerftEngine, req: &CheckRequest, budget: &CheckBudget)
     }
 }
 
-/// Starts the checker thread over `store`.
-pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget) -> Checker {
+/// Starts the checker thread over `store`, with the coordinator's own UCI engine if it runs one.
+pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget, uci: Option<UciCommand>) -> Checker {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let spawned = std::thread::Builder::new()
@@ -179,6 +239,7 @@ pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget) -> Checker {
                 hash_mib: budget.hash_mib,
                 seed: CHECK_SEED,
             });
+            let mut uci = uci.map(|c| UciSlot::new(c, UCI_TIMEOUT));
             while !flag.load(Ordering::Relaxed) {
                 let wanted = match store.checks_wanted(16) {
                     Ok(w) => w,
@@ -195,7 +256,7 @@ pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget) -> Checker {
                     if flag.load(Ordering::Relaxed) {
                         break;
                     }
-                    let outcome = run_check(&engine, &req, &budget);
+                    let outcome = run_check(&engine, uci.as_mut(), &req, &budget);
                     if let Err(e) = store.record_check(req.workunit_id, &outcome, now_ms()) {
                         tracing::error!(workunit = req.workunit_id, "checker: {e}");
                     }
@@ -225,33 +286,38 @@ mod tests {
                 position: PositionSpec::StartPosition(518),
                 depth: 3,
             },
-            resplit: false,
+            purpose: CheckPurpose::Check,
+            engine_id: None,
         };
         let small = CheckBudget {
             max_nodes: 1000,
             hash_mib: 0,
             ..CheckBudget::default()
         };
-        assert_eq!(run_check(&engine, &req, &small), CheckOutcome::OverBudget);
+        assert_eq!(
+            run_check(&engine, None, &req, &small),
+            CheckOutcome::OverBudget
+        );
         let CheckOutcome::Verified { nodes, digest } =
-            run_check(&engine, &req, &CheckBudget::default())
+            run_check(&engine, None, &req, &CheckBudget::default())
         else {
             panic!("not checked")
         };
         assert_eq!(nodes, 8902);
-        let truth = c960_worker::compute::compute(&req.kind, &AtomicBool::new(false), |_, _, _| {})
-            .unwrap();
+        let truth =
+            c960_compute::compute::compute(&req.kind, &AtomicBool::new(false), |_, _, _| {})
+                .unwrap();
         assert_eq!(
             digest,
             result_digest(7, &req.kind, &WorkResult::Perft(truth))
         );
         // The re-split recount (children one ply deeper, no hash table) has the same digest.
         let split = CheckRequest {
-            resplit: true,
+            purpose: CheckPurpose::Resplit,
             ..req.clone()
         };
         assert_eq!(
-            run_check(&engine, &split, &CheckBudget::default()),
+            run_check(&engine, None, &split, &CheckBudget::default()),
             CheckOutcome::Verified { digest, nodes }
         );
     }

@@ -1,4 +1,4 @@
-//! Table export: perft tables as CSV (`sp,fen,depth,nodes,status,agreeing_results,digest`) and
+//! Table export: perft tables as CSV (`sp,fen,depth,nodes,status,agreeing_results,digest,audit`) and
 //! JSON; analysis tables as CSV (`sp,fen,depth,score_cp,mate,best_move,engine,…`, per-depth CSV)
 //! and JSON; and the
 //! balance report of an analysis campaign (ranking and summary, [`c960_common::balance`]) as JSON
@@ -139,7 +139,7 @@ pub fn render(
 }
 
 /// The CSV header; the first four columns are fixed, more may be appended in later versions.
-pub const CSV_HEADER: &str = "sp,fen,depth,nodes,status,agreeing_results,digest";
+pub const CSV_HEADER: &str = "sp,fen,depth,nodes,status,agreeing_results,digest,audit";
 
 /// The table as CSV. Nodes are empty for workunits without a canonical result.
 pub fn csv(rows: &[TableRow]) -> String {
@@ -150,7 +150,8 @@ pub fn csv(rows: &[TableRow]) -> String {
 
 /// The CSV header of a campaign over another family than Chess960: the family and the start's
 /// number in it (docs/families.md) instead of the Scharnagl number.
-pub const FAMILY_CSV_HEADER: &str = "family,number,fen,depth,nodes,status,agreeing_results,digest";
+pub const FAMILY_CSV_HEADER: &str =
+    "family,number,fen,depth,nodes,status,agreeing_results,digest,audit";
 
 /// The table as CSV: [`csv`] for Chess960 campaigns, [`FAMILY_CSV_HEADER`] rows otherwise.
 pub fn csv_for(campaign: &Campaign, rows: &[TableRow]) -> String {
@@ -177,14 +178,15 @@ fn csv_keyed(header: &str, rows: &[TableRow], key: &dyn Fn(&TableRow) -> String)
 /// quoting is needed).
 fn csv_line(r: &TableRow, key: &str) -> String {
     format!(
-        "{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{}\n",
         key,
         r.fen,
         r.depth,
         r.nodes.map(|n| n.to_string()).unwrap_or_default(),
         r.status,
         r.agreeing_results,
-        r.digest.as_deref().unwrap_or("")
+        r.digest.as_deref().unwrap_or(""),
+        r.audit
     )
 }
 
@@ -691,13 +693,14 @@ mod tests {
             agreeing_results: 2,
             returned: 2,
             digest: Some("ab".into()),
+            audit: "coordinator".into(),
         }];
         let text = csv(&rows);
         let mut lines = text.lines();
         assert!(lines.next().unwrap().starts_with("sp,fen,depth,nodes"));
         assert_eq!(
             lines.next().unwrap(),
-            "518,rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1,2,400,valid,2,ab"
+            "518,rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1,2,400,valid,2,ab,coordinator"
         );
         assert_eq!(total_nodes(&rows), 400);
         assert_eq!(Format::parse("csv"), Ok(Format::Csv));
@@ -755,6 +758,7 @@ mod tests {
             agreeing_results: 2,
             returned: 2,
             digest: None,
+            audit: "none".into(),
         };
         let rows = vec![row(1, u64::MAX), row(2, u64::MAX), row(3, (1 << 53) + 1)];
         let campaign = Campaign {

@@ -3,10 +3,14 @@
 //! may hold ([`check_label`], used wherever one enters the store), and one way to show text
 //! stored before the rule existed without letting it act on the page ([`inert`]).
 //!
-//! Refused: control characters (C0, DEL, C1), the line and paragraph separators, and the
+//! Refused: control characters (C0, DEL, C1), the line and paragraph separators, the
 //! bidirectional controls (embeddings, overrides, isolates and marks), which reorder the text
 //! around them: a worker named `\u{202E}gnp.exe` reads as `exe.png` and can reverse the
-//! columns next to it on the leaderboard.
+//! columns next to it on the leaderboard; and the invisible characters that print nothing
+//! (zero-width space, word joiner and invisible operators, byte order mark, soft hyphen,
+//! interlinear annotation marks), with which two labels that look alike differ: `alice` and
+//! `al\u{200B}ice` on one leaderboard. The zero-width joiner and non-joiner stay: scripts and
+//! emoji sequences need them.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,6 +29,9 @@ pub enum LabelFault {
     LineBreak(char),
     /// A bidirectional control: U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069.
     Bidi(char),
+    /// A character that prints nothing: U+00AD, U+180E, U+200B, U+2060–U+2064, U+FEFF,
+    /// U+FFF9–U+FFFB.
+    Invisible(char),
 }
 
 impl LabelFault {
@@ -49,6 +56,11 @@ impl fmt::Display for LabelFault {
                 "holds the bidirectional control U+{:04X}, which reorders the text around it",
                 *c as u32
             ),
+            LabelFault::Invisible(c) => write!(
+                f,
+                "holds the invisible character U+{:04X}, which prints nothing",
+                *c as u32
+            ),
         }
     }
 }
@@ -62,6 +74,12 @@ pub fn char_fault(c: char) -> Option<LabelFault> {
         | '\u{202A}'..='\u{202E}'
         | '\u{2066}'..='\u{2069}' => Some(LabelFault::Bidi(c)),
         '\u{2028}' | '\u{2029}' => Some(LabelFault::LineBreak(c)),
+        '\u{00AD}'
+        | '\u{180E}'
+        | '\u{200B}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}' => Some(LabelFault::Invisible(c)),
         c if c.is_control() => Some(LabelFault::Control(c)),
         _ => None,
     }
@@ -126,9 +144,18 @@ mod tests {
         for c in ['\u{2028}', '\u{2029}'] {
             assert_eq!(check_label(&format!("{c}b")), Err(LabelFault::LineBreak(c)));
         }
+        for c in [
+            '\u{00AD}', '\u{180E}', '\u{200B}', '\u{2060}', '\u{2064}', '\u{FEFF}', '\u{FFF9}',
+            '\u{FFFB}',
+        ] {
+            let fault = check_label(&format!("al{c}ice")).unwrap_err();
+            assert_eq!(fault, LabelFault::Invisible(c));
+            assert_eq!(fault.code(), "bad_label");
+        }
         // Neighbours of the refused ranges are fine (zero-width joiner: emoji sequences).
         for c in [
-            '\u{061B}', '\u{200D}', '\u{2027}', '\u{202F}', '\u{2065}', '\u{206A}',
+            '\u{061B}', '\u{200C}', '\u{200D}', '\u{2027}', '\u{202F}', '\u{2065}', '\u{206A}',
+            '\u{00AC}', '\u{FFFC}',
         ] {
             assert_eq!(check_label(&c.to_string()), Ok(()), "U+{:04X}", c as u32);
         }

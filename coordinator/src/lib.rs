@@ -25,6 +25,7 @@
 
 pub mod api;
 pub mod assembly;
+pub mod audit;
 pub mod campaign;
 pub mod checker;
 pub mod clock;
@@ -37,6 +38,7 @@ pub mod metrics;
 pub mod proxies;
 pub mod quarantine;
 pub mod reads;
+#[cfg(feature = "run")]
 pub mod run;
 pub mod scheduler;
 pub mod self_play;

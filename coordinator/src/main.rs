@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use c960_common::wire::AnalysisEngine;
 use c960_coordinator::api::auth::{self, Enrolment};
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
@@ -15,10 +14,10 @@ use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::export::{self, Format};
 use c960_coordinator::proxies::TrustedProxies;
+#[cfg(feature = "run")]
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{Store, postgres::is_postgres_url};
 use c960_coordinator::trust::{AddressSeparation, Integrity};
-use c960_worker::uci_engine::UciCommand;
 use clap::{Parser, Subcommand};
 
 mod cli_campaigns;
@@ -145,19 +144,66 @@ enum Command {
         /// one ply deeper and recounts, trusted workers' too (0..1, within --check-max-nodes).
         #[arg(long, default_value_t = 0.01)]
         resplit_rate: f64,
+        /// Share of validated values not vouched for by the coordinator or the operator's own
+        /// workers that are audited: recomputed by the coordinator when it can (within
+        /// --check-max-nodes, --check-max-analysis-depth), else see --audit-replica-rate (0..1).
+        #[arg(long, default_value_t = 1.0)]
+        audit_rate: f64,
+        /// Share of the audits the coordinator cannot compute that go to one more hidden replica
+        /// for another randomly drawn worker, when a trusted worker anchors the value (a value
+        /// anchored by nothing but its quorum always gets one); the rest are exported as
+        /// `unaudited` (0..1).
+        #[arg(long, default_value_t = 0.1)]
+        audit_replica_rate: f64,
+        /// A passed check counts towards a worker's trust only this many seconds after the last
+        /// one that counted (--trust-after checks spread over time; 0: every check counts).
+        #[arg(long, default_value_t = 20)]
+        trust_check_spacing_secs: u64,
+        /// Hand each worker its replicas drawn at random from at least this many of a
+        /// campaign's ready workunits, so that which workers share a workunit is the
+        /// coordinator's choice, not the order of their fetches (0: in order, lowest id first).
+        #[arg(long, default_value_t = c960_coordinator::scheduler::DRAW_POOL)]
+        draw_pool: u64,
+        /// Open leases of a worker in probation (untrusted, no result returned yet): free
+        /// identities under --open-enrolment cannot hoard the work (0: no probation cap).
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_LEASE_CAP)]
+        probation_lease_cap: u64,
+        /// Open leases of all workers in probation of one address block together, loopback and
+        /// private blocks too (0: no cap).
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_BLOCK_CAP)]
+        probation_block_cap: u64,
+        /// Percent of each campaign's remaining replicas that workers in probation may hold
+        /// together (at least 4; a block holding none gets one more; 0: no share).
+        #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_SHARE_PCT, value_parser = clap::value_parser!(u64).range(0..=100))]
+        probation_share_percent: u64,
+        /// A UCI engine the coordinator audits UCI analyses and self-play games with, e.g.
+        /// /usr/games/stockfish: the same build as the volunteers' (only the same build's values
+        /// compare; others go to hidden audit replicas).
+        #[arg(long, value_name = "COMMAND")]
+        uci: Option<String>,
         /// Fastest plausible result, perft nodes per second from lease to receipt (0: off).
         #[arg(long, default_value_t = 20_000_000_000)]
         max_nodes_per_sec: u64,
         /// Registrations per hour per address block (bursts of 10; 0: no limit).
         #[arg(long, default_value_t = 60.0)]
         registrations_per_hour: f64,
+        /// Registrations per hour from all addresses together (bursts of 200; 0: no limit).
+        #[arg(long, default_value_t = c960_coordinator::api::state::DEFAULT_REGISTRATIONS_TOTAL_PER_HOUR)]
+        registrations_per_hour_total: f64,
         /// Connections one client address may hold open; more are closed at once (0: no cap;
         /// raise it behind a reverse proxy).
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = conn::DEFAULT_PER_ADDRESS)]
         max_connections_per_address: usize,
-        /// Connections open in all (0: no cap); keep it under the descriptor limit (ulimit -n).
-        #[arg(long, default_value_t = 768)]
-        max_connections: usize,
+        /// Connections one address block (IPv4 /24, IPv6 /48) may hold open; more are closed at
+        /// once (0: no cap).
+        #[arg(long, default_value_t = conn::DEFAULT_PER_BLOCK)]
+        max_connections_per_block: usize,
+        /// Connections open in all (0: no cap). Default: from the open-file limit, which serve
+        /// raises to the hard limit at start (7/8 of it, at most 16384). At the cap, a client of
+        /// a lighter address block is still admitted: the oldest idle connection of the
+        /// heaviest block is closed instead.
+        #[arg(long)]
+        max_connections: Option<usize>,
         /// Seconds a client may take to send a request's headers (idle keep-alives included).
         #[arg(long, default_value_t = 10)]
         header_timeout_secs: u64,
@@ -225,6 +271,7 @@ enum Command {
     /// Run a whole perft (or analysis) campaign on this machine with in-process workers, then
     /// print the table. Ctrl-C stops it: the workers give their leases back, it says what was
     /// done and how to resume (the same --db), and exits with status 130.
+    #[cfg(feature = "run")]
     Run {
         /// Perft depth, or search depth with --analyse (not with --self-play).
         #[arg(
@@ -448,22 +495,41 @@ fn serve(
     listen: String,
     db: PathBuf,
     config: Config,
-    connections: ConnLimits,
+    mut connections: ConnLimits,
+    max_connections: Option<usize>,
     tls: Option<(PathBuf, PathBuf)>,
     json_logs: bool,
 ) -> Result<()> {
     init_tracing("info", json_logs);
+    let descriptors = conn::raise_descriptor_limit();
+    if max_connections.is_none() {
+        connections.total = conn::total_for_descriptors(descriptors);
+    } else if connections.total != 0 && connections.total as u64 + 256 > descriptors {
+        tracing::warn!(
+            descriptors,
+            "--max-connections {} leaves fewer than 256 of the open-file limit for the database and logs",
+            connections.total
+        );
+    }
+    connections.held_refusals = conn::held_for_descriptors(descriptors, connections.total);
+    tracing::info!(
+        total = connections.total,
+        per_block = connections.per_block,
+        per_address = connections.per_address,
+        descriptors,
+        "connection caps"
+    );
     let tls = match tls {
         Some((cert, key)) => Some(c960_coordinator::tls::server_config(&cert, &key)?),
         None => None,
     };
     let store: Arc<dyn Store> = Arc::from(open(&db)?);
-    let _checker = checker::spawn(store.clone(), config.checks);
+    let _checker = checker::spawn(store.clone(), config.checks, config.uci.clone());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&listen)
+        let listener = conn::bind(&listen)
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
         // The first stdout line names the address, so scripts and tests can use port 0.
@@ -493,6 +559,10 @@ fn serve(
     })
 }
 
+#[cfg(feature = "run")]
+use {c960_common::wire::AnalysisEngine, c960_compute::uci_engine::UciCommand};
+
+#[cfg(feature = "run")]
 /// `builtin` or `uci:COMMAND` (the `--engine` of `run --analyse`; the command is split
 /// shell-style, e.g. `uci:node /opt/sf/stockfish-19-single.js`).
 fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCommand>)> {
@@ -535,6 +605,7 @@ fn main() -> ExitCode {
             max_open_leases,
             request_timeout_secs,
             max_connections_per_address,
+            max_connections_per_block,
             max_connections,
             header_timeout_secs,
             idle_timeout_secs,
@@ -553,8 +624,17 @@ fn main() -> ExitCode {
             shared_address_blocks,
             registration_burst_secs,
             resplit_rate,
+            audit_rate,
+            audit_replica_rate,
+            trust_check_spacing_secs,
+            draw_pool,
+            probation_lease_cap,
+            probation_block_cap,
+            probation_share_percent,
+            uci,
             max_nodes_per_sec,
             registrations_per_hour,
+            registrations_per_hour_total,
             log_format,
         } => {
             let heartbeat = c960_common::wire::HEARTBEAT_SECS;
@@ -607,6 +687,10 @@ fn main() -> ExitCode {
                     max_open_leases,
                     request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
                     registrations_per_block: Rate::new(registrations_per_hour / 3600.0, 10.0),
+                    registrations_total: Rate::new(
+                        registrations_per_hour_total / 3600.0,
+                        c960_coordinator::api::state::REGISTRATIONS_TOTAL_BURST,
+                    ),
                     export_per_address: Rate::new(
                         export_rate_per_address,
                         export_rate_per_address * 4.0,
@@ -628,18 +712,33 @@ fn main() -> ExitCode {
                     registration_burst_ms: registration_burst_secs.saturating_mul(1000),
                     resplit_rate_ppm: ppm("resplit-rate", resplit_rate)?,
                     lease_renewal_ms: lease_renewal_secs * 1000,
+                    audit_rate_ppm: ppm("audit-rate", audit_rate)?,
+                    audit_replica_rate_ppm: ppm("audit-replica-rate", audit_replica_rate)?,
+                    trust_check_spacing_ms: trust_check_spacing_secs.saturating_mul(1000),
+                    draw_pool,
+                    probation_lease_cap,
+                    probation_block_cap,
+                    probation_share_pct: probation_share_percent,
                 },
                 checks: CheckBudget {
                     max_nodes: check_max_nodes,
                     max_analysis_depth: check_max_analysis_depth,
                     ..CheckBudget::default()
                 },
+                uci: uci
+                    .as_deref()
+                    .map(c960_compute::uci_engine::UciCommand::parse)
+                    .transpose()
+                    .map_err(|e| anyhow!("--uci: {e:#}"))?,
                 trust_enrolled: false,
                 trusted_proxies: TrustedProxies::new(trusted_proxy),
             };
             let connections = ConnLimits {
                 per_address: max_connections_per_address,
-                total: max_connections,
+                per_block: max_connections_per_block,
+                // Without the flag, sized by `serve` once it has raised the descriptor limit.
+                total: max_connections.unwrap_or(0),
+                held_refusals: 0,
                 header_timeout: Duration::from_secs(header_timeout_secs.max(1)),
                 idle_timeout: Duration::from_secs(idle_timeout_secs.max(1)),
             };
@@ -648,6 +747,7 @@ fn main() -> ExitCode {
                 db,
                 config,
                 connections,
+                max_connections,
                 tls_cert.zip(tls_key),
                 log_format == "json",
             )
@@ -724,6 +824,7 @@ fn main() -> ExitCode {
             }
             Ok(ExitCode::SUCCESS)
         }
+        #[cfg(feature = "run")]
         Command::Run {
             depth,
             analyse,

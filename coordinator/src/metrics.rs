@@ -45,6 +45,9 @@ pub struct Metrics {
     pub workers_active: IntGauge,
     /// Registered workers (set at scrape).
     pub workers_registered: IntGauge,
+    /// Connections closed by the connection caps, by reason (`address`, `block`, `total`:
+    /// refused at once; `shed`: an idle one of the heaviest block closed to admit another).
+    pub connections_closed: IntCounterVec,
 }
 
 fn build() -> prometheus::Result<Metrics> {
@@ -102,6 +105,13 @@ fn build() -> prometheus::Result<Metrics> {
     let leases_in_flight = IntGauge::new("c960_leases_in_flight", "Leases issued, not answered")?;
     let workers_active = IntGauge::new("c960_workers_active", "Workers seen in the last hour")?;
     let workers_registered = IntGauge::new("c960_workers_registered", "Registered workers")?;
+    let connections_closed = IntCounterVec::new(
+        Opts::new(
+            "c960_connections_closed_total",
+            "Connections closed by the connection caps, by reason",
+        ),
+        &["reason"],
+    )?;
     registry.register(Box::new(requests.clone()))?;
     registry.register(Box::new(latency.clone()))?;
     registry.register(Box::new(results_accepted.clone()))?;
@@ -113,6 +123,7 @@ fn build() -> prometheus::Result<Metrics> {
     registry.register(Box::new(leases_in_flight.clone()))?;
     registry.register(Box::new(workers_active.clone()))?;
     registry.register(Box::new(workers_registered.clone()))?;
+    registry.register(Box::new(connections_closed.clone()))?;
     Ok(Metrics {
         registry,
         requests,
@@ -126,6 +137,7 @@ fn build() -> prometheus::Result<Metrics> {
         leases_in_flight,
         workers_active,
         workers_registered,
+        connections_closed,
     })
 }
 
@@ -154,6 +166,14 @@ pub fn results_settled(worker_id: u64, outcomes: impl Iterator<Item = Option<&'s
             }
         }
     }
+}
+
+/// Counts a connection closed by the connection caps ([`crate::conn`]) for `reason`.
+pub fn connection_closed(reason: &'static str) {
+    metrics()
+        .connections_closed
+        .with_label_values(&[reason])
+        .inc();
 }
 
 static REQUESTS_ANSWERED: AtomicU64 = AtomicU64::new(0);

@@ -32,6 +32,7 @@ mod tests {
             digest: [tag; 32],
             elapsed_ms: 1,
             engine: "test 0".into(),
+            implausible: false,
         }
     }
 
@@ -144,7 +145,10 @@ mod tests {
         assert_eq!((rows[0].nodes, rows[1].nodes), (Some(99), Some(30)));
         let wanted = s.checks_wanted(10).unwrap();
         assert!(
-            wanted.iter().all(|r| r.resplit) && wanted.len() == 2,
+            wanted
+                .iter()
+                .all(|r| r.purpose == crate::store::CheckPurpose::Resplit)
+                && wanted.len() == 2,
             "{wanted:?}"
         );
         s.record_check(

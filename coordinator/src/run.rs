@@ -29,7 +29,7 @@ pub struct RunOptions {
     /// `None`: a perft campaign. `Some`: an analysis campaign with this engine kind.
     pub analysis: Option<AnalysisEngine>,
     /// The UCI engine the local workers drive (required for UCI analysis).
-    pub uci: Option<c960_worker::uci_engine::UciCommand>,
+    pub uci: Option<c960_compute::uci_engine::UciCommand>,
     /// `Some`: a self-play campaign with this budget, played with the engine `analysis` names
     /// (the depth is then ignored).
     pub self_play: Option<crate::campaign::SelfPlayBudget>,
@@ -404,6 +404,7 @@ async fn serve_and_work(
             per_address: crate::api::limits::Rate::UNLIMITED,
             per_worker: crate::api::limits::Rate::UNLIMITED,
             registrations_per_block: crate::api::limits::Rate::UNLIMITED,
+            registrations_total: crate::api::limits::Rate::UNLIMITED,
             ..api::Limits::default()
         },
         // The local workers are the operator's own: trusted, on one address, not checked.
@@ -417,7 +418,7 @@ async fn serve_and_work(
         },
         ..Config::default()
     };
-    let _checker = crate::checker::spawn(store.clone(), config.checks);
+    let _checker = crate::checker::spawn(store.clone(), config.checks, config.uci.clone());
     let app = api::app(AppState::new(store.clone(), config))
         .into_make_service_with_connect_info::<std::net::SocketAddr>();
     // Two stops, in this order: the workers first (they give their leases back and submit

@@ -132,8 +132,9 @@ pub struct CampaignSlot {
 }
 
 /// The campaigns whose workunits are handed out, in the order they are served: active ones
-/// only, highest priority first, then oldest first. A worker gets the first workunits it may
-/// take in this order (within a campaign, lowest workunit id first).
+/// only, highest priority first, then oldest first. A worker gets the workunits it may take
+/// in this order (within a campaign, drawn at random from its lowest ready ids:
+/// [`draw_replicas`]).
 pub fn serving_order(campaigns: &[CampaignSlot]) -> Vec<u64> {
     let mut active: Vec<&CampaignSlot> = campaigns
         .iter()
@@ -184,6 +185,8 @@ pub struct ReplicaView {
     pub digest: Option<Digest>,
     /// Whether its worker is trusted (see [`crate::trust`]).
     pub trusted: bool,
+    /// Whether the operator trusts its worker (its own machines: [`crate::audit`]).
+    pub operator: bool,
 }
 
 /// What anchors a perft value besides a trusted replica (see [`crate::trust`]).
@@ -296,7 +299,23 @@ pub fn transition_anchored(
         .collect();
     let cap = policy.max_results.max(quorum);
     let returned = votes.len() as u32;
-    let room = cap - returned - (in_progress.len() as u32).min(cap.saturating_sub(returned));
+    // The cap fails a workunit only on trusted workers' results: results of untrusted ones
+    // (griefers sending a different fabrication each) beyond it hand the workunit to trusted
+    // workers and the coordinator's check instead.
+    let trusted_returned = returned_views(replicas).filter(|r| r.trusted).count() as u32;
+    let trusted_busy = in_progress.iter().any(|r| r.trusted);
+    let at_cap = || {
+        if trusted_returned >= cap {
+            Transition::Failed
+        } else {
+            Transition::NeedsTrust {
+                needed: u32::from(!trusted_busy),
+            }
+        }
+    };
+    let room = cap
+        .saturating_sub(returned)
+        .saturating_sub((in_progress.len() as u32).min(cap.saturating_sub(returned)));
     match winners.as_slice() {
         [one] => return Transition::Valid { canonical: *one },
         // A checked workunit needs no trusted worker: any right answer matches the check.
@@ -305,15 +324,14 @@ pub fn transition_anchored(
             // An unanchored agreement (or competing anchored ones): only a trusted worker or the
             // coordinator's own check may settle it.
             if returned >= cap {
-                return Transition::Failed;
+                return at_cap();
             }
-            let trusted_busy = in_progress.iter().any(|r| r.trusted);
             let needed = if trusted_busy { 0 } else { 1u32.min(room) };
             return Transition::NeedsTrust { needed };
         }
     }
     if returned >= cap {
-        return Transition::Failed;
+        return at_cap();
     }
     let in_progress = in_progress.len() as u32;
     let best = match anchor.verified {
@@ -334,6 +352,13 @@ pub fn transition_anchored(
     Transition::Pending { needed }
 }
 
+/// The returned replicas with a digest (the votes).
+fn returned_views(replicas: &[ReplicaView]) -> impl Iterator<Item = &ReplicaView> {
+    replicas
+        .iter()
+        .filter(|r| r.state == ReplicaState::Returned && r.digest.is_some())
+}
+
 /// BOINC's one-result-per-user rule: a worker may not receive a replica of a workunit for
 /// which it holds a lease or has already returned (or botched) a result. Expired and abandoned
 /// replicas do not count, so a worker that crashed may pick the workunit up again.
@@ -345,6 +370,35 @@ pub fn may_receive(worker_id: u64, replicas: &[ReplicaView]) -> bool {
                 ReplicaState::InProgress | ReplicaState::Returned | ReplicaState::Error
             )
     })
+}
+
+/// How many ready workunits of a campaign the assignment reads to draw a batch of `want` from
+/// ([`draw_replicas`]): at least `min_pool` ([`crate::trust::Integrity::draw_pool`]), and
+/// eight times the batch; just `want` when `min_pool` is 0 (in order, no draw).
+pub fn draw_pool(want: u64, min_pool: u64) -> u64 {
+    if min_pool == 0 {
+        want
+    } else {
+        want.saturating_mul(8).max(min_pool)
+    }
+}
+
+/// `serve`'s smallest pool of ready workunits a batch is drawn from (`--draw-pool`).
+pub const DRAW_POOL: u64 = 64;
+
+/// Which of `pool` ready workunits (the campaign's lowest ids: half-issued and fresh ones alike)
+/// a worker gets, `want` of them drawn uniformly at random (in pool order). Why at random: if
+/// the lowest ids were handed out in order, two colluders fetching back to back would hold both
+/// replicas of every fresh workunit; drawn from a pool, the second replica of a workunit goes to
+/// whichever worker draws it, so a party of `c` among `w` equally fast workers holds a whole
+/// quorum of 2 on about `(c / w)²` of the workunits, by chance, not by timing.
+pub fn draw_replicas(pool: usize, want: usize, rng: &mut impl rand::Rng) -> Vec<usize> {
+    if want >= pool {
+        return (0..pool).collect();
+    }
+    let mut picked = rand::seq::index::sample(rng, pool, want).into_vec();
+    picked.sort_unstable();
+    picked
 }
 
 /// The deadline of a lease issued at `now_ms`.
@@ -427,6 +481,7 @@ mod tests {
             state,
             digest: d.map(|d| [d; 32]),
             trusted: false,
+            operator: false,
         }
     }
     use ReplicaState::*;
@@ -461,7 +516,21 @@ mod tests {
         rs.push(r(3, 3, Returned, Some(3)));
         assert_eq!(transition(P, &rs), Transition::Pending { needed: 1 });
         rs.push(r(4, 4, Returned, Some(4)));
-        assert_eq!(transition(P, &rs), Transition::Failed);
+        // At the cap on untrusted results (griefers, each with its own fabrication): trusted
+        // workers and the coordinator's check decide, one trusted replica at a time.
+        assert_eq!(transition(P, &rs), Transition::NeedsTrust { needed: 1 });
+        let mut busy = rs.clone();
+        busy.push(t(5, 5, InProgress, None));
+        assert_eq!(transition(P, &busy), Transition::NeedsTrust { needed: 0 });
+        // Trusted workers that cannot agree either: the workunit fails.
+        let trusted: Vec<ReplicaView> = rs
+            .iter()
+            .map(|x| ReplicaView {
+                trusted: true,
+                ..*x
+            })
+            .collect();
+        assert_eq!(transition(P, &trusted), Transition::Failed);
         // A third agreeing result rescues it before the cap.
         let rs = [
             r(1, 1, Returned, Some(1)),
@@ -505,6 +574,31 @@ mod tests {
         assert!(may_receive(3, &rs));
         assert!(!may_receive(4, &rs));
         assert!(may_receive(5, &rs));
+    }
+
+    #[test]
+    fn replicas_are_drawn_from_a_pool() {
+        let mut rng = rand::rng();
+        assert_eq!(draw_replicas(3, 8, &mut rng), [0, 1, 2]);
+        assert_eq!(draw_pool(1, DRAW_POOL), DRAW_POOL);
+        assert_eq!(draw_pool(64, DRAW_POOL), 512);
+        assert_eq!(draw_pool(5, 0), 5, "in order");
+        // Every workunit of the pool is drawn about equally often (a back-to-back fetch does
+        // not get the one the previous fetch half-issued).
+        let mut hits = [0u32; 64];
+        for _ in 0..20_000 {
+            let d = draw_replicas(64, 8, &mut rng);
+            assert_eq!(d.len(), 8);
+            assert!(d.windows(2).all(|w| w[0] < w[1]));
+            for i in d {
+                hits[i] += 1;
+            }
+        }
+        // 2,500 expected each; 6 sigma is about 280.
+        assert!(
+            hits.iter().all(|&h| (2_200..2_800).contains(&h)),
+            "{hits:?}"
+        );
     }
 
     #[test]

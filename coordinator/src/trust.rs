@@ -44,6 +44,33 @@ pub struct Integrity {
     /// this long, whatever the lease's whole life (0: leases are never renewed, they last
     /// their whole life).
     pub lease_renewal_ms: u64,
+    /// Chance (parts per million) that a value anchored by earned trust, a public total or a
+    /// quorum alone is audited once valid ([`crate::audit`]); the coordinator recounts it when it
+    /// can. Off by default here, like the re-split rate (the store's tests count checks);
+    /// `serve` audits every such value (`--audit-rate 1`).
+    pub audit_rate_ppm: u64,
+    /// Chance (parts per million) that an audit the coordinator cannot compute itself (over its
+    /// budget, or an engine it does not run) of a value anchored by a trusted worker is done by
+    /// one more, hidden replica for another randomly drawn worker (`--audit-replica-rate`). A
+    /// value anchored by nothing but its quorum always gets one.
+    pub audit_replica_rate_ppm: u64,
+    /// A passed check counts towards trust only this long after the last one that counted, so
+    /// that trust takes audited work spread over time (0: every passed check counts; `serve`:
+    /// 20 s, `--trust-check-spacing-secs`).
+    pub trust_check_spacing_ms: u64,
+    /// The smallest pool of a campaign's ready workunits a worker's batch is drawn from at
+    /// random ([`crate::scheduler::draw_replicas`]); 0 hands them out in order, lowest id first
+    /// (the default here and for `run`'s own workers; `serve` draws from 64).
+    pub draw_pool: u64,
+    /// Open leases a worker in probation ([`in_probation`]: untrusted, no result returned yet)
+    /// may hold (0: no probation cap; `serve`: 1, `--probation-lease-cap`).
+    pub probation_lease_cap: u64,
+    /// Open leases all workers in probation whose last fetch came from one address block hold
+    /// together, local blocks too (0: off; `serve`: 8, `--probation-block-cap`).
+    pub probation_block_cap: u64,
+    /// Percent of a campaign's remaining replicas that workers in probation hold together, at
+    /// least [`PROBATION_SHARE_FLOOR`] (0: off; `serve`: 25, `--probation-share`).
+    pub probation_share_pct: u64,
 }
 
 impl Default for Integrity {
@@ -59,13 +86,26 @@ impl Default for Integrity {
             registration_burst_ms: 0,
             resplit_rate_ppm: 0,
             lease_renewal_ms: 90_000,
+            audit_rate_ppm: 0,
+            audit_replica_rate_ppm: 100_000,
+            trust_check_spacing_ms: 0,
+            draw_pool: 0,
+            probation_lease_cap: 0,
+            probation_block_cap: 0,
+            probation_share_pct: 0,
         }
     }
 }
 
 impl Integrity {
+    /// Whether any probation rule is on ([`in_probation`]): the store asks whether a worker
+    /// returned anything only then.
+    pub fn probation_on(&self) -> bool {
+        self.probation_lease_cap > 0 || self.probation_block_cap > 0 || self.probation_share_pct > 0
+    }
+
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 10] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 17] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -77,6 +117,13 @@ impl Integrity {
             ("registration_burst_ms", self.registration_burst_ms),
             ("resplit_rate_ppm", self.resplit_rate_ppm),
             ("lease_renewal_ms", self.lease_renewal_ms),
+            ("audit_rate_ppm", self.audit_rate_ppm),
+            ("audit_replica_rate_ppm", self.audit_replica_rate_ppm),
+            ("trust_check_spacing_ms", self.trust_check_spacing_ms),
+            ("draw_pool", self.draw_pool),
+            ("probation_lease_cap", self.probation_lease_cap),
+            ("probation_block_cap", self.probation_block_cap),
+            ("probation_share_pct", self.probation_share_pct),
         ]
     }
 
@@ -95,6 +142,13 @@ impl Integrity {
                 "registration_burst_ms" => i.registration_burst_ms = v,
                 "resplit_rate_ppm" => i.resplit_rate_ppm = v,
                 "lease_renewal_ms" => i.lease_renewal_ms = v,
+                "audit_rate_ppm" => i.audit_rate_ppm = v,
+                "audit_replica_rate_ppm" => i.audit_replica_rate_ppm = v,
+                "trust_check_spacing_ms" => i.trust_check_spacing_ms = v,
+                "draw_pool" => i.draw_pool = v,
+                "probation_lease_cap" => i.probation_lease_cap = v,
+                "probation_block_cap" => i.probation_block_cap = v,
+                "probation_share_pct" => i.probation_share_pct = v,
                 _ => {}
             }
         }
@@ -208,6 +262,26 @@ pub fn after_passed_check(level: TrustLevel, passed: u64, integrity: &Integrity)
     }
 }
 
+/// Whether a check passed at `now_ms` counts towards trust, the last one that counted having
+/// been at `last_ms`: trust takes [`Integrity::trust_after_checks`] checks spread over at least
+/// `(trust_after_checks - 1) × trust_check_spacing_ms`, so a party cannot earn it for a fresh
+/// identity in the first seconds of a campaign.
+pub fn counts_towards_trust(last_ms: Option<i64>, now_ms: i64, integrity: &Integrity) -> bool {
+    last_ms.is_none_or(|last| {
+        now_ms.saturating_sub(last)
+            >= i64::try_from(integrity.trust_check_spacing_ms).unwrap_or(i64::MAX)
+    })
+}
+
+/// Whether a worker that gave `gave_back` leases back through `/fail` (this one included) and
+/// has `valid` results in valid values does so as a pattern: at least 5, and more than one for
+/// every four of its valid results. Such a worker loses its earned trust (never a quarantine: an
+/// honest worker's engine may crash), so that a party cannot keep trust while it gives back
+/// every workunit it does not hold whole.
+pub fn gives_back_too_much(gave_back: u64, valid: u64) -> bool {
+    gave_back >= 5 && gave_back.saturating_mul(4) > valid
+}
+
 /// Whether the worker gets no more work: any failed check (evidence of a wrong answer), or
 /// `refused` malformed results reaching `max_strikes`. `max_strikes == 0` disables automatic
 /// quarantine. Lost votes are not an argument: an honest worker outvoted by colluding liars
@@ -250,6 +324,101 @@ pub fn lease_cap(level: TrustLevel, checks_passed: u64, cap: u64, integrity: &In
         .untrusted_lease_cap
         .saturating_mul(1u64 << checks_passed.min(20));
     if cap == 0 { grown } else { grown.min(cap) }
+}
+
+/// Whether a worker is in probation: untrusted and no result returned yet. Nothing is known of
+/// such an identity but that it exists, and identities are free under open enrolment (issue 31:
+/// 480 of them from 48 address blocks held all 1,920 replicas of a campaign within a second and
+/// never answered). An honest newcomer leaves probation with its first answer, so the
+/// probation caps cost it nothing after its first workunit, and they never shorten a lease: a
+/// newcomer's 10-minute workunit is answered in time.
+pub fn in_probation(level: TrustLevel, returned_any: bool) -> bool {
+    !level.is_trusted() && !returned_any
+}
+
+/// The open leases a worker may hold ([`lease_cap`]), at most
+/// [`Integrity::probation_lease_cap`] while it is [`in_probation`]: one workunit to prove itself.
+pub fn lease_cap_in_probation(
+    level: TrustLevel,
+    checks_passed: u64,
+    cap: u64,
+    probation: bool,
+    integrity: &Integrity,
+) -> u64 {
+    let cap = lease_cap(level, checks_passed, cap, integrity);
+    match (probation, integrity.probation_lease_cap) {
+        (false, _) | (true, 0) => cap,
+        (true, p) if cap == 0 => p,
+        (true, p) => cap.min(p),
+    }
+}
+
+/// `serve`'s [`Integrity::probation_lease_cap`]: one workunit to prove itself.
+pub const PROBATION_LEASE_CAP: u64 = 1;
+/// `serve`'s [`Integrity::probation_block_cap`]: a lab's eight new machines behind one address
+/// start at once; a block of free identities holds eight replicas.
+pub const PROBATION_BLOCK_CAP: u64 = 8;
+/// `serve`'s [`Integrity::probation_share_pct`]: see [`probation_room`].
+pub const PROBATION_SHARE_PCT: u64 = 25;
+
+/// The smallest share of a campaign that workers in probation may hold together, whatever its
+/// size: a tiny campaign's replicas all go to the two new workers of `serve`'s first hour.
+pub const PROBATION_SHARE_FLOOR: u64 = 4;
+
+/// What workers in probation hold when one of them fetches from a campaign.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProbationHold {
+    /// Open leases of the workers in probation of the fetching worker's address block.
+    pub block: u64,
+    /// Open leases of all workers in probation on this campaign.
+    pub campaign: u64,
+    /// The campaign's remaining replicas: open leases and replicas still to hand out (a lower
+    /// bound is enough: the store counts up to what the share can reach).
+    pub campaign_remaining: u64,
+}
+
+/// How many more leases of one campaign a worker in probation may take: what its block's
+/// probation workers may still hold ([`Integrity::probation_block_cap`]), and what is left of
+/// the campaign's probation share ([`Integrity::probation_share_pct`] of its remaining
+/// replicas, at least [`PROBATION_SHARE_FLOOR`]).
+///
+/// Why both, and why the share is a quarter: per-identity caps alone let 480 free identities
+/// hold 1,920 replicas; a per-block cap alone lets 48 blocks hold 384, all of a small campaign.
+/// With the share, workers in probation never hold more than a quarter of a campaign, so
+/// workers that have answered always find the rest. A newcomer is in probation itself, so a
+/// block whose probation workers hold nothing may take one lease past the share: the honest
+/// newcomer from a block of its own always gets its first workunit, and after that answer it
+/// is out of probation. An attacker with `B` blocks thus holds at most the share plus `B` of a
+/// campaign (and `B × probation_block_cap` in all, one per identity); with the quarter share a
+/// campaign of `R` remaining replicas keeps work for newcomers as long as `B < 3R/4`.
+pub fn probation_room(held: &ProbationHold, integrity: &Integrity) -> u64 {
+    let block_room = match integrity.probation_block_cap {
+        0 => u64::MAX,
+        cap => cap.saturating_sub(held.block),
+    };
+    let campaign_room = match integrity.probation_share_pct {
+        0 => u64::MAX,
+        pct => {
+            let share = (u128::from(held.campaign_remaining) * u128::from(pct) / 100) as u64;
+            let room = share
+                .max(PROBATION_SHARE_FLOOR)
+                .saturating_sub(held.campaign);
+            if held.block == 0 { room.max(1) } else { room }
+        }
+    };
+    block_room.min(campaign_room)
+}
+
+/// The replicas of a campaign the store must count (at most) to apply [`probation_room`] for a
+/// worker that wants `want` more while probation workers hold `held` of it: past this many, the
+/// share leaves room for all of them.
+pub fn probation_count_limit(held: u64, want: u64, integrity: &Integrity) -> u64 {
+    match integrity.probation_share_pct {
+        0 => 0,
+        pct => (held.saturating_add(want))
+            .saturating_mul(100)
+            .div_ceil(pct.min(100)),
+    }
 }
 
 /// Whether a result of a worker at this level is picked for a secret check, given a uniform
@@ -382,6 +551,31 @@ mod tests {
     }
 
     #[test]
+    fn trust_takes_checks_spread_over_time() {
+        let i = Integrity::default();
+        assert!(counts_towards_trust(None, 5, &i));
+        let i = Integrity {
+            trust_check_spacing_ms: 20_000,
+            ..i
+        };
+        assert!(!counts_towards_trust(Some(1_000), 1_000 + 19_999, &i));
+        assert!(counts_towards_trust(Some(1_000), 1_000 + 20_000, &i));
+        let any = Integrity::default();
+        assert!(counts_towards_trust(Some(1_000), 1_000, &any));
+    }
+
+    #[test]
+    fn giving_work_back_as_a_pattern_costs_trust() {
+        assert!(
+            !gives_back_too_much(4, 0),
+            "a few engine failures are no pattern"
+        );
+        assert!(gives_back_too_much(5, 19));
+        assert!(!gives_back_too_much(5, 20));
+        assert!(gives_back_too_much(300, 1_000));
+    }
+
+    #[test]
     fn only_evidence_excludes() {
         assert!(!is_excluded(0, 0, 3));
         assert!(is_excluded(1, 0, 3), "one failed check is enough");
@@ -421,6 +615,50 @@ mod tests {
         assert_eq!(lease_cap(TrustLevel::Untrusted, 30, 64, &i), 64);
         assert_eq!(lease_cap(TrustLevel::Earned, 0, 64, &i), 64);
         assert_eq!(lease_cap(TrustLevel::Untrusted, 1, 0, &i), 8);
+    }
+
+    #[test]
+    fn probation_holds_one_lease_and_a_share() {
+        let i = Integrity {
+            probation_lease_cap: 1,
+            probation_block_cap: 8,
+            probation_share_pct: 25,
+            ..Integrity::default()
+        };
+        let u = TrustLevel::Untrusted;
+        assert!(in_probation(u, false));
+        assert!(!in_probation(u, true) && !in_probation(TrustLevel::Operator, false));
+        assert_eq!(lease_cap_in_probation(u, 0, 64, true, &i), 1);
+        assert_eq!(lease_cap_in_probation(u, 0, 0, true, &i), 1);
+        assert_eq!(lease_cap_in_probation(u, 0, 64, false, &i), 4);
+        let off = Integrity::default();
+        assert_eq!(lease_cap_in_probation(u, 0, 64, true, &off), 4);
+        let room = |block, campaign, remaining| {
+            probation_room(
+                &ProbationHold {
+                    block,
+                    campaign,
+                    campaign_remaining: remaining,
+                },
+                &i,
+            )
+        };
+        // A block's probation workers hold 8 at most, local blocks too.
+        assert_eq!(room(8, 0, 10_000), 0);
+        assert_eq!(room(3, 0, 10_000), 5);
+        // A quarter of the campaign: 20 of 80 remaining replicas.
+        assert_eq!(room(1, 19, 80), 1);
+        assert_eq!(room(1, 20, 80), 0);
+        // ... but a block holding nothing gets its first workunit.
+        assert_eq!(room(0, 20, 80), 1);
+        assert_eq!(room(0, 500, 80), 1);
+        // A tiny campaign goes to the first workers whole.
+        assert_eq!(room(1, 3, 2), 1);
+        assert_eq!(room(1, 4, 2), 0);
+        assert_eq!(probation_room(&ProbationHold::default(), &off), u64::MAX);
+        // Counting 4 × (held + wanted) replicas is enough to know the share has room.
+        assert_eq!(probation_count_limit(20, 1, &i), 84);
+        assert_eq!(probation_count_limit(20, 1, &off), 0);
     }
 
     #[test]

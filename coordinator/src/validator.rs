@@ -134,6 +134,27 @@ pub fn check_result_shape(kind: &WorkUnitKind, result: &WorkResult) -> Result<()
     }
 }
 
+/// The cheap checks of a result, bounded by its size and run before anything dear (the digest,
+/// reading games, replaying moves): the kinds match, and a self-play result has the games asked
+/// for, each no longer than a game of the workunit's move cap can be
+/// ([`check_self_play_bounds`]). Perft and analysis results are bounded by the body limit and
+/// their shape checks by the position and [`MAX_PV`].
+pub fn check_result_bounds(kind: &WorkUnitKind, result: &WorkResult) -> Result<(), ShapeError> {
+    match (kind, result) {
+        (WorkUnitKind::SelfPlay { .. }, WorkResult::SelfPlay(r)) => check_self_play_bounds(kind, r),
+        (WorkUnitKind::Perft { .. }, WorkResult::Perft(_))
+        | (WorkUnitKind::Analysis { .. }, WorkResult::Analysis(_)) => Ok(()),
+        (_, result) => Err(ShapeError::WrongKind {
+            want: kind_name(kind),
+            got: match result {
+                WorkResult::Perft(_) => "perft",
+                WorkResult::Analysis(_) => "analysis",
+                WorkResult::SelfPlay(_) => "self-play",
+            },
+        }),
+    }
+}
+
 /// The largest centipawn score accepted: beyond any evaluation, short of a mate.
 pub const MAX_SCORE_CP: i32 = 100_000;
 /// The longest mate distance (moves) and principal variation (plies) accepted.
@@ -220,20 +241,14 @@ fn check_engine_id(engine: AnalysisEngine, id: &str) -> Result<(), String> {
     }
 }
 
-/// Checks a self-play result without playing again: the engine id fits the workunit; exactly
-/// the games asked for, each a PGN that reads back to legal moves from the workunit's start,
-/// opens with the seeded plies ([`c960_common::game::openings`]), ends where the rules (or
-/// the move cap) end it with the result they give, and is byte for byte the canonical PGN of
-/// its moves ([`c960_common::game::to_pgn`], players the engine id, rounds 1..n); and the
-/// W/D/L counts are those of the games. Which moves the engine chose is for the quorum.
-pub fn check_self_play_shape(kind: &WorkUnitKind, r: &SelfPlayResult) -> Result<(), ShapeError> {
+/// The sizes of a self-play result, checked without reading a game: the engine id fits the
+/// workunit, exactly the games asked for, and each game's PGN no longer than the canonical PGN
+/// of a game of the workunit's move cap can be ([`game::max_pgn_bytes`]).
+pub fn check_self_play_bounds(kind: &WorkUnitKind, r: &SelfPlayResult) -> Result<(), ShapeError> {
     let WorkUnitKind::SelfPlay {
-        position,
         games,
         engine,
-        opening_plies,
         max_plies,
-        seed,
         ..
     } = kind
     else {
@@ -247,12 +262,47 @@ pub fn check_self_play_shape(kind: &WorkUnitKind, r: &SelfPlayResult) -> Result<
     if r.games.len() != *games as usize {
         return Err(bad(format!("{} games for {games} asked", r.games.len())));
     }
+    let most = game::max_pgn_bytes(*max_plies);
+    if let Some((i, text)) = r.games.iter().enumerate().find(|(_, t)| t.len() > most) {
+        return Err(bad(format!(
+            "game {}: {} bytes, more than a game of {max_plies} plies can take ({most})",
+            i + 1,
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a self-play result without playing again: its sizes ([`check_self_play_bounds`]);
+/// exactly
+/// the games asked for, each a PGN that reads back to legal moves from the workunit's start,
+/// opens with the seeded plies ([`c960_common::game::openings`]), ends where the rules (or
+/// the move cap) end it with the result they give, and is byte for byte the canonical PGN of
+/// its moves ([`c960_common::game::to_pgn`], players the engine id, rounds 1..n); and the
+/// W/D/L counts are those of the games. Which moves the engine chose is for the quorum.
+pub fn check_self_play_shape(kind: &WorkUnitKind, r: &SelfPlayResult) -> Result<(), ShapeError> {
+    let WorkUnitKind::SelfPlay {
+        position,
+        games,
+        opening_plies,
+        max_plies,
+        seed,
+        ..
+    } = kind
+    else {
+        return Err(ShapeError::WrongKind {
+            want: kind_name(kind),
+            got: "self-play",
+        });
+    };
+    let bad = |m: String| ShapeError::SelfPlay(m);
+    check_self_play_bounds(kind, r)?;
     let start = root(position)?;
     let openings = game::openings(&start, *seed, *games, *opening_plies);
     let mut wdl = [0u32; 3];
     for (i, (text, opening)) in r.games.iter().zip(&openings).enumerate() {
         let at = |m: String| bad(format!("game {}: {m}", i + 1));
-        let parsed = game::parse_pgn(text).map_err(at)?;
+        let parsed = game::parse_pgn_within(text, *max_plies).map_err(at)?;
         if parsed.start != start {
             return Err(at("does not start from the workunit's position".into()));
         }

@@ -14,6 +14,8 @@ use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::store::{Campaign, SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 
+pub mod flood;
+
 /// The tests' PostgreSQL server (`C960_TEST_POSTGRES`) with the schema `schema` emptied and
 /// created: its URL and the URL whose connections use that schema (`search_path` in the
 /// URL's options), or `None` with a loud message when the variable is unset outside CI (under
@@ -151,6 +153,7 @@ impl TestServer {
     pub async fn start(config: Config) -> TestServer {
         let uncapped = ConnLimits {
             per_address: 0,
+            per_block: 0,
             total: 0,
             ..ConnLimits::default()
         };
@@ -165,7 +168,8 @@ impl TestServer {
         let store = Arc::new(SqliteStore::open(&dir.path().join("c960.db")).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let checker = c960_coordinator::checker::spawn(store.clone(), config.checks);
+        let checker =
+            c960_coordinator::checker::spawn(store.clone(), config.checks, config.uci.clone());
         let app = api::app(AppState::new(store.clone(), config));
         let listener = GatedListener::new(listener, connections);
         tokio::spawn(conn::serve(
@@ -213,7 +217,6 @@ impl TestServer {
             .unwrap()
     }
 
-    /// Waits until every workunit of the campaign is valid or failed (at most `limit`).
     /// Runs `n` honest in-process workers until campaign `campaign` is finished, then stops
     /// them and checks they ended cleanly.
     pub async fn finish_with_honest_workers(&self, campaign: u64, n: usize) {
@@ -269,6 +272,7 @@ pub fn quick_config() -> Config {
             per_address: Rate::UNLIMITED,
             per_worker: Rate::new(50.0, 100.0),
             registrations_per_block: Rate::UNLIMITED,
+            registrations_total: Rate::UNLIMITED,
             export_per_address: Rate::UNLIMITED,
             ..Limits::default()
         },
@@ -286,7 +290,7 @@ pub fn quick_config() -> Config {
 pub async fn one_uci_result(
     server: &TestServer,
     name: &str,
-    engine: c960_worker::uci_engine::UciCommand,
+    engine: c960_compute::uci_engine::UciCommand,
     workunit: u64,
     returned_before: usize,
 ) {
@@ -352,7 +356,7 @@ pub async fn raw_post(
 
 /// An honest answer to a perft assignment, computed here, with its digest.
 pub fn honest_result(a: &c960_common::wire::Assignment) -> c960_common::wire::BatchedResult {
-    let perft = c960_worker::compute::compute(&a.kind, &Default::default(), |_, _, _| {})
+    let perft = c960_compute::compute::compute(&a.kind, &Default::default(), |_, _, _| {})
         .expect("a perft workunit");
     let result = c960_common::wire::WorkResult::Perft(perft);
     c960_common::wire::BatchedResult {
@@ -465,7 +469,7 @@ impl Drop for ServeProcess {
 /// The npm `stockfish` 19.0.0 single-threaded full-network WASM build as a UCI command run by
 /// node, when installed (`.ci/run` puts it into `.ci/engines/`; `C960_STOCKFISH_JS` names another
 /// copy); `None` when node or the package is missing.
-pub fn wasm_stockfish() -> Option<c960_worker::uci_engine::UciCommand> {
+pub fn wasm_stockfish() -> Option<c960_compute::uci_engine::UciCommand> {
     npm_engine(
         "C960_STOCKFISH_JS",
         "../.ci/engines/node_modules/stockfish/bin/stockfish-19-single.js",
@@ -475,14 +479,14 @@ pub fn wasm_stockfish() -> Option<c960_worker::uci_engine::UciCommand> {
 /// The npm `stockfish` 18.0.8 single-threaded full-network WASM build (the engine of
 /// `data/balance_sf18_d20.csv`; `.ci/run` puts it into `.ci/engines/sf18/`,
 /// `C960_STOCKFISH18_JS` names another copy); `None` when node or the package is missing.
-pub fn wasm_stockfish_18() -> Option<c960_worker::uci_engine::UciCommand> {
+pub fn wasm_stockfish_18() -> Option<c960_compute::uci_engine::UciCommand> {
     npm_engine(
         "C960_STOCKFISH18_JS",
         "../.ci/engines/sf18/node_modules/stockfish/bin/stockfish-18-single.js",
     )
 }
 
-fn npm_engine(var: &str, default: &str) -> Option<c960_worker::uci_engine::UciCommand> {
+fn npm_engine(var: &str, default: &str) -> Option<c960_compute::uci_engine::UciCommand> {
     let js = std::env::var_os(var)
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
@@ -490,5 +494,53 @@ fn npm_engine(var: &str, default: &str) -> Option<c960_worker::uci_engine::UciCo
         return None;
     }
     // Fails (so `None`) when node is not on PATH.
-    c960_worker::uci_engine::UciCommand::parse(&format!("node \"{}\"", js.display())).ok()
+    c960_compute::uci_engine::UciCommand::parse(&format!("node \"{}\"", js.display())).ok()
+}
+
+/// Honest in-process workers (the real runner, `honest-0`, `honest-1`, …) against a server,
+/// stopped together.
+pub struct HonestWorkers {
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<anyhow::Result<c960_worker::runner::Summary>>>,
+}
+
+impl HonestWorkers {
+    /// Starts `n` workers at `url` with a quick backoff, a 16 MiB perft table, and the UCI
+    /// engine `uci` if given.
+    pub fn start(url: &str, n: usize, uci: Option<c960_compute::uci_engine::UciCommand>) -> Self {
+        let (stop, rx) = tokio::sync::watch::channel(false);
+        let tasks = (0..n)
+            .map(|i| {
+                let mut cfg = c960_worker::runner::RunnerConfig::new(url);
+                cfg.name = format!("honest-{i}");
+                cfg.progress = false;
+                cfg.backoff_base = Duration::from_millis(50);
+                cfg.backoff_cap = Duration::from_millis(300);
+                cfg.hash_mib = 16;
+                cfg.uci = uci.clone();
+                tokio::spawn(c960_worker::runner::run(cfg, rx.clone()))
+            })
+            .collect();
+        HonestWorkers { stop, tasks }
+    }
+
+    /// Stops them and waits for them to end.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Polls `ready` every 50 ms until it says `Ok`, panicking with its last `Err` after `limit`.
+pub async fn wait_until(limit: Duration, mut ready: impl FnMut() -> Result<(), String>) {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        match ready() {
+            Ok(()) => return,
+            Err(why) => assert!(std::time::Instant::now() < until, "{why}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -28,7 +28,7 @@ fn builtin(sp: u16, depth: u32) -> AnalysisResult {
             hash_mib: search::DEFAULT_HASH_MIB,
         },
     );
-    c960_worker::engine::to_wire(&a, search::ENGINE_ID)
+    c960_compute::engine::to_wire(&a, search::ENGINE_ID)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -327,7 +327,7 @@ async fn hung_and_crashing_uci_engines_give_failed_replicas() {
         cfg.name = name.into();
         cfg.progress = false;
         cfg.uci = Some(
-            c960_worker::uci_engine::UciCommand::parse(&engine.display().to_string()).unwrap(),
+            c960_compute::uci_engine::UciCommand::parse(&engine.display().to_string()).unwrap(),
         );
         cfg.uci_timeout = Duration::from_secs(1);
         let task = tokio::spawn(runner::run(cfg, rx));
@@ -392,7 +392,7 @@ async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
         println!("note: /usr/games/stockfish is absent (apt-get install stockfish); skipping");
         return;
     }
-    let debian = c960_worker::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
+    let debian = c960_compute::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
     let server = TestServer::start(quick_config()).await;
     let c = server.analysis_campaign(8, "518", AnalysisEngine::Uci);
     let (_, rows) = server.store.analysis_table(c.id).unwrap();
@@ -507,4 +507,104 @@ async fn colluding_analysis_liars_are_caught_by_the_coordinators_own_search() {
         assert_eq!(row.result.as_ref(), Some(&builtin(row.sp.unwrap(), 3)));
     }
     assert!(server.store.check_cost().unwrap().checks_run >= 2);
+}
+
+/// Issue 30: UCI analyses were never checked, so two pairs of fresh identities that answered
+/// every start with the same fabrication (+250 cp, a2a3, the real engine's id) validated half a
+/// campaign. Now every value a bare quorum validates is audited; a coordinator that runs the
+/// same engine build (`serve --uci`) searches it itself, overturns the fabrication and
+/// quarantines its workers, and honest workers settle the values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fabricated_uci_analyses_are_overturned_by_the_coordinators_own_engine() {
+    let debian = std::path::Path::new("/usr/games/stockfish");
+    if !debian.is_file() {
+        println!("note: /usr/games/stockfish is absent (apt-get install stockfish); skipping");
+        return;
+    }
+    let debian = c960_compute::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
+    let server = TestServer::start(c960_coordinator::api::Config {
+        integrity: c960_coordinator::trust::Integrity {
+            audit_rate_ppm: 1_000_000,
+            draw_pool: c960_coordinator::scheduler::DRAW_POOL,
+            ..quick_config().integrity
+        },
+        uci: Some(debian.clone()),
+        ..quick_config()
+    })
+    .await;
+    let c = server.analysis_campaign(8, "0-5", AnalysisEngine::Uci);
+    // The real engine id, so the fabrication passes every check but the search itself.
+    let kind = c960_common::wire::WorkUnitKind::Analysis {
+        position: c960_common::wire::PositionSpec::StartPosition(0),
+        depth: 8,
+        engine: AnalysisEngine::Uci,
+        hash_mib: c960_coordinator::campaign::ANALYSIS_HASH_MIB,
+    };
+    let mut slot = c960_compute::compute::UciSlot::new(debian.clone(), Duration::from_secs(60));
+    let perft = c960_common::perft::PerftEngine::new(Default::default());
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let WorkResult::Analysis(real) =
+        c960_compute::compute::compute_any(&kind, &cancel, &perft, Some(&mut slot), |_, _, _| {})
+            .unwrap()
+    else {
+        panic!("not an analysis")
+    };
+    let fabrication = AnalysisResult {
+        score_cp: Some(250),
+        mate: None,
+        best_move: Some("a2a3".into()),
+        pv: vec!["a2a3".into()],
+        nodes: 1000,
+        wdl: None,
+        engine_id: real.engine_id.clone(),
+        depths: Vec::new(),
+    };
+    let client = Client::new(&server.url).unwrap();
+    let caps = Capabilities {
+        uci_analysis: true,
+        ..Capabilities::builtin()
+    };
+    let mut liars = Vec::new();
+    for name in ["l1", "l2", "l3", "l4"] {
+        liars.push(client.register(name, 1, 0).await.unwrap());
+    }
+    // The liars take and answer everything they can, in turns.
+    for _ in 0..6 {
+        for auth in &liars {
+            if let Ok(FetchResponse::Assigned(a)) = client.fetch(auth, &caps).await {
+                submit(&client, auth, &a, fabrication.clone()).await;
+            }
+        }
+    }
+    // Honest workers with the same build settle the rest, and the audits' aftermath.
+    let honest = c960_tests::HonestWorkers::start(&server.url, 2, Some(debian.clone()));
+    c960_tests::wait_until(Duration::from_secs(120), || {
+        let (_, rows) = server.store.analysis_table(c.id).unwrap();
+        let cost = server.store.check_cost().unwrap();
+        if rows.iter().all(|r| r.status == "valid") && cost.audits_waiting == 0 {
+            Ok(())
+        } else {
+            Err(format!("not settled: {rows:?}"))
+        }
+    })
+    .await;
+    honest.stop().await;
+    let (_, rows) = server.store.analysis_table(c.id).unwrap();
+    for r in &rows {
+        let got = r.result.as_ref().unwrap();
+        assert_ne!(
+            (got.score_cp, got.best_move.as_deref()),
+            (Some(250), Some("a2a3")),
+            "a fabrication stood: {r:?}"
+        );
+    }
+    let cost = server.store.check_cost().unwrap();
+    assert!(cost.audits_overturned >= 1, "{cost:?}");
+    for auth in &liars {
+        let w = server.store.worker(auth.worker_id).unwrap().unwrap();
+        assert!(
+            w.quarantined || w.valid == 0,
+            "a liar kept its standing: {w:?}"
+        );
+    }
 }

@@ -43,7 +43,7 @@ fn run_over_a_family_exports_family_and_number() {
     let mut lines = out.lines();
     assert_eq!(
         lines.next(),
-        Some("family,number,fen,depth,nodes,status,agreeing_results,digest")
+        Some("family,number,fen,depth,nodes,status,agreeing_results,digest,audit")
     );
     let mut total = 0u64;
     for (line, n) in lines.by_ref().take(5).zip([0u32, 1, 2, 3, 479]) {

@@ -47,7 +47,10 @@ async fn closed_within(mut s: tokio::net::TcpStream, limit: Duration) -> bool {
 async fn idle_connections_are_capped_per_address_and_timed_out() {
     let limits = ConnLimits {
         per_address: 16,
+        per_block: 0,
         total: 64,
+        // Refused connections closed at once (`serve` holds them for `conn::HOLD` first).
+        held_refusals: 0,
         header_timeout: Duration::from_secs(3),
         idle_timeout: Duration::from_secs(3),
     };

@@ -1,4 +1,4 @@
-//! The measurements behind `docs/security-results.md` (issue 12's hardening), run by hand:
+//! The measurements behind `docs/security-results.md` (issues 12 and 31), run by hand:
 //! `cargo test -p c960-tests --test hardening_figures -- --ignored --nocapture --test-threads 1`.
 //! They print figures and assert nothing about speed.
 
@@ -156,4 +156,44 @@ async fn admin_token_guess_rate() {
         f64::from(guessed) / secs,
         f64::from(refused) / secs
     );
+}
+
+/// Issue 31's connection floods against a real `serve` (see `c960_tests::flood`): the status
+/// probes' answers and latency, the worker's progress, the coordinator's CPU and memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "measurement: prints status latency and worker progress under connection floods"]
+async fn connection_floods() {
+    use c960_tests::flood::{self, Flood};
+    let cases: [(&str, usize, bool, &[&str]); 4] = [
+        (
+            "13 addresses x 64, a block each, default flags",
+            13,
+            false,
+            &[],
+        ),
+        (
+            "50 addresses x 64, a block each, default flags",
+            50,
+            false,
+            &[],
+        ),
+        ("13 addresses x 64 in one /24, default flags", 13, true, &[]),
+        (
+            "13 addresses x 64, a block each, --max-connections 256",
+            13,
+            false,
+            &["--max-connections", "256"],
+        ),
+    ];
+    for (name, addresses, one_block, args) in cases {
+        let f = flood::run(&Flood {
+            addresses,
+            per_address: 64,
+            one_block,
+            serve_args: args.iter().map(|a| a.to_string()).collect(),
+            probe_for: Duration::from_secs(30),
+        })
+        .await;
+        println!("{name}: {}", f.line());
+    }
 }

@@ -5,11 +5,11 @@
 
 use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
+use c960_compute::compute::compute;
 use c960_coordinator::api::Config;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
 use c960_worker::client::{Client, engine};
-use c960_worker::compute::compute;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lying_worker_never_enters_the_table_and_is_quarantined() {

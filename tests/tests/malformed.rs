@@ -7,10 +7,10 @@ use c960_common::wire::{
     AbandonRequest, Capabilities, FetchRequest, FetchResponse, MAX_BODY_BYTES, PROTOCOL_VERSION,
     SubmitRequest,
 };
+use c960_compute::compute::compute;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
 use c960_worker::client::{Client, engine};
-use c960_worker::compute::compute;
 
 async fn post_as(
     token: Option<&str>,

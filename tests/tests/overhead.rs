@@ -132,6 +132,7 @@ async fn coordinator_overhead() {
             result,
             elapsed_ms: 0,
             engine: "b".into(),
+            implausible: false,
         };
         store.submit(w, l.lease_id, &sub, 2).unwrap();
         n += 1;

@@ -57,6 +57,7 @@ fn churn(store: &SqliteStore, workers: [u64; 2], units: usize, batch: u32) -> (f
                             result,
                             elapsed_ms: 0,
                             engine: "scale".into(),
+                            implausible: false,
                         },
                     }
                 })

@@ -13,13 +13,13 @@ use c960_common::wire::{
     Assignment, Capabilities, FetchBatchResponse, FetchRequest, FetchResponse, MAX_BODY_BYTES,
     PROTOCOL_VERSION, PerftResult, SubmitRequest, WorkerAuth,
 };
+use c960_compute::compute::compute;
 use c960_coordinator::api::auth::{Enrolment, sha256};
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{Config, Limits};
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, honest_submission, quick_config, reference};
 use c960_worker::client::{Client, engine};
-use c960_worker::compute::compute;
 
 const OCTET: &str = "application/octet-stream";
 const ADMIN: &str = "admin-token-for-tests-0123456789";

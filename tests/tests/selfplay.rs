@@ -13,12 +13,12 @@ use c960_common::digest::result_digest;
 use c960_common::game::{self, MAX_PLIES, OPENING_PLIES};
 use c960_common::wire::{AnalysisEngine, PositionSpec, SelfPlayResult, WorkResult, WorkUnitKind};
 use c960_common::{PerftEngine, PerftOptions, StartPosition};
+use c960_compute::compute::{UciSlot, compute_any};
+use c960_compute::uci_engine::UciCommand;
 use c960_coordinator::campaign::{NewCampaign, SelfPlayBudget, parse_positions};
 use c960_coordinator::store::Store;
 use c960_coordinator::validator::check_self_play_shape;
 use c960_tests::{TestServer, bins, quick_config};
-use c960_worker::compute::{UciSlot, compute_any};
-use c960_worker::uci_engine::UciCommand;
 
 const DEBIAN_STOCKFISH: &str = "/usr/games/stockfish";
 
@@ -302,4 +302,141 @@ fn run_self_play_writes_the_score_table() {
         .output()
         .unwrap();
     assert!(!bad.status.success());
+}
+
+/// Issue 30: fabricated games. Two fresh identities answer every built-in self-play workunit
+/// with the same legal games from the seeded openings, in canonical PGN with the right counts,
+/// but not the engine's moves (the first legal move every ply). They form quorums; the audit
+/// plays the workunit again with the coordinator's own engine, overturns every fabrication and
+/// quarantines both; honest workers settle the table with the engine's games.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fabricated_games_are_overturned_by_the_coordinators_audit() {
+    use c960_common::game::{self, Outcome};
+    use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
+    let server = TestServer::start(c960_coordinator::api::Config {
+        integrity: c960_coordinator::trust::Integrity {
+            audit_rate_ppm: 1_000_000,
+            draw_pool: c960_coordinator::scheduler::DRAW_POOL,
+            ..quick_config().integrity
+        },
+        ..quick_config()
+    })
+    .await;
+    let spec = NewCampaign::new(1, 2, None, parse_positions("0-3").unwrap())
+        .unwrap()
+        .play(
+            AnalysisEngine::Builtin,
+            SelfPlayBudget {
+                games: 2,
+                nodes: 200,
+            },
+        )
+        .unwrap();
+    let c = server
+        .store
+        .create_campaign(&spec, c960_coordinator::clock::now_ms())
+        .unwrap();
+    let fabricate = |kind: &WorkUnitKind| -> SelfPlayResult {
+        let WorkUnitKind::SelfPlay {
+            position: PositionSpec::StartPosition(sp),
+            games,
+            opening_plies,
+            max_plies,
+            seed,
+            ..
+        } = kind
+        else {
+            panic!("{kind:?}")
+        };
+        let start = c960_common::StartPosition::new(u32::from(*sp))
+            .unwrap()
+            .position();
+        let id = c960_common::search::ENGINE_ID;
+        let mut r = SelfPlayResult {
+            engine_id: id.into(),
+            nodes: 1,
+            white_wins: 0,
+            draws: 0,
+            black_wins: 0,
+            games: Vec::new(),
+        };
+        for (i, opening) in game::openings(&start, *seed, *games, *opening_plies)
+            .iter()
+            .enumerate()
+        {
+            let played = game::play_game(
+                start,
+                opening,
+                *max_plies,
+                |_, _, current| Ok::<_, ()>(current.legal_moves().as_slice()[0]),
+                |_, _| (),
+            )
+            .unwrap();
+            match played.outcome {
+                Outcome::WhiteWins => r.white_wins += 1,
+                Outcome::Draw => r.draws += 1,
+                Outcome::BlackWins => r.black_wins += 1,
+            }
+            r.games.push(game::to_pgn(&played, id, i as u32 + 1));
+        }
+        check_self_play_shape(kind, &r).unwrap();
+        r
+    };
+    let client = c960_worker::client::Client::new(&server.url).unwrap();
+    let caps = Capabilities {
+        self_play: true,
+        ..Capabilities::builtin()
+    };
+    let mut liars = Vec::new();
+    for name in ["l1", "l2"] {
+        liars.push(client.register(name, 1, 0).await.unwrap());
+    }
+    let mut fabricated = std::collections::BTreeMap::new();
+    for _ in 0..4 {
+        for auth in &liars {
+            if let Ok(FetchResponse::Assigned(a)) = client.fetch(auth, &caps).await {
+                let lie = fabricate(&a.kind);
+                fabricated.insert(a.workunit_id, lie.games.clone());
+                let result = WorkResult::SelfPlay(lie);
+                let req = SubmitRequest {
+                    protocol: PROTOCOL_VERSION,
+                    lease_id: a.lease_id,
+                    workunit_id: a.workunit_id,
+                    digest: result_digest(a.workunit_id, &a.kind, &result),
+                    result,
+                    elapsed_ms: 1,
+                    engine: c960_worker::client::engine(),
+                };
+                let _ = client.submit(auth, &req).await;
+            }
+        }
+    }
+    let honest = c960_tests::HonestWorkers::start(&server.url, 2, None);
+    c960_tests::wait_until(Duration::from_secs(120), || {
+        let (_, rows) = server.store.self_play_table(c.id).unwrap();
+        let cost = server.store.check_cost().unwrap();
+        if rows.iter().all(|r| r.status == "valid") && cost.audits_waiting == 0 {
+            Ok(())
+        } else {
+            Err(format!("not settled: {rows:?}"))
+        }
+    })
+    .await;
+    honest.stop().await;
+    let (_, rows) = server.store.self_play_table(c.id).unwrap();
+    assert!(!fabricated.is_empty());
+    for r in &rows {
+        let got = r.result.as_ref().unwrap();
+        if let Some(lie) = fabricated.get(&r.workunit_id) {
+            assert_ne!(&got.games, lie, "a fabrication stood: {r:?}");
+        }
+    }
+    assert!(server.store.check_cost().unwrap().audits_overturned >= 1);
+    for auth in &liars {
+        let w = server.store.worker(auth.worker_id).unwrap().unwrap();
+        assert!(
+            w.quarantined || w.valid == 0,
+            "a liar kept its standing: {w:?}"
+        );
+    }
 }

@@ -30,7 +30,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn crate_sources() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for krate in ["common", "coordinator", "worker", "tests"] {
+    for krate in ["common", "compute", "coordinator", "worker", "tests"] {
         sources(&root().join(krate).join("src"), &mut out);
     }
     out.sort();
@@ -69,7 +69,7 @@ fn covered(file: &Path, names: &[&str]) -> bool {
 /// Every `.rs` file of the crates: sources, tests, benches, examples, build scripts.
 fn all_rust_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for krate in ["common", "coordinator", "worker", "tests", "fuzz"] {
+    for krate in ["common", "compute", "coordinator", "worker", "tests", "fuzz"] {
         if root().join(krate).is_dir() {
             sources(&root().join(krate), &mut out);
         }

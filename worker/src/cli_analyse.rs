@@ -10,8 +10,8 @@ use c960_common::search::{self, Analysis};
 use c960_common::text::csv_text;
 use c960_common::{CastlingNotation, Position, StartPosition};
 
-use c960_worker::engine::Engine;
-use c960_worker::uci_engine::UciCommand;
+use c960_compute::engine::Engine;
+use c960_compute::uci_engine::UciCommand;
 
 /// The CSV header of `--all`, shared with the coordinator's analysis campaign output.
 pub const CSV_HEADER: &str = "sp,fen,depth,score_cp,mate,best_move,engine";

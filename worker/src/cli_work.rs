@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
+use c960_compute::uci_engine::UciCommand;
 use c960_worker::report::{self, thousands};
 use c960_worker::runner::{self, RunnerConfig, Stop};
-use c960_worker::uci_engine::UciCommand;
 use c960_worker::{identity, machine};
 
 /// Arguments of `work`.

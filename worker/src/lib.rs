@@ -1,20 +1,18 @@
 //! c960-worker as a library: the protocol client and the work loop, shared by the `c960-worker
 //! work` command and by the in-process workers of `c960-coordinator run` (which therefore take the
-//! same HTTP path as volunteers).
+//! same HTTP path as volunteers). What a workunit computes is `c960-compute`'s, shared with the
+//! coordinator's checks.
 
 #![warn(missing_docs)]
 
+pub mod assignment;
 pub mod backoff;
 pub mod client;
-pub mod compute;
-pub mod engine;
 pub mod identity;
 pub mod machine;
 pub mod report;
 pub mod runner;
-pub mod selfplay;
 pub mod summary;
-pub mod uci_engine;
 
 /// The engine name reported with results.
 pub const ENGINE_NAME: &str = "c960-common";

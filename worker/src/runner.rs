@@ -20,11 +20,12 @@ use tokio::task::JoinSet;
 
 use c960_common::{PerftEngine, PerftOptions};
 
+use crate::assignment::{UciPool, compute_one};
 use crate::backoff::{Backoff, Pace, PaceRate, retry_after};
 use crate::client::Client;
-use crate::compute::{ComputeError, UciPool, compute_one};
 use crate::identity::{self, Identity};
 use crate::report::{self, thousands};
+use c960_compute::compute::ComputeError;
 
 /// How a worker runs.
 #[derive(Clone, Debug)]
@@ -48,7 +49,7 @@ pub struct RunnerConfig {
     /// Show a progress bar per workunit (only drawn when stderr is a terminal).
     pub progress: bool,
     /// A UCI engine for UCI analysis workunits; without one the worker does not ask for them.
-    pub uci: Option<crate::uci_engine::UciCommand>,
+    pub uci: Option<c960_compute::uci_engine::UciCommand>,
     /// How long the UCI engine may search one workunit before it is killed.
     pub uci_timeout: Duration,
     /// The enrolment secret to present when registering.

@@ -46,8 +46,9 @@ pub enum Verdict {
 
 /// Checks one result against its lease: holder, state, kind, digest (recomputed from the
 /// payload) and shape; then, as checks whose failure is evidence against the worker, the public
-/// known answer and the plausibility of its speed (nodes per second from lease issue at
-/// `now_ms`, at most `max_nodes_per_sec`). Pure: the store is written afterwards, in one
+/// known answer; and the plausibility of its speed (nodes per second from lease issue at
+/// `now_ms`, at most `max_nodes_per_sec`), whose failure is no evidence: the result is stored
+/// and marked [`Submission::implausible`]. Pure: the store is written afterwards, in one
 /// transaction per request.
 pub fn judge(
     worker_id: u64,
@@ -86,10 +87,15 @@ pub fn judge(
     };
     let refuse =
         |code: &'static str, reason: String, message: String| refusal(code, reason, message, false);
-    let shape = validator::check_result_shape(&lease.kind, &r.result);
-    // A result of the wrong kind cannot match any digest: say so first.
-    if let Err(e @ validator::ShapeError::WrongKind { .. }) = &shape {
-        return refuse("wrong_result_kind", e.to_string(), e.to_string());
+    // Cheap checks before dear ones. First what the result's size bounds: its kind (a result
+    // of the wrong kind cannot match any digest: say so first) and its sizes (a self-play
+    // game no longer than the workunit's move cap allows), before anything reads it.
+    match validator::check_result_bounds(&lease.kind, &r.result) {
+        Err(e @ validator::ShapeError::WrongKind { .. }) => {
+            return refuse("wrong_result_kind", e.to_string(), e.to_string());
+        }
+        Err(e) => return refuse("invalid_result", e.to_string(), e.to_string()),
+        Ok(()) => {}
     }
     // The digest is recomputed from the payload: a mismatch means a broken or lying client.
     let digest = result_digest(r.workunit_id, &lease.kind, &r.result);
@@ -100,7 +106,8 @@ pub fn judge(
             "the digest does not match the payload".into(),
         );
     }
-    if let Err(e) = shape {
+    // Then the dear checks: reading and replaying every game, every move of a divide or PV.
+    if let Err(e) = validator::check_result_shape(&lease.kind, &r.result) {
         return refuse("invalid_result", e.to_string(), e.to_string());
     }
     let nodes = r.result.nodes();
@@ -110,15 +117,11 @@ pub fn judge(
         let m = format!("{nodes} nodes contradicts the known answer of this workunit");
         return refusal("check_failed", m.clone(), m, true);
     }
+    // Too fast is no evidence (a worker's own table answers a repeated campaign at once): the
+    // result is stored, and its workunit checked by the coordinator.
     let elapsed = now_ms.saturating_sub(lease.issued_ms);
-    if matches!(lease.kind, WorkUnitKind::Perft { .. })
-        && !trust::plausible(nodes, elapsed, max_nodes_per_sec)
-    {
-        let m = format!(
-            "{nodes} nodes in {elapsed} ms since the lease was issued is faster than {max_nodes_per_sec} nodes/s"
-        );
-        return refusal("implausible_speed", m.clone(), m, true);
-    }
+    let implausible = matches!(lease.kind, WorkUnitKind::Perft { .. })
+        && !trust::plausible(nodes, elapsed, max_nodes_per_sec);
     Verdict::Store(Settlement::Store {
         lease_id: lease.id,
         submission: Submission {
@@ -126,6 +129,7 @@ pub fn judge(
             digest,
             elapsed_ms: r.elapsed_ms,
             engine: engine.to_string(),
+            implausible,
         },
     })
 }
@@ -293,6 +297,70 @@ mod tests {
         }
     }
 
+    /// A self-play result for a two-game workunit (move cap 400) whose first game is `first`,
+    /// its digest right unless `digest_right` is false.
+    fn self_play(first: String, digest_right: bool) -> (LeaseInfo, BatchedResult) {
+        use c960_common::wire::{AnalysisEngine, SelfPlayResult};
+        let kind = WorkUnitKind::SelfPlay {
+            position: PositionSpec::StartPosition(518),
+            games: 2,
+            nodes: 1000,
+            engine: AnalysisEngine::Builtin,
+            hash_mib: 1,
+            opening_plies: 2,
+            max_plies: 400,
+            seed: 3,
+        };
+        let result = WorkResult::SelfPlay(SelfPlayResult {
+            engine_id: c960_common::search::ENGINE_ID.into(),
+            nodes: 1,
+            white_wins: 0,
+            draws: 2,
+            black_wins: 0,
+            games: vec![first, "*".into()],
+        });
+        let mut digest = result_digest(3, &kind, &result);
+        if !digest_right {
+            digest[0] ^= 1;
+        }
+        let lease = LeaseInfo {
+            kind,
+            ..lease(ReplicaState::InProgress)
+        };
+        let r = BatchedResult {
+            digest,
+            result,
+            ..honest()
+        };
+        (lease, r)
+    }
+
+    #[test]
+    fn sizes_are_checked_before_the_digest_and_the_games() {
+        // A game longer than any of 400 plies is refused for its size, digest right or wrong,
+        // before a move of it is read.
+        let long = "1. Nf3 Nf6 2. Ng1 Ng8 ".repeat(50_000);
+        for right in [true, false] {
+            let (lease, r) = self_play(long.clone(), right);
+            let v = verdict(Some(lease), r);
+            let Verdict::Refuse(_, e) = &v else {
+                panic!("not refused");
+            };
+            assert_eq!(e.code, "invalid_result");
+            assert!(e.message.contains("bytes, more than"), "{}", e.message);
+        }
+        // Within the size, a wrong digest is found before the games are read; a right one
+        // lets the games be read (and these are no games).
+        let (lease, r) = self_play("1. Nf3 *".into(), false);
+        assert_eq!(code(&verdict(Some(lease), r)), Some("digest_mismatch"));
+        let (lease, r) = self_play("1. Nf3 *".into(), true);
+        let v = verdict(Some(lease), r);
+        let Verdict::Refuse(_, e) = &v else {
+            panic!("not refused");
+        };
+        assert!(e.message.contains("game 1"), "{}", e.message);
+    }
+
     #[test]
     fn broken_or_lying_results_are_refused_and_close_the_lease() {
         let open = || Some(lease(ReplicaState::InProgress));
@@ -323,9 +391,17 @@ mod tests {
             };
             assert_eq!(failed_check, check, "{want}");
         }
-        // 400 nodes in 0 ms is faster than 100 nodes/s.
+        // 400 nodes in 0 ms is faster than 100 nodes/s: stored (a cache hit is no evidence),
+        // marked for the coordinator's check.
         let v = judge(WORKER, instant, honest(), "test 1", NOW, 100);
-        assert_eq!(code(&v), Some("implausible_speed"));
+        let Verdict::Store(Settlement::Store { submission, .. }) = v else {
+            panic!("an implausibly fast result is refused");
+        };
+        assert!(submission.implausible);
+        let v = judge(WORKER, open(), honest(), "test 1", NOW, 100);
+        assert!(
+            matches!(v, Verdict::Store(Settlement::Store { submission, .. }) if !submission.implausible)
+        );
     }
 
     #[test]

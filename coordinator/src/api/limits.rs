@@ -1,15 +1,16 @@
 //! Limits on what one client can make the coordinator do: token-bucket rate limits per client
-//! address and per worker (429 + `Retry-After`). The middleware that applies them, and the
-//! timeout on every request, is in [`super::layers`].
+//! address and per worker (429 + `Retry-After`), and submissions judged at once per worker and
+//! lease ([`Submissions`]). The middleware that applies the rates, and the timeout on every
+//! request, is in [`super::layers`].
 //!
 //! The bucket arithmetic is a pure function of the bucket, the rate and the time ([`take`]);
 //! the keyed limiter only stores buckets, and bounds how many it stores so that a flood of
 //! addresses cannot grow memory without bound.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -235,6 +236,96 @@ fn too_many(wait: Duration) -> ApiError {
     .with_retry_after(secs)
 }
 
+/// Submission requests of one worker judged at once, at most: a worker submits one batch at a
+/// time, and a second covers a retry that overtakes its timed-out first.
+pub const SUBMISSIONS_PER_WORKER: usize = 2;
+
+/// Whether a worker with `in_flight` submission requests being judged may start another, and
+/// `lease_busy`: whether one of its leases is among those being judged.
+pub fn may_submit(in_flight: usize, lease_busy: bool) -> bool {
+    in_flight < SUBMISSIONS_PER_WORKER && !lease_busy
+}
+
+/// The submission requests being judged, per worker and per (worker, lease). Why: judging a
+/// result can cost real work (reading and replaying a self-play result's games), and a worker
+/// that sends the same result eight times at once would otherwise have it judged eight times
+/// side by side before the first closed the lease. Keyed by worker and lease, so that nobody
+/// can hold up another worker's submission by naming its lease.
+#[derive(Default)]
+pub struct Submissions {
+    judged: Mutex<Judged>,
+}
+
+#[derive(Default)]
+struct Judged {
+    by_worker: HashMap<u64, usize>,
+    leases: HashSet<(u64, u64)>,
+}
+
+impl Submissions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Judged> {
+        self.judged.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Claims the judging of `leases` for `worker` until the claim is dropped, or 429
+    /// `submission_in_progress` ([`may_submit`]).
+    pub fn claim(self: &Arc<Self>, worker: u64, leases: &[u64]) -> Result<Claim, ApiError> {
+        let mut j = self.lock();
+        let in_flight = j.by_worker.get(&worker).copied().unwrap_or(0);
+        let busy = leases.iter().find(|&&l| j.leases.contains(&(worker, l)));
+        if !may_submit(in_flight, busy.is_some()) {
+            let message = match busy {
+                Some(l) => format!("a submission of lease {l} is being judged; retry in 1 s"),
+                None => format!(
+                    "{SUBMISSIONS_PER_WORKER} submissions of this worker are being judged; retry in 1 s"
+                ),
+            };
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "submission_in_progress",
+                message,
+            )
+            .with_retry_after(1));
+        }
+        *j.by_worker.entry(worker).or_insert(0) += 1;
+        // A lease named twice in one batch is claimed once (the judge answers the second).
+        let mut claimed = Vec::with_capacity(leases.len());
+        for &l in leases {
+            if j.leases.insert((worker, l)) {
+                claimed.push(l);
+            }
+        }
+        Ok(Claim {
+            owner: self.clone(),
+            worker,
+            leases: claimed,
+        })
+    }
+}
+
+/// Leases of one submission request being judged; given back when dropped (after the judging
+/// work, which holds it, ends).
+pub struct Claim {
+    owner: Arc<Submissions>,
+    worker: u64,
+    leases: Vec<u64>,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let mut j = self.owner.lock();
+        for l in &self.leases {
+            j.leases.remove(&(self.worker, *l));
+        }
+        if let Some(n) = j.by_worker.get_mut(&self.worker) {
+            *n -= 1;
+            if *n == 0 {
+                j.by_worker.remove(&self.worker);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +387,25 @@ mod tests {
             let _ = k.check(key, 0);
             assert!(k.buckets.lock().unwrap().len() <= 4);
         }
+    }
+
+    #[test]
+    fn one_submission_per_lease_and_two_per_worker_are_judged_at_once() {
+        assert!(may_submit(0, false) && may_submit(1, false));
+        assert!(!may_submit(1, true) && !may_submit(2, false));
+        let s = Arc::new(Submissions::default());
+        let first = s.claim(7, &[1, 2]).unwrap();
+        let e = s.claim(7, &[2]).err().unwrap();
+        assert_eq!((e.status.as_u16(), e.code), (429, "submission_in_progress"));
+        // Another worker naming the same lease is not held up (its claim is refused later,
+        // when the lease is read).
+        let other = s.claim(8, &[2]).unwrap();
+        let second = s.claim(7, &[3, 3]).unwrap();
+        assert!(s.claim(7, &[4]).is_err(), "two at once per worker");
+        drop(first);
+        let again = s.claim(7, &[2]).unwrap();
+        drop((other, second, again));
+        let j = s.lock();
+        assert!(j.by_worker.is_empty() && j.leases.is_empty());
     }
 }

@@ -3,6 +3,7 @@
 //! it imports no route file.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use std::net::IpAddr;
@@ -11,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 
 use super::auth::{self, Enrolment};
 use super::error::ApiError;
-use super::limits::{self, Keyed, Limiter, Rate};
+use super::limits::{self, Keyed, Limiter, Rate, Submissions};
 use crate::checker::CheckBudget;
 use crate::proxies::TrustedProxies;
 use crate::stall::StallWatch;
@@ -33,11 +34,25 @@ pub struct Limits {
     /// Registrations per address block ([`crate::trust::address_block`]): a sybil farm behind
     /// one address cannot mint identities at will.
     pub registrations_per_block: Rate,
+    /// Registrations from all addresses together: hundreds of identities from as many blocks
+    /// (a botnet, an IPv6 /64 split into /48s) are throttled as a whole
+    /// ([`DEFAULT_REGISTRATIONS_TOTAL_PER_HOUR`]).
+    pub registrations_total: Rate,
     /// Failed admin authentications per client address (429 `rate_limited` beyond).
     pub admin_failures: Rate,
     /// Table exports (`/campaigns/{id}/table`, `/balance`) per client address.
     pub export_per_address: Rate,
 }
+
+/// Registrations per hour from all addresses together by default (`serve
+/// --registrations-per-hour-total`), in bursts of [`REGISTRATIONS_TOTAL_BURST`]. Why these
+/// numbers: a project's volunteers join over days, a class or a lab of 200 machines at once
+/// (the burst); a script minting identities from hundreds of blocks gets 200 and then one every
+/// three seconds, while the lease rules (probation) bound what those can hold.
+pub const DEFAULT_REGISTRATIONS_TOTAL_PER_HOUR: f64 = 1200.0;
+
+/// The burst of [`DEFAULT_REGISTRATIONS_TOTAL_PER_HOUR`].
+pub const REGISTRATIONS_TOTAL_BURST: f64 = 200.0;
 
 /// Requests per worker by default: 10 a second, bursts of 40 (`--rate-per-worker`, burst 4x).
 ///
@@ -64,6 +79,10 @@ impl Default for Limits {
             max_open_leases: 64,
             request_timeout: Duration::from_secs(30),
             registrations_per_block: Rate::new(1.0 / 60.0, 10.0),
+            registrations_total: Rate::new(
+                DEFAULT_REGISTRATIONS_TOTAL_PER_HOUR / 3600.0,
+                REGISTRATIONS_TOTAL_BURST,
+            ),
             admin_failures: limits::ADMIN_FAILURES,
             export_per_address: Rate::new(0.5, 2.0),
         }
@@ -89,6 +108,9 @@ pub struct Config {
     pub integrity: Integrity,
     /// What the coordinator may spend on its own checks.
     pub checks: CheckBudget,
+    /// The UCI engine the coordinator audits UCI analyses and games with (`serve --uci`): only
+    /// the values of the very same build compare.
+    pub uci: Option<c960_compute::uci_engine::UciCommand>,
     /// Workers that register with the enrolment secret are the operator's own and trusted at
     /// once (`run`'s local workers); off for `serve`, where the secret may be shared.
     pub trust_enrolled: bool,
@@ -107,6 +129,7 @@ impl Default for Config {
             limits: Limits::default(),
             integrity: Integrity::default(),
             checks: CheckBudget::default(),
+            uci: None,
             trust_enrolled: false,
             trusted_proxies: TrustedProxies::default(),
         }
@@ -124,8 +147,12 @@ pub struct AppState {
     pub limiter: Arc<Limiter>,
     /// Registrations per address block.
     pub registrations: Arc<Keyed<String>>,
+    /// Registrations from all addresses together (one bucket).
+    pub registrations_total: Arc<Keyed<()>>,
     /// Who got no work at its last fetch, to notice campaigns no connected worker may take.
     pub stall: Arc<StallWatch>,
+    /// Submissions being judged, per worker and lease.
+    pub submissions: Arc<Submissions>,
 }
 
 impl AppState {
@@ -144,6 +171,7 @@ impl AppState {
             tracing::error!("cannot clear the recorded stalls: {e}");
         }
         let registrations = Arc::new(Keyed::new(config.limits.registrations_per_block, 100_000));
+        let registrations_total = Arc::new(Keyed::new(config.limits.registrations_total, 1));
         let limiter = Arc::new(
             Limiter::new(config.limits.per_address, config.limits.per_worker)
                 .with_admin_failures(config.limits.admin_failures)
@@ -154,7 +182,9 @@ impl AppState {
             config,
             limiter,
             registrations,
+            registrations_total,
             stall: Arc::default(),
+            submissions: Arc::default(),
         }
     }
 }
@@ -186,6 +216,24 @@ impl AppState {
             Err(auth::bad_token())
         }
     }
+}
+
+/// [`blocking`] for work that can stop early: `f` is given a test that turns true once the
+/// request is dropped (answered by the timeout with 503, or its client gone), and checks it
+/// between steps, so that work does not go on past the answer.
+pub(crate) async fn blocking_until_dropped<T: Send + 'static>(
+    f: impl FnOnce(&dyn Fn() -> bool) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    /// Sets the flag when the request's future is dropped, finished or not.
+    struct SetOnDrop(Arc<AtomicBool>);
+    impl Drop for SetOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let dropped = Arc::new(AtomicBool::new(false));
+    let _set = SetOnDrop(dropped.clone());
+    blocking(move || f(&|| dropped.load(Ordering::Relaxed))).await
 }
 
 /// Runs blocking store work off the async threads.

@@ -22,7 +22,7 @@ use super::error::ApiError;
 use super::extract::{AuthedWorker, Peer, Wire, wire_response};
 use super::judge::{Plan, check_label, engine_label, judge};
 use super::layers;
-use super::state::{AppState, blocking};
+use super::state::{AppState, blocking, blocking_until_dropped};
 use crate::clock::now_ms;
 use crate::stall::{self, FetchOutcome};
 use crate::store::{Lease, Stall, Store, StoreError};
@@ -72,6 +72,15 @@ async fn register(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limited",
             format!("too many registrations from {b}; retry in {secs} s"),
+        )
+        .with_retry_after(secs));
+    }
+    if let Err(wait) = st.registrations_total.check((), now_ms().max(0) as u64) {
+        let secs = wait.as_secs().max(1) as u32;
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!("too many registrations from all addresses right now; retry in {secs} s"),
         )
         .with_retry_after(secs));
     }
@@ -282,23 +291,38 @@ async fn fetch_batch(
 }
 
 /// Judges results ([`judge`]) and writes every settlement in one transaction; one outcome per
-/// result.
+/// result. Stops, writing nothing, once `dropped` says the request was answered without it (the
+/// timeout's 503) or its client is gone: judging a result may cost real work (a self-play
+/// result's games are read and replayed), which must not go on for nobody.
 fn settle_results(
     store: &dyn Store,
     worker_id: u64,
     results: Vec<BatchedResult>,
     engine: &str,
     max_nodes_per_sec: u64,
+    dropped: &dyn Fn() -> bool,
 ) -> Result<Vec<Result<(), ApiError>>, ApiError> {
+    let stopped = || {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            "the request ended before its results were judged",
+        )
+    };
     let ids: Vec<u64> = results.iter().map(|r| r.lease_id).collect();
     let leases = store.leases(&ids)?;
     let now = now_ms();
-    let plan = Plan::of(
-        results
-            .into_iter()
-            .zip(leases)
-            .map(|(r, lease)| judge(worker_id, lease, r, engine, now, max_nodes_per_sec)),
-    );
+    let mut verdicts = Vec::with_capacity(results.len());
+    for (r, lease) in results.into_iter().zip(leases) {
+        if dropped() {
+            return Err(stopped());
+        }
+        verdicts.push(judge(worker_id, lease, r, engine, now, max_nodes_per_sec));
+    }
+    if dropped() {
+        return Err(stopped());
+    }
+    let plan = Plan::of(verdicts);
     let written = if plan.settlements.is_empty() {
         Vec::new()
     } else {
@@ -312,6 +336,9 @@ fn settle_results(
     Ok(outcomes)
 }
 
+/// The one result of `POST /api/v1/submit`: bounded in bytes by the body limit before it is
+/// decoded; judged only while no other submission of its lease (and at most one other of its
+/// worker) is ([`super::limits::Submissions`]), and not past the request's end.
 async fn submit(
     State(st): State<AppState>,
     auth: Result<AuthedWorker, ApiError>,
@@ -319,9 +346,11 @@ async fn submit(
 ) -> Result<Response, ApiError> {
     let AuthedWorker(w) = auth?;
     let engine = engine_label(&req.engine)?;
+    let claim = st.submissions.claim(w.id, &[req.lease_id])?;
     let store = st.store.clone();
     let nps = st.config.integrity.max_nodes_per_sec;
-    blocking(move || {
+    blocking_until_dropped(move |dropped| {
+        let _claim = claim;
         if !store.workunit_exists(req.workunit_id)? {
             return Err(StoreError::UnknownWorkunit(req.workunit_id).into());
         }
@@ -332,7 +361,7 @@ async fn submit(
             elapsed_ms: req.elapsed_ms,
             digest: req.digest,
         };
-        settle_results(&*store, w.id, vec![result], &engine, nps)?
+        settle_results(&*store, w.id, vec![result], &engine, nps, dropped)?
             .pop()
             .unwrap_or(Ok(()))
     })
@@ -340,6 +369,7 @@ async fn submit(
     wire_response(&SubmitResponse::Accepted)
 }
 
+/// `POST /api/v1/submit-batch`: as [`submit`], for up to [`MAX_BATCH`] results.
 async fn submit_batch(
     State(st): State<AppState>,
     auth: Result<AuthedWorker, ApiError>,
@@ -357,10 +387,15 @@ async fn submit_batch(
         ));
     }
     let engine = engine_label(&req.engine)?;
+    let leases: Vec<u64> = req.results.iter().map(|r| r.lease_id).collect();
+    let claim = st.submissions.claim(w.id, &leases)?;
     let store = st.store.clone();
     let nps = st.config.integrity.max_nodes_per_sec;
-    let outcomes =
-        blocking(move || settle_results(&*store, w.id, req.results, &engine, nps)).await?;
+    let outcomes = blocking_until_dropped(move |dropped| {
+        let _claim = claim;
+        settle_results(&*store, w.id, req.results, &engine, nps, dropped)
+    })
+    .await?;
     wire_response(&SubmitBatchResponse {
         outcomes: outcomes
             .into_iter()

@@ -142,6 +142,28 @@ pub fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// `workunits.check_state`: what the coordinator's checker has to do with a workunit, or did.
+pub mod check {
+    /// Nothing asked.
+    pub const NONE: i64 = 0;
+    /// A check wanted (contested, unanchored, secret, or an implausibly fast result).
+    pub const WANTED: i64 = 1;
+    /// Computed by the coordinator: `verified_digest` is the truth (a check or an audit).
+    pub const VERIFIED: i64 = 2;
+    /// Too large for the coordinator's budget.
+    pub const OVER_BUDGET: i64 = 3;
+    /// A valid value drawn for the re-split cross-check.
+    pub const RESPLIT_WANTED: i64 = 4;
+    /// The re-split cross-check done (or over budget).
+    pub const RESPLIT_DONE: i64 = 5;
+    /// A valid value drawn for an audit ([`crate::audit`]).
+    pub const AUDIT_WANTED: i64 = 6;
+    /// Audited by one more hidden replica for another worker (the coordinator could not).
+    pub const AUDIT_REPLICA: i64 = 7;
+    /// Drawn for an audit nobody did: the coordinator could not, and no replica was drawn.
+    pub const UNAUDITED: i64 = 8;
+}
+
 /// The integer stored in `results.state`.
 pub fn replica_code(s: ReplicaState) -> i64 {
     match s {

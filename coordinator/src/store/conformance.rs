@@ -9,6 +9,12 @@ use std::collections::BTreeSet;
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
 pub(crate) use super::conformance_credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
+pub(crate) use super::conformance_integrity::{
+    a_split_start_that_misses_its_known_total_is_recounted,
+    griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
+    probation_caps_leave_work_for_newcomers_and_answering_workers,
+    trust_takes_time_and_giving_work_back_costs_it,
+};
 use crate::campaign::NewCampaign;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
@@ -87,6 +93,7 @@ pub(crate) fn sub(nodes: u64, tag: u8) -> Submission {
         digest: [tag; 32],
         elapsed_ms: 1,
         engine: "test 0".into(),
+        implausible: false,
     }
 }
 
@@ -145,7 +152,7 @@ pub(crate) fn counters<S: Store>(s: &S) -> Counts {
 }
 
 /// Depth 9 has no public answer, so only trust or a check can anchor a value.
-fn unknown_campaign<S: Store>(s: &S, positions: Vec<u16>) -> Campaign {
+pub(crate) fn unknown_campaign<S: Store>(s: &S, positions: Vec<u16>) -> Campaign {
     s.create_campaign(&NewCampaign::new(9, 2, None, positions).unwrap(), 0)
         .unwrap()
 }
@@ -234,8 +241,14 @@ pub(crate) fn disagreement_up_to_the_cap_fails_the_workunit<S: Backend>(s: &S) {
     let c = s
         .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
         .unwrap();
+    // Trusted workers that cannot agree fail a workunit at the cap (untrusted ones hand it to
+    // trusted workers instead: griefing_untrusted_results_at_the_cap_never_fail_a_workunit).
     let w: Vec<u64> = (0..4)
-        .map(|i| s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap())
+        .map(|i| {
+            let w = s.register_worker(&format!("w{i}"), b"h", "e", 0).unwrap();
+            s.set_trust(w, true).unwrap();
+            w
+        })
         .collect();
     let l0 = s.assign(w[0], &ALL, 1, 1000).unwrap().unwrap();
     assert_eq!(
@@ -714,6 +727,10 @@ pub(crate) fn quarantine_reopens_what_the_worker_made_fail<S: Backend>(s: &S) {
         .create_campaign(&NewCampaign::new(1, 2, Some(2), vec![0]).unwrap(), 0)
         .unwrap();
     let [l, h, x] = ["l", "h", "x"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
+    // Trusted, so that their disagreement at the cap fails the workunit.
+    for w in [l, h, x] {
+        s.set_trust(w, true).unwrap();
+    }
     let caps = Capabilities::builtin();
     let l1 = s.assign(l, &caps, 0, 1000).unwrap().unwrap();
     let h1 = s.assign(h, &caps, 0, 1000).unwrap().unwrap();
@@ -781,6 +798,10 @@ macro_rules! conformance {
 conformance!(
     migrations_from_an_empty_database,
     disagreement_up_to_the_cap_fails_the_workunit,
+    griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
+    a_split_start_that_misses_its_known_total_is_recounted,
+    trust_takes_time_and_giving_work_back_costs_it,
+    probation_caps_leave_work_for_newcomers_and_answering_workers,
     expired_lease_is_reissued_and_late_result_refused,
     progress_counters_equal_a_full_recount_through_every_transition,
     progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more,

@@ -24,13 +24,13 @@ const TABLES: &[(&str, &str)] = &[
         "workers",
         "id, name, key_hash, engine, created_ms, last_seen_ms, lost_votes, refused, valid, banned, quarantined_ms, \
          trusted, checks_passed, checks_failed, reg_block, last_block, credit_results, credit_nodes_hi, credit_nodes_lo, \
-         enrolment_token",
+         enrolment_token, trust_checks, trust_check_ms, gave_back",
     ),
     (
         "workunits",
         "id, campaign_id, sp, fen, depth, quorum, max_results, state, needed, canonical_result_id, canonical_digest, \
          nodes, completed_ms, kind, hash_mib, origin_sp, multiplicity, first_moves, known_nodes, check_state, \
-         verified_digest, trusted_only, reverify, family_number, games, move_nodes",
+         verified_digest, trusted_only, reverify, family_number, games, move_nodes, audit_replicas",
     ),
     (
         "results",

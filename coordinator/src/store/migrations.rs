@@ -47,6 +47,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(19, "0019_counters_without_joins"),
     migration!(20, "0020_result_counts_per_workunit"),
     migration!(21, "0021_renewals_and_stalls"),
+    migration!(22, "0022_audits_and_spaced_trust"),
 ];
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ pub mod codes;
 pub(crate) mod conformance;
 #[cfg(test)]
 mod conformance_credit;
+#[cfg(test)]
+mod conformance_integrity;
 pub mod copy;
 pub mod db;
 pub mod error;

@@ -149,6 +149,9 @@ pub struct Submission {
     pub elapsed_ms: u64,
     /// `name version` of the engine.
     pub engine: String,
+    /// Faster than [`crate::trust::plausible`] allows (an answer from the worker's own table, or
+    /// made up): no evidence against the worker, but its workunit is checked by the coordinator.
+    pub implausible: bool,
 }
 
 /// One row of a campaign table.
@@ -177,6 +180,11 @@ pub struct TableRow {
     pub returned: u32,
     /// Canonical digest (hex) once valid.
     pub digest: Option<String>,
+    /// How a valid value was audited ([`crate::audit`]): `coordinator` (the coordinator
+    /// computed it), `replica` (one more hidden replica for another worker agreed), `pending`
+    /// (an audit waits), `unaudited` (drawn for an audit nobody could do), `none` (not drawn:
+    /// the operator's own workers vouch for it, or audits are off); empty for a row not valid.
+    pub audit: String,
 }
 
 /// One stored result (replica), for audits and tests.
@@ -255,9 +263,36 @@ pub struct CheckRequest {
     pub workunit_id: u64,
     /// What to compute.
     pub kind: WorkUnitKind,
+    /// Why the coordinator computes it.
+    pub purpose: CheckPurpose,
+    /// For the audit of an analysis or self-play value: the engine id of its canonical result
+    /// (a UCI engine's results compare only with the same build's).
+    pub engine_id: Option<String>,
+}
+
+/// Why the coordinator computes a workunit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckPurpose {
+    /// A check of an open workunit: contested, unanchored, secret, or an implausibly fast
+    /// result. Its digest grades the results.
+    Check,
     /// A validated value drawn for the re-split cross-check ([`crate::trust::picks_resplit`]):
     /// count its children one ply deeper, each on its own ([`crate::checker::resplit`]).
-    pub resplit: bool,
+    Resplit,
+    /// A validated value drawn for an audit ([`crate::audit`]): computed like a check; a
+    /// digest that differs overturns the value.
+    Audit,
+}
+
+impl CheckPurpose {
+    /// As `checks_wanted`'s query codes it.
+    pub fn from_code(code: i64) -> CheckPurpose {
+        match code {
+            1 => CheckPurpose::Resplit,
+            2 => CheckPurpose::Audit,
+            _ => CheckPurpose::Check,
+        }
+    }
 }
 
 /// The coordinator's verdict on a workunit it was asked to check.
@@ -289,6 +324,16 @@ pub struct CheckCost {
     pub resplits_run: u64,
     /// Of those, values the recount overturned (reopened; their workers failed a check).
     pub resplits_overturned: u64,
+    /// Validated values the coordinator audited ([`crate::audit`]).
+    pub audits_run: u64,
+    /// Of those, values the audit overturned.
+    pub audits_overturned: u64,
+    /// Audits given to one more hidden replica for another worker (over the budget).
+    pub audit_replicas: u64,
+    /// Audits and re-splits waiting for the checker.
+    pub audits_waiting: u64,
+    /// Values drawn for an audit that nobody could do (exported as `unaudited`).
+    pub unaudited: u64,
     /// Results returned for workunits that are valid now, per valid workunit (quorum plus the
     /// extra replicas that disagreement and trust cost).
     pub replicas_per_valid_workunit: f64,

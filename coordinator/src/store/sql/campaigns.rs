@@ -6,7 +6,9 @@ use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
 use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
 use crate::scheduler::{self, CampaignStatus, QuorumPolicy, Transition};
-use crate::store::codes::{hex, kind_code, outcome_name, replica_state, status_code, u64_to_db};
+use crate::store::codes::{
+    check, hex, kind_code, outcome_name, replica_state, status_code, u64_to_db,
+};
 use crate::store::db::{Backend, Row, params};
 use crate::store::{
     AnalysisRow, Campaign, CampaignChange, CampaignProgress, ResultRecord, StoreError, StoreResult,
@@ -244,7 +246,8 @@ pub(super) fn visit_table(
                     CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
                     (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
                     w.family_number,
-                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.state = 1)
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.state = 1),
+                    w.check_state
              FROM workunits w WHERE w.campaign_id = ?1
              ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
             params![u64_to_db(campaign_id)],
@@ -272,6 +275,7 @@ pub(super) fn visit_table(
                     agreeing_results: r.i64(7)? as u32,
                     returned: r.i64(9)? as u32,
                     digest: r.opt_blob(6)?.map(|d| hex(&d)),
+                    audit: if state == 1 { audit_name(r.i64(10)?) } else { "" }.into(),
                 };
                 if visit(row) {
                     Ok(())
@@ -287,6 +291,17 @@ pub(super) fn visit_table(
         }
         Ok(campaign)
     })
+}
+
+/// The export's name of a valid value's audit, from its `check_state` ([`TableRow::audit`]).
+pub(super) fn audit_name(check_state: i64) -> &'static str {
+    match check_state {
+        check::VERIFIED | check::RESPLIT_DONE => "coordinator",
+        check::AUDIT_REPLICA => "replica",
+        check::AUDIT_WANTED | check::RESPLIT_WANTED => "pending",
+        check::UNAUDITED => "unaudited",
+        _ => "none",
+    }
 }
 
 pub(super) fn visit_split_units(

@@ -5,6 +5,7 @@ use c960_common::wire::{Capabilities, WorkResult};
 use super::Tx;
 use std::collections::HashMap;
 
+use super::probation::{probation_hold, probation_leases_of_block, returned_any};
 use super::transition::{
     Known, bump_setting, decide_many, expire, fail_check, integrity_in, replicas_of, retransition,
     retransition_known, retransition_many, write_decided,
@@ -131,11 +132,30 @@ fn store_results_in(
     }
     // Picked before the transitioner reads the workunits (it only marks them).
     pick_secret_checks(tx, worker_id, &workunits)?;
+    // An implausibly fast result (a cache hit, or made up) is checked by the coordinator.
+    let fast: Vec<u64> = batch
+        .iter()
+        .filter(|(_, s)| s.implausible)
+        .filter_map(|(id, _)| {
+            stored
+                .iter()
+                .position(|(l, _)| l == id)
+                .map(|i| workunits[i])
+        })
+        .collect();
+    if !fast.is_empty() {
+        let mut b = Batch::new(tx.dialect());
+        let in_ids = b.in_ids(&fast);
+        tx.exec(
+            &format!("UPDATE workunits SET check_state = 1 WHERE id {in_ids} AND check_state = 0 AND kind = 0"),
+            &b.params(),
+        )?;
+    }
     // The transitioner decides with these results taken as returned, before they are stored,
     // so each is written once, with its grade: PostgreSQL checks the foreign keys of a row
     // updated a second time in the transaction that wrote it (about 30 µs a row).
     let returning: HashMap<u64, Digest> = stored.iter().copied().collect();
-    let mut decided = decide_many(tx, &workunits, Known::Returning(&returning))?;
+    let mut decided = decide_many(tx, &workunits, Known::Returning(&returning), now_ms)?;
     let grades = decided
         .as_mut()
         .map(|d| d.take_grades(|id| returning.contains_key(&id)))
@@ -395,7 +415,11 @@ pub(super) fn assign_from(
         // The worker's own open leases first: it asks again, so it lost them (a crash).
         let mut leases = own_open_leases(tx, worker_id, &codes, now_ms, want)?;
         want -= leases.len() as u64;
-        let cap = trust::lease_cap(level, passed, lease_cap, &integrity);
+        // Probation (trust::in_probation): one lease per identity, a few per block, a share of
+        // each campaign for all of them together.
+        let probation = integrity.probation_on() && !level.is_trusted()
+            && trust::in_probation(level, returned_any(tx, worker_id)?);
+        let cap = trust::lease_cap_in_probation(level, passed, lease_cap, probation, &integrity);
         let open = open_leases_in(tx, worker_id, now_ms)?;
         if cap > 0 {
             if open >= cap && leases.is_empty() {
@@ -458,22 +482,40 @@ pub(super) fn assign_from(
             tx.dialect().skip_locked("w")
         );
         let mut found = Vec::new();
+        let mut rng = rand::rng();
+        let block_held = match (probation, block) {
+            (true, Some(b)) => probation_leases_of_block(tx, b, now_ms)?,
+            _ => 0,
+        };
         for campaign in scheduler::serving_order(&slots) {
-            let left = want - found.len() as u64;
+            let mut left = want - found.len() as u64;
             if left == 0 {
                 break;
             }
-            let (me, left, trusted, campaign) =
-                (u64_to_db(worker_id), left as i64, level.is_trusted(), u64_to_db(campaign));
-            found.extend(if party {
+            if probation {
+                let block_held = block_held + found.len() as u64;
+                let held = probation_hold(tx, campaign, block_held, left, &integrity, now_ms)?;
+                left = left.min(trust::probation_room(&held, &integrity));
+                if left == 0 {
+                    continue;
+                }
+            }
+            // A pool of the campaign's ready workunits, the batch drawn from it at random.
+            let pool_size = scheduler::draw_pool(left, integrity.draw_pool) as i64;
+            let (me, trusted, campaign) =
+                (u64_to_db(worker_id), level.is_trusted(), u64_to_db(campaign));
+            let pool = if party {
                 tx.query(
                     &sql,
-                    params![me, left, trusted, campaign, b1, b2, token, burst_block, registered,
+                    params![me, pool_size, trusted, campaign, b1, b2, token, burst_block, registered,
                         u64_to_db(integrity.registration_burst_ms)],
                 )?
             } else {
-                tx.query(&sql, params![me, left, trusted, campaign])?
-            });
+                tx.query(&sql, params![me, pool_size, trusted, campaign])?
+            };
+            let drawn = scheduler::draw_replicas(pool.len(), left as usize, &mut rng);
+            let mut pool: Vec<Option<Row>> = pool.into_iter().map(Some).collect();
+            found.extend(drawn.into_iter().filter_map(|i| pool[i].take()));
         }
         if found.is_empty() {
             return Ok(leases);
@@ -536,6 +578,7 @@ pub(super) fn assign_from(
                 state: ReplicaState::InProgress,
                 digest: None,
                 trusted: level.is_trusted(),
+                operator: level == trust::TrustLevel::Operator,
             });
             leases.push(Lease { lease_id, workunit_id: wu, kind: workunit_kind(&r, 1)?, deadline_ms: deadline });
         }
@@ -645,10 +688,20 @@ pub(super) fn fail(
                 format!("engine failed: {reason}")
             ],
         )?;
-        tx.exec(
-            "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1",
+        // Giving work back as a pattern costs earned trust (trust::gives_back_too_much).
+        let w = tx.query_one(
+            "UPDATE workers SET last_seen_ms = ?2, gave_back = gave_back + 1 WHERE id = ?1 RETURNING gave_back, valid, trusted",
             params![u64_to_db(worker_id), now_ms],
         )?;
+        if trust_level(w.i64(2)?) == trust::TrustLevel::Earned
+            && trust::gives_back_too_much(w.u64(0)?, w.u64(1)?)
+        {
+            // Earned again only from scratch: checks spread over time, as a new worker.
+            tx.exec(
+                "UPDATE workers SET trusted = 0, trust_checks = 0, trust_check_ms = NULL WHERE id = ?1",
+                params![u64_to_db(worker_id)],
+            )?;
+        }
         retransition(tx, wu, now_ms)
     })
 }

@@ -15,6 +15,7 @@
 
 mod campaigns;
 mod leases;
+mod probation;
 mod quarantine;
 mod reads;
 mod transition;

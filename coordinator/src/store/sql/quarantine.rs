@@ -146,6 +146,18 @@ fn reopen(tx: Tx, wu: i64) -> StoreResult<()> {
     Ok(())
 }
 
+/// Reopens a valid workunit for an audit by one more hidden replica
+/// ([`crate::audit::AuditPath::Replica`]): like a re-verification, except that the workunit
+/// now needs its quorum plus that replica, all agreeing. The caller runs the transitioner.
+pub(super) fn reopen_for_audit(tx: Tx, wu: i64) -> StoreResult<()> {
+    reopen(tx, wu)?;
+    tx.exec(
+        "UPDATE workunits SET audit_replicas = 1, check_state = ?2 WHERE id = ?1",
+        params![wu, crate::store::codes::check::AUDIT_REPLICA],
+    )?;
+    Ok(())
+}
+
 /// A later, independent computation (the re-split cross-check, [`crate::checker`]) found the
 /// true digest of a workunit, and it differs from what the workunit's grades rest on (its
 /// canonical result, or an earlier check of the coordinator's). The truth replaces the earlier

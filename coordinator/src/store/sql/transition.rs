@@ -1,9 +1,10 @@
 //! The transitioner inside a transaction: replicas, check grading, expiry.
 
 use super::Tx;
+use crate::audit;
 use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::store::codes::{
-    KIND_BUILTIN_ANALYSIS, KIND_PERFT, digest_from, replica_code, replica_state, trust_code,
+    KIND_BUILTIN_ANALYSIS, KIND_PERFT, check, digest_from, replica_code, replica_state, trust_code,
     trust_level, u64_to_db,
 };
 use std::collections::{BTreeMap, HashMap};
@@ -35,6 +36,7 @@ pub(super) fn replicas_of(
             state: replica_state(r.i64(3)?),
             digest: digest_from(r.opt_blob(4)?),
             trusted: trust_level(r.i64(5)?).is_trusted(),
+            operator: trust_level(r.i64(5)?) == trust::TrustLevel::Operator,
         });
     }
     Ok(out)
@@ -64,9 +66,15 @@ pub(super) fn bump_setting(tx: Tx, key: &str, by: u64) -> StoreResult<()> {
 }
 
 /// Grades the returned results of a workunit the coordinator checked against its own digest:
-/// a match is a passed secret check (trust grows), a mismatch a failed one (trust is lost at
-/// once; evidence for quarantine). Returns the workers that failed.
-pub(super) fn grade_checks(tx: Tx, workunit_id: u64, verified: &Digest) -> StoreResult<Vec<u64>> {
+/// a match is a passed secret check (trust grows, by at most one check per
+/// [`Integrity::trust_check_spacing_ms`]: [`trust::counts_towards_trust`]), a mismatch a failed
+/// one (trust is lost at once; evidence for quarantine). Returns the workers that failed.
+pub(super) fn grade_checks(
+    tx: Tx,
+    workunit_id: u64,
+    verified: &Digest,
+    now_ms: i64,
+) -> StoreResult<Vec<u64>> {
     let integrity = integrity_in(tx)?;
     let rows = tx.query(
         "SELECT id, worker_id, digest FROM results WHERE workunit_id = ?1 AND state = 1 AND checked = 0 ORDER BY id",
@@ -82,11 +90,19 @@ pub(super) fn grade_checks(tx: Tx, workunit_id: u64, verified: &Digest) -> Store
         )?;
         if good {
             let row = tx.query_one(
-                "UPDATE workers SET checks_passed = checks_passed + 1 WHERE id = ?1 RETURNING trusted, checks_passed",
+                "UPDATE workers SET checks_passed = checks_passed + 1 WHERE id = ?1 RETURNING trusted, trust_checks, trust_check_ms",
                 params![worker],
             )?;
             let level = trust_level(row.i64(0)?);
-            let after = trust::after_passed_check(level, row.u64(1)?, &integrity);
+            let mut counted = row.u64(1)?;
+            if trust::counts_towards_trust(row.opt_i64(2)?, now_ms, &integrity) {
+                counted += 1;
+                tx.exec(
+                    "UPDATE workers SET trust_checks = ?2, trust_check_ms = ?3 WHERE id = ?1",
+                    params![worker, u64_to_db(counted), now_ms],
+                )?;
+            }
+            let after = trust::after_passed_check(level, counted, &integrity);
             if after != level {
                 tx.exec(
                     "UPDATE workers SET trusted = ?2 WHERE id = ?1",
@@ -129,6 +145,8 @@ struct Verdicts {
     valid: Vec<Vec<Value>>,
     /// Validated now and picked for a recount one ply deeper.
     resplit: Vec<u64>,
+    /// Validated now and picked for an audit.
+    audit: Vec<u64>,
     /// Returned results to grade: (result, outcome 1 = agrees, 2 = disagrees).
     grades: Vec<(u64, i64)>,
 }
@@ -194,7 +212,7 @@ pub(super) fn retransition_known(
     now_ms: i64,
 ) -> StoreResult<()> {
     let known = known.map_or(Known::Nothing, Known::All);
-    match decide_many(tx, workunits, known)? {
+    match decide_many(tx, workunits, known, now_ms)? {
         Some(decided) => write_decided(tx, decided, now_ms),
         // Only with Known::Returning, which is not passed here.
         None => Err(StoreError::Db("the transitioner declined a batch".into())),
@@ -205,7 +223,12 @@ pub(super) fn retransition_known(
 /// [`retransition_many`]. With [`Known::Returning`], `None` if a workunit has a coordinator's
 /// own digest: its checks are graded from the stored results, so the caller stores its results
 /// first and runs [`retransition_many`] instead (nothing is written here then).
-pub(super) fn decide_many(tx: Tx, workunits: &[u64], known: Known) -> StoreResult<Option<Decided>> {
+pub(super) fn decide_many(
+    tx: Tx,
+    workunits: &[u64],
+    known: Known,
+    now_ms: i64,
+) -> StoreResult<Option<Decided>> {
     let mut ids = workunits.to_vec();
     ids.sort_unstable();
     ids.dedup();
@@ -220,7 +243,7 @@ pub(super) fn decide_many(tx: Tx, workunits: &[u64], known: Known) -> StoreResul
     let rows = tx.query(
         &format!(
             "SELECT id, state, quorum, max_results, canonical_digest, kind, known_nodes, verified_digest, check_state,
-                needed, trusted_only
+                needed, trusted_only, audit_replicas
              FROM workunits WHERE id {in_ids} ORDER BY id{}",
             tx.dialect().for_update()
         ),
@@ -239,7 +262,7 @@ pub(super) fn decide_many(tx: Tx, workunits: &[u64], known: Known) -> StoreResul
     let mut evidence = Vec::new();
     for r in &rows {
         if let Some(v) = digest_from(r.opt_blob(7)?) {
-            evidence.extend(grade_checks(tx, r.u64(0)?, &v)?);
+            evidence.extend(grade_checks(tx, r.u64(0)?, &v, now_ms)?);
         }
     }
     let mut reps = match known {
@@ -297,7 +320,13 @@ fn decide(
     v: &mut Verdicts,
 ) -> StoreResult<()> {
     let id = row.u64(0)?;
-    let (state, quorum, max_results) = (row.i64(1)?, row.i64(2)?, row.i64(3)?);
+    // An audit replica ([`crate::audit::AuditPath::Replica`]) is one more result that must agree.
+    let audit_replicas = row.i64(11)?;
+    let (state, quorum, max_results) = (
+        row.i64(1)?,
+        row.i64(2)? + audit_replicas,
+        row.i64(3)? + audit_replicas,
+    );
     let canonical = row.opt_blob(4)?;
     let (kind, known) = (row.i64(5)?, row.opt_i64(6)?);
     let verified = digest_from(row.opt_blob(7)?);
@@ -357,14 +386,33 @@ fn decide(
                         Value::I64(u64_to_db(winner.id)),
                         Value::Blob(canonical.to_vec()),
                     ]);
-                    // A share of the values without a public answer is recounted one ply deeper.
-                    if anchor.required && known.is_none() && matches!(check_state, 0 | 2) {
+                    // Audited, or cross-checked one ply deeper (crate::audit), once: a value
+                    // reopened after its audit is not drawn again.
+                    if matches!(check_state, check::NONE | check::VERIFIED) {
                         if integrity.is_none() {
                             *integrity = Some(integrity_in(tx)?);
                         }
+                        let agreeing = reps.iter().filter(|r| {
+                            r.state == ReplicaState::Returned && r.digest == Some(canonical)
+                        });
+                        let (mut operator, mut trusted) = (false, false);
+                        for r in agreeing {
+                            operator |= r.operator;
+                            trusted |= r.trusted;
+                        }
+                        let basis =
+                            audit::AuditBasis::of(verified == Some(canonical), operator, trusted);
                         let draw = rand::random::<u64>() % 1_000_000;
-                        if trust::picks_resplit(draw, integrity.as_ref().expect("just read")) {
-                            v.resplit.push(id);
+                        let resplittable = anchor.required && known.is_none();
+                        match audit::pick(
+                            basis,
+                            resplittable,
+                            draw,
+                            integrity.as_ref().expect("just read"),
+                        ) {
+                            audit::AuditPick::Resplit => v.resplit.push(id),
+                            audit::AuditPick::Audit => v.audit.push(id),
+                            audit::AuditPick::None => {}
                         }
                     }
                     canonical
@@ -419,6 +467,14 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
             &b.params(),
         )?;
     }
+    let validated: Vec<u64> = v
+        .valid
+        .iter()
+        .filter_map(|row| match row.first() {
+            Some(Value::I64(id)) => Some(*id as u64),
+            _ => None,
+        })
+        .collect();
     if !v.valid.is_empty() {
         let n = v.valid.len() as u64;
         let mut b = Batch::new(tx.dialect());
@@ -441,13 +497,19 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
             )));
         }
     }
-    if !v.resplit.is_empty() {
-        let mut b = Batch::new(tx.dialect());
-        let in_ids = b.in_ids(&v.resplit);
-        tx.exec(
-            &format!("UPDATE workunits SET check_state = 4 WHERE id {in_ids}"),
-            &b.params(),
-        )?;
+    for (ids, state) in [
+        (&v.resplit, check::RESPLIT_WANTED),
+        (&v.audit, check::AUDIT_WANTED),
+    ] {
+        if !ids.is_empty() {
+            let mut b = Batch::new(tx.dialect());
+            let in_ids = b.in_ids(ids);
+            let state = b.param(state);
+            tx.exec(
+                &format!("UPDATE workunits SET check_state = {state} WHERE id {in_ids}"),
+                &b.params(),
+            )?;
+        }
     }
     if !v.grades.is_empty() {
         let mut b = Batch::new(tx.dialect());
@@ -466,6 +528,61 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
             &b.params(),
         )? {
             tx.count_vote(r.u64(0)?, r.i64(1)? == 1, r.u64(2)?)?;
+        }
+    }
+    // Last: it may reopen workunits validated above, once their grades are written.
+    if !validated.is_empty() {
+        check_split_totals(tx, &validated, now_ms)?;
+    }
+    Ok(())
+}
+
+/// The known totals check split campaigns: once every workunit of a start position is valid,
+/// Σ multiplicity × value must equal the start's published perft (`crate::known`, depths 1–8).
+/// A mismatch means a wrong value among them that nothing caught: every sub-unit not verified
+/// by the coordinator nor audited by a replica already is reopened for one more hidden replica
+/// ([`super::quarantine::reopen_for_audit`]), so the liars' values are recounted by other
+/// workers; a mismatch that survives that is left to the export's check (`ok: false`).
+fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<()> {
+    let mut b = Batch::new(tx.dialect());
+    let in_ids = b.in_ids(validated);
+    let origins = tx.query(
+        &format!(
+            "SELECT DISTINCT w.campaign_id, w.origin_sp, c.depth FROM workunits w JOIN campaigns c ON c.id = w.campaign_id
+             WHERE w.id {in_ids} AND w.origin_sp IS NOT NULL"
+        ),
+        &b.params(),
+    )?;
+    for o in &origins {
+        let (campaign, sp, depth) = (o.i64(0)?, o.i64(1)?, o.i64(2)?);
+        let Some(known) = crate::known::perft(sp as u16, depth as u32) else {
+            continue;
+        };
+        let units = tx.query(
+            "SELECT id, state, nodes, multiplicity, check_state, audit_replicas FROM workunits
+             WHERE campaign_id = ?1 AND origin_sp = ?2",
+            params![campaign, sp],
+        )?;
+        let mut sum: u128 = 0;
+        let mut whole = true;
+        for u in &units {
+            whole &= u.i64(1)? == 1;
+            sum += u128::from(u.opt_i64(2)?.map_or(0, |n| n as u64)) * u128::from(u.i64(3)? as u64);
+        }
+        if !whole || sum == u128::from(known) {
+            continue;
+        }
+        tracing::warn!(
+            campaign, sp, depth, sum = %sum, known,
+            "a split start position sums to other than its published total: its sub-units are recounted"
+        );
+        for u in &units {
+            let (id, check_state, audited) = (u.i64(0)?, u.i64(4)?, u.i64(5)?);
+            if check_state != check::VERIFIED && check_state != check::AUDIT_WANTED && audited == 0
+            {
+                super::quarantine::reopen_for_audit(tx, id)?;
+                retransition(tx, id as u64, now_ms)?;
+            }
         }
     }
     Ok(())

@@ -62,7 +62,10 @@ pub(super) fn waiting_for(
             registered_ms: r.i64(4)?,
         };
         // The worker's own caps first: they keep it from every campaign.
-        let cap = trust::lease_cap(level, me.checks_passed, lease_cap, &integrity);
+        let probation = integrity.probation_on()
+            && !level.is_trusted()
+            && !super::probation::returned_any(tx, worker_id)?;
+        let cap = trust::lease_cap_in_probation(level, me.checks_passed, lease_cap, probation, &integrity);
         if cap > 0 && super::leases::open_leases_in(tx, worker_id, now_ms)? >= cap {
             return Ok(vec![Waiting { cause: WaitCause::LeaseCap, campaign: None, replicas: 0 }]);
         }
@@ -73,6 +76,13 @@ pub(super) fn waiting_for(
             if in_block >= integrity.block_lease_cap {
                 return Ok(vec![Waiting { cause: WaitCause::BlockLeaseCap, campaign: None, replicas: 0 }]);
             }
+        }
+        let block_held = match (probation, block) {
+            (true, Some(b)) => super::probation::probation_leases_of_block(tx, b, now_ms)?,
+            _ => 0,
+        };
+        if probation && integrity.probation_block_cap > 0 && block_held >= integrity.probation_block_cap {
+            return Ok(vec![Waiting { cause: WaitCause::Probation, campaign: None, replicas: 0 }]);
         }
         let slots = super::leases::ready_campaigns(tx)?;
         let order = scheduler::serving_order(&slots);
@@ -101,6 +111,13 @@ pub(super) fn waiting_for(
         };
         let mut out = Vec::new();
         for campaign in order.into_iter().take(stall::DIAGNOSIS_CAMPAIGNS) {
+            if probation {
+                let held = super::probation::probation_hold(tx, campaign, block_held, 1, &integrity, now_ms)?;
+                if trust::probation_room(&held, &integrity) == 0 {
+                    out.push(Waiting { cause: WaitCause::Probation, campaign: Some(campaign), replicas: queued(tx, campaign)? });
+                    continue;
+                }
+            }
             let units = tx.query(
                 &format!(
                     "SELECT w.id, w.kind, w.trusted_only, w.needed FROM workunits w{}
@@ -174,7 +191,7 @@ pub(super) fn waiting_for(
 /// Replicas of a campaign still to hand out (its trigger-kept counter).
 fn queued(tx: Tx, campaign: u64) -> StoreResult<u64> {
     tx.query_one(
-        "SELECT COALESCE(SUM(queued), 0) FROM campaign_counts WHERE campaign_id = ?1",
+        "SELECT CAST(COALESCE(SUM(queued), 0) AS BIGINT) FROM campaign_counts WHERE campaign_id = ?1",
         params![u64_to_db(campaign)],
     )?
     .u64(0)

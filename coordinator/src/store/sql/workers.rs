@@ -1,13 +1,16 @@
 //! Workers: registration, trust, integrity settings, the coordinator's checks, bans.
 
-use super::transition::{bump_setting, retransition};
+use super::transition::{bump_setting, integrity_in, retransition};
 use super::{WORKER_COLS, worker_in, worker_row};
-use crate::store::codes::{KIND_COLUMN_COUNT, KIND_COLUMNS, trust_code, u64_to_db};
+use crate::audit::{self, AuditPath};
+use crate::store::codes::{KIND_COLUMN_COUNT, KIND_COLUMNS, check, trust_code, u64_to_db};
 use crate::store::db::{Backend, params};
 use crate::store::{
-    CheckCost, CheckOutcome, CheckRequest, StoreError, StoreResult, WorkerRecord, WorkerSummary,
+    CheckCost, CheckOutcome, CheckPurpose, CheckRequest, StoreError, StoreResult, WorkerRecord,
+    WorkerSummary,
 };
 use crate::trust::{Integrity, TrustLevel};
+use c960_common::wire::WorkUnitKind;
 
 /// Sets a value in the settings table.
 const SET_SETTING: &str = "INSERT INTO settings (key, value) VALUES (?1, ?2)
@@ -75,17 +78,35 @@ pub(super) fn set_integrity(s: &impl Backend, integrity: &Integrity) -> StoreRes
 pub(super) fn checks_wanted(s: &impl Backend, limit: usize) -> StoreResult<Vec<CheckRequest>> {
     s.with_conn(&mut |tx| {
         tx.query(
-            &format!("SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 0 AS resplit FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1) AS checks
+            &format!("SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 0 AS purpose FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1) AS checks
              UNION ALL
-             SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 1 AS resplit FROM workunits w WHERE w.check_state = 4 ORDER BY w.id LIMIT ?1) AS resplits"),
+             SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 1 AS purpose FROM workunits w WHERE w.check_state = 4 ORDER BY w.id LIMIT ?1) AS resplits
+             UNION ALL
+             SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 2 AS purpose FROM workunits w WHERE w.check_state = 6 ORDER BY w.id LIMIT ?1) AS audits"),
             params![limit as i64],
         )?
         .iter()
         .map(|r| {
+            let workunit_id = r.u64(0)?;
+            let purpose = CheckPurpose::from_code(r.i64(1 + KIND_COLUMN_COUNT)?);
+            let kind = super::leases::workunit_kind(r, 1)?;
+            // An analysis's or a game's engine id, from its canonical result.
+            let engine_id = match (&kind, purpose) {
+                (WorkUnitKind::Perft { .. }, _) | (_, CheckPurpose::Check | CheckPurpose::Resplit) => None,
+                _ => tx
+                    .query_opt(
+                        "SELECT r.payload FROM workunits w JOIN results r ON r.id = w.canonical_result_id WHERE w.id = ?1",
+                        params![u64_to_db(workunit_id)],
+                    )?
+                    .and_then(|p| p.opt_text(0).ok().flatten())
+                    .and_then(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
+                    .and_then(|v| v["engine_id"].as_str().map(str::to_string)),
+            };
             Ok(CheckRequest {
-                workunit_id: r.u64(0)?,
-                kind: super::leases::workunit_kind(r, 1)?,
-                resplit: r.bool(1 + KIND_COLUMN_COUNT)?,
+                workunit_id,
+                kind,
+                purpose,
+                engine_id,
             })
         })
         .collect()
@@ -100,7 +121,9 @@ pub(super) fn record_check(
 ) -> StoreResult<()> {
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
-        if record_resplit(tx, workunit_id, outcome, now_ms)? {
+        if record_resplit(tx, workunit_id, outcome, now_ms)?
+            || record_audit(tx, workunit_id, outcome, now_ms)?
+        {
             return Ok(());
         }
         match outcome {
@@ -163,6 +186,72 @@ fn record_resplit(
     Ok(true)
 }
 
+/// Records the outcome of an audit (a workunit in `check_state` 6; `false` for any other
+/// check): a digest that agrees with the value verifies it (its workers pass a check); one that
+/// differs overturns it ([`super::quarantine::overturn`]). An audit the coordinator could not
+/// compute goes to one more hidden replica for another worker, or is left `unaudited`
+/// ([`crate::audit::unaffordable`]).
+fn record_audit(
+    tx: super::Tx,
+    workunit_id: u64,
+    outcome: &CheckOutcome,
+    now_ms: i64,
+) -> StoreResult<bool> {
+    let wu = u64_to_db(workunit_id);
+    let Some(row) = tx.query_opt(
+        "SELECT check_state, state, canonical_digest FROM workunits WHERE id = ?1",
+        params![wu],
+    )?
+    else {
+        return Ok(false);
+    };
+    if row.i64(0)? != check::AUDIT_WANTED {
+        return Ok(false);
+    }
+    let (state, canonical) = (row.i64(1)?, row.opt_blob(2)?);
+    match outcome {
+        CheckOutcome::Verified { digest, nodes } => {
+            bump_setting(tx, "audits_run", 1)?;
+            bump_setting(tx, "check_nodes", *nodes)?;
+            if state == 1 && canonical.as_deref() == Some(&digest[..]) {
+                tx.exec(
+                    "UPDATE workunits SET check_state = ?2, verified_digest = ?3 WHERE id = ?1",
+                    params![wu, check::VERIFIED, digest],
+                )?;
+                retransition(tx, workunit_id, now_ms)?;
+            } else {
+                bump_setting(tx, "audits_overturned", 1)?;
+                super::quarantine::overturn(tx, workunit_id, digest, now_ms)?;
+            }
+        }
+        CheckOutcome::OverBudget => {
+            let trusted = tx
+                .query_one(
+                    "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
+                     WHERE r.workunit_id = ?1 AND r.state = 1 AND r.outcome = 1 AND o.trusted != 0",
+                    params![wu],
+                )?
+                .u64(0)?
+                > 0;
+            let draw = rand::random::<u64>() % 1_000_000;
+            match audit::unaffordable(trusted, draw, &integrity_in(tx)?) {
+                AuditPath::Replica if state == 1 => {
+                    bump_setting(tx, "audit_replicas", 1)?;
+                    super::quarantine::reopen_for_audit(tx, wu)?;
+                    retransition(tx, workunit_id, now_ms)?;
+                }
+                _ => {
+                    tx.exec(
+                        "UPDATE workunits SET check_state = ?2 WHERE id = ?1",
+                        params![wu, check::UNAUDITED],
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(true)
+}
+
 pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
     s.with_conn(&mut |tx| {
         let get = |key: &str| -> StoreResult<u64> {
@@ -175,6 +264,15 @@ pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
                 params![],
             )?
             .u64(0)?;
+        // One state at a time, written into the statement (an integer constant), so each count
+        // reads its partial index.
+        let count = |state: i64| -> StoreResult<u64> {
+            tx.query_one(
+                &format!("SELECT COUNT(*) FROM workunits WHERE check_state = {state}"),
+                params![],
+            )?
+            .u64(0)
+        };
         let valid = tx
             .query_one(
                 "SELECT CAST(COALESCE(SUM(valid), 0) AS BIGINT) FROM campaign_counts",
@@ -189,6 +287,11 @@ pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
             checks_waiting: waiting,
             resplits_run: get("resplits_run")?,
             resplits_overturned: get("resplits_overturned")?,
+            audits_run: get("audits_run")?,
+            audits_overturned: get("audits_overturned")?,
+            audit_replicas: get("audit_replicas")?,
+            audits_waiting: count(check::RESPLIT_WANTED)? + count(check::AUDIT_WANTED)?,
+            unaudited: count(check::UNAUDITED)?,
             replicas_per_valid_workunit: if valid > 0 {
                 returned as f64 / valid as f64
             } else {

@@ -47,7 +47,7 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
         .execute_batch(
             "DROP TRIGGER workunit_counts; DROP TRIGGER result_issued; DROP TRIGGER result_counts;
              DROP TABLE campaign_counts;
-             DROP INDEX workers_last_block; DROP INDEX workunits_checks; DROP INDEX workunits_resplits;
+             DROP INDEX workers_last_block; DROP INDEX workunits_checks; DROP INDEX workunits_resplits; DROP INDEX workunits_audits; DROP INDEX workunits_unaudited;
              ALTER TABLE workers DROP COLUMN trusted; ALTER TABLE workers DROP COLUMN checks_passed;
              ALTER TABLE workers DROP COLUMN checks_failed; ALTER TABLE workers DROP COLUMN reg_block;
              ALTER TABLE workers DROP COLUMN last_block; ALTER TABLE workunits DROP COLUMN known_nodes;
@@ -65,6 +65,8 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
              DROP INDEX results_open_by_worker;
              ALTER TABLE results DROP COLUMN hard_deadline_ms; ALTER TABLE campaigns DROP COLUMN stall_cause;
              ALTER TABLE campaigns DROP COLUMN stall_replicas; ALTER TABLE campaigns DROP COLUMN stall_ms;
+             ALTER TABLE workunits DROP COLUMN audit_replicas;
+             ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 4;",
         )
@@ -97,6 +99,8 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
              DROP INDEX results_open_by_worker;
              ALTER TABLE results DROP COLUMN hard_deadline_ms; ALTER TABLE campaigns DROP COLUMN stall_cause;
              ALTER TABLE campaigns DROP COLUMN stall_replicas; ALTER TABLE campaigns DROP COLUMN stall_ms;
+             DROP INDEX workunits_audits; DROP INDEX workunits_unaudited; ALTER TABLE workunits DROP COLUMN audit_replicas;
+             ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 6;",
         )
@@ -125,6 +129,8 @@ fn migration_12_fills_in_the_credit_columns() {
              DROP INDEX results_open_by_worker;
              ALTER TABLE results DROP COLUMN hard_deadline_ms; ALTER TABLE campaigns DROP COLUMN stall_cause;
              ALTER TABLE campaigns DROP COLUMN stall_replicas; ALTER TABLE campaigns DROP COLUMN stall_ms;
+             DROP INDEX workunits_audits; DROP INDEX workunits_unaudited; ALTER TABLE workunits DROP COLUMN audit_replicas;
+             ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 11;",
         )

@@ -10,8 +10,8 @@ use c960_common::search::{self, SearchLimits};
 use c960_common::wire::SelfPlayResult;
 use c960_common::{CastlingNotation, Move, Position};
 
-use crate::compute::ComputeError;
 use crate::engine::Engine;
+use crate::error::ComputeError;
 
 /// The most games one workunit may ask for (the PGN of a hundred capped games stays well under
 /// the 1 MiB body limit).

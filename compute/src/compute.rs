@@ -3,38 +3,20 @@
 //! built-in searcher or the worker's UCI engine.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use c960_common::search;
-use c960_common::wire::{
-    AnalysisEngine, Assignment, PerftResult, PositionSpec, WorkResult, WorkUnitKind,
-};
+use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
 
 use crate::engine::{Engine, to_wire};
-use crate::report::{self, LiveLine, thousands};
+pub use crate::error::ComputeError;
 use crate::selfplay::{SelfPlaySpec, play_games};
 use crate::uci_engine::UciCommand;
 
 /// The largest table an analysis workunit may ask for, in MiB: a coordinator asking for more
 /// is misconfigured, and a volunteer's machine is not to be exhausted.
 pub const MAX_ANALYSIS_HASH_MIB: u32 = 4096;
-
-/// Why a workunit could not be computed.
-#[derive(Debug, thiserror::Error)]
-pub enum ComputeError {
-    /// The workunit names a position this engine refuses.
-    #[error("bad workunit position: {0}")]
-    BadPosition(String),
-    /// Cancelled (Ctrl-C).
-    #[error("cancelled")]
-    Cancelled,
-    /// The analysis engine hung, crashed, answered nonsense, or is not available here. Reported
-    /// to the coordinator as a failed replica, never as a result.
-    #[error("engine failed: {0}")]
-    EngineFailed(String),
-}
 
 /// The worker's UCI engine: how to start it, and the running process kept across workunits.
 pub struct UciSlot {
@@ -217,106 +199,6 @@ pub fn compute_with(
         progress(i + 1, total, nodes);
     }
     Ok(PerftResult { nodes, divide })
-}
-
-/// The worker's UCI engines, one per analysis workunit running at once, kept across workunits.
-#[derive(Clone)]
-pub(crate) struct UciPool {
-    engine: Option<(UciCommand, Duration)>,
-    idle: Arc<Mutex<Vec<UciSlot>>>,
-}
-
-impl UciPool {
-    /// A pool starting `engine` (with this search timeout) on demand; none without one.
-    pub(crate) fn new(engine: Option<UciCommand>, timeout: Duration) -> UciPool {
-        UciPool {
-            engine: engine.map(|command| (command, timeout)),
-            idle: Arc::new(Mutex::new(Vec::new())),
-        }
-    }
-}
-
-/// Computes one assignment on this (blocking) thread, with a live progress line on a terminal
-/// and a progress log line a minute otherwise.
-pub(crate) fn compute_one(
-    a: &Assignment,
-    cancel: &AtomicBool,
-    perft: &PerftEngine,
-    uci: &UciPool,
-    show_bar: bool,
-    started: Instant,
-) -> Result<WorkResult, ComputeError> {
-    let what = report::workunit(&a.kind);
-    let is_perft = matches!(a.kind, WorkUnitKind::Perft { .. });
-    let live = LiveLine::start(
-        show_bar && is_perft,
-        format!("workunit {}: {what}", a.workunit_id),
-    );
-    tracing::debug!("workunit {}: {what}", a.workunit_id);
-    let mut slot = match (&a.kind, &uci.engine) {
-        (
-            WorkUnitKind::Analysis { .. } | WorkUnitKind::SelfPlay { .. },
-            Some((command, timeout)),
-        ) => Some(
-            uci.idle
-                .lock()
-                .ok()
-                .and_then(|mut idle| idle.pop())
-                .unwrap_or_else(|| UciSlot::new(command.clone(), *timeout)),
-        ),
-        _ => None,
-    };
-    if is_perft && let Ok(pos) = root_position(&a.kind) {
-        live.set(format!(
-            "root move 0/{} · counting",
-            pos.legal_moves().as_slice().len()
-        ));
-    }
-    let mut logged = Instant::now();
-    let r = compute_any(
-        &a.kind,
-        cancel,
-        perft,
-        slot.as_mut(),
-        |done, total, nodes| {
-            let elapsed = started.elapsed();
-            let eta = elapsed.mul_f64((total - done) as f64 / done.max(1) as f64);
-            let line = format!(
-                "root move {done}/{total} · {} nodes · {} · ETA {}",
-                thousands(u128::from(nodes)),
-                report::rate(u128::from(nodes), elapsed),
-                report::duration(eta)
-            );
-            if !show_bar && logged.elapsed() >= Duration::from_secs(60) {
-                logged = Instant::now();
-                tracing::info!("workunit {}: {line}", a.workunit_id);
-            }
-            live.set(line);
-        },
-    );
-    drop(live);
-    if let Some(slot) = slot
-        && let Ok(mut idle) = uci.idle.lock()
-    {
-        idle.push(slot);
-    }
-    if let Ok(result) = &r {
-        let elapsed = started.elapsed();
-        let line = format!(
-            "workunit {} done: {what}, {} nodes in {} ({})",
-            a.workunit_id,
-            thousands(u128::from(result.nodes())),
-            report::duration(elapsed),
-            report::rate(u128::from(result.nodes()), elapsed)
-        );
-        // Tiny workunits come by the dozen per second: only long ones get a line of their own.
-        if elapsed >= Duration::from_secs(1) {
-            tracing::info!("{line}");
-        } else {
-            tracing::debug!("{line}");
-        }
-    }
-    r
 }
 
 #[cfg(test)]

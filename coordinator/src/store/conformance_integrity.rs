@@ -1,0 +1,229 @@
+//! Conformance (both backends, instantiated by `conformance!`): the integrity rules of issue 30
+//! in the store — griefers at the result cap, split start positions checked by their published
+//! totals, trust spread over time and lost by giving work back.
+
+use std::collections::BTreeMap;
+
+use super::conformance::{ALL, sub, unknown_campaign};
+use super::db::Backend;
+use crate::campaign::NewCampaign;
+use crate::store::{CheckOutcome, Store, Submission};
+use crate::trust::Integrity;
+
+pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Backend>(s: &S) {
+    let c = s
+        .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
+        .unwrap();
+    let g: Vec<u64> = (0..4)
+        .map(|i| s.register_worker(&format!("g{i}"), b"h", "e", 0).unwrap())
+        .collect();
+    // Three griefers, a fabrication each: the cap is reached without a quorum.
+    for (i, &w) in g.iter().take(3).enumerate() {
+        let l = s.assign(w, &ALL, i as i64, 1000).unwrap().unwrap();
+        s.submit(w, l.lease_id, &sub(400 + i as u64, i as u8 + 1), i as i64)
+            .unwrap();
+    }
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(rows[0].status, "open", "griefers never fail a workunit");
+    assert!(
+        s.assign(g[3], &ALL, 5, 1000).unwrap().is_none(),
+        "beyond the cap, replicas only for trusted workers"
+    );
+    // Trusted workers settle it.
+    let t: Vec<u64> = (0..2)
+        .map(|i| {
+            let w = s.register_worker(&format!("t{i}"), b"h", "e", 0).unwrap();
+            s.set_trust(w, true).unwrap();
+            w
+        })
+        .collect();
+    let a = s.assign(t[0], &ALL, 6, 1000).unwrap().unwrap();
+    s.submit(t[0], a.lease_id, &sub(400, 1), 7).unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(
+        (rows[0].status.as_str(), rows[0].nodes),
+        ("valid", Some(400))
+    );
+    let _ = t[1];
+}
+
+/// Issue 30: two trusted colluders answer every sub-unit of SP 518's depth-3 split, one of them
+/// one node too many. Everything is valid, but the start sums to one more than its published
+/// 8,902: every sub-unit is reopened for one more hidden replica, and honest workers' recounts
+/// replace the lie.
+pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>(s: &S) {
+    use c960_common::perft;
+    let c = s
+        .create_campaign(
+            &NewCampaign::new(3, 2, None, vec![518])
+                .unwrap()
+                .split_by("1")
+                .unwrap(),
+            0,
+        )
+        .unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    let truth: BTreeMap<u64, u64> = rows
+        .iter()
+        .map(|r| {
+            let pos = c960_common::Position::from_fen(&r.fen).unwrap();
+            (r.workunit_id, perft(&pos, r.depth))
+        })
+        .collect();
+    assert_eq!(truth.values().sum::<u64>(), 8902);
+    let liar_unit = rows[0].workunit_id;
+    let answer = |wu: u64, lie: bool| {
+        let n = truth[&wu] + u64::from(lie);
+        let mut d = [0u8; 32];
+        d[..8].copy_from_slice(&n.to_le_bytes());
+        Submission {
+            digest: d,
+            ..sub(n, 0)
+        }
+    };
+    let colluders = ["c0", "c1"].map(|n| {
+        let w = s.register_worker(n, b"k", "e", 0).unwrap();
+        s.set_trust(w, true).unwrap();
+        w
+    });
+    let mut t = 1;
+    for w in colluders {
+        while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
+            s.submit(
+                w,
+                l.lease_id,
+                &answer(l.workunit_id, l.workunit_id == liar_unit),
+                t,
+            )
+            .unwrap();
+            t += 1;
+        }
+    }
+    // Every sub-unit was valid a moment: the known total reopened them all.
+    let (_, rows) = s.table(c.id).unwrap();
+    assert!(rows.iter().all(|r| r.status != "valid"), "{rows:?}");
+    // Honest trusted workers (a recount by untrusted ones would wait for an anchor).
+    let honest: Vec<u64> = (0..3)
+        .map(|i| {
+            let w = s.register_worker(&format!("h{i}"), b"k", "e", 0).unwrap();
+            s.set_trust(w, true).unwrap();
+            w
+        })
+        .collect();
+    for _ in 0..3 {
+        for &w in &honest {
+            while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
+                s.submit(w, l.lease_id, &answer(l.workunit_id, false), t)
+                    .unwrap();
+                t += 1;
+            }
+        }
+    }
+    let (_, rows) = s.table(c.id).unwrap();
+    for r in &rows {
+        assert_eq!(
+            (r.status.as_str(), r.nodes),
+            ("valid", Some(truth[&r.workunit_id])),
+            "{r:?}"
+        );
+    }
+}
+
+/// Issue 30: trust takes checks spread over time, and giving work back as a pattern costs it.
+pub(crate) fn trust_takes_time_and_giving_work_back_costs_it<S: Backend>(s: &S) {
+    s.set_integrity(&Integrity {
+        trust_after_checks: 2,
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        trust_check_spacing_ms: 1_000,
+        ..Integrity::default()
+    })
+    .unwrap();
+    unknown_campaign(s, (0..12).collect());
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    let ls = s.assign_batch(w, &ALL, 1, 100_000, 3, 0).unwrap();
+    for (i, l) in ls.iter().enumerate() {
+        s.submit(w, l.lease_id, &sub(i as u64, i as u8), 2).unwrap();
+    }
+    let check = |wu: u64, d: u8, at: i64| {
+        let outcome = CheckOutcome::Verified {
+            digest: [d; 32],
+            nodes: 1,
+        };
+        s.record_check(wu, &outcome, at).unwrap()
+    };
+    // Two passed checks 10 ms apart count once.
+    check(ls[0].workunit_id, 0, 10);
+    check(ls[1].workunit_id, 1, 20);
+    let rec = s.worker(w).unwrap().unwrap();
+    assert_eq!((rec.trust.as_str(), rec.checks_passed), ("untrusted", 2));
+    // A third, a second later, is the second that counts.
+    check(ls[2].workunit_id, 2, 1_100);
+    assert_eq!(s.worker(w).unwrap().unwrap().trust, "earned");
+    // Five leases given back with no valid result: trust is gone (no quarantine).
+    for t in 0..5 {
+        let l = s.assign(w, &ALL, 2_000 + t, 100_000).unwrap().unwrap();
+        s.fail(w, l.lease_id, "engine crashed", 2_000 + t).unwrap();
+    }
+    let rec = s.worker(w).unwrap().unwrap();
+    assert_eq!((rec.trust.as_str(), rec.quarantined), ("untrusted", false));
+}
+
+/// Issue 31: identities in probation (untrusted, nothing returned) hold one lease each, eight
+/// per address block (a loopback block too), and together a quarter of a campaign's remaining
+/// replicas, plus one for a block that holds none: the rest stays for workers that answered,
+/// and a newcomer from a block of its own always gets its first workunit.
+pub(crate) fn probation_caps_leave_work_for_newcomers_and_answering_workers<S: Backend>(s: &S) {
+    use c960_common::wait::WaitCause;
+    s.set_integrity(&Integrity {
+        probation_lease_cap: 1,
+        probation_block_cap: 8,
+        probation_share_pct: 25,
+        ..Integrity::default()
+    })
+    .unwrap();
+    // 40 workunits, 80 replicas: a share of 20.
+    let c = unknown_campaign(s, (0..40).collect());
+    let reg = |n: String, b: &str| s.register_worker_from(&n, b"h", "e", Some(b), 0).unwrap();
+    let fetch = |w: u64, b: &str| s.assign_from(w, &ALL, 1, 1000, 16, 64, Some(b)).unwrap();
+    let local = "127.1.0.0/24";
+    let held_local: Vec<usize> = (0..12)
+        .map(|i| fetch(reg(format!("a{i}"), local), local).len())
+        .collect();
+    assert!(held_local.iter().all(|&n| n <= 1), "{held_local:?}");
+    assert_eq!(held_local.iter().sum::<usize>(), 8, "eight for one block");
+    // 30 more blocks, two identities each: the first of each block gets one, the second none
+    // (the share is spent): 8 + 30 = 38 of 80 held, fewer than the share plus the blocks.
+    let mut second = Vec::new();
+    let mut held = 8;
+    for b in 0..30 {
+        let block = format!("127.2.{b}.0/24");
+        held += fetch(reg(format!("b{b}"), &block), &block).len();
+    }
+    for b in 0..30 {
+        let block = format!("127.2.{b}.0/24");
+        let w = reg(format!("c{b}"), &block);
+        assert!(fetch(w, &block).is_empty(), "block {block}");
+        second.push((w, block));
+    }
+    assert_eq!(held, 38);
+    let (w, block) = &second[0];
+    let why = s.waiting_for(*w, &ALL, Some(block), 64, 2).unwrap();
+    assert_eq!(why[0].cause, WaitCause::Probation, "{why:?}");
+    assert_eq!(why[0].campaign, Some(c.id));
+    // A newcomer from a block of its own gets its first workunit; answered, it is out of
+    // probation and takes the untrusted cap from the replicas the hoarders could not.
+    let honest = reg("honest".into(), "127.0.0.0/24");
+    let first = fetch(honest, "127.0.0.0/24");
+    assert_eq!(first.len(), 1);
+    s.submit(honest, first[0].lease_id, &sub(7, 7), 3).unwrap();
+    assert_eq!(fetch(honest, "127.0.0.0/24").len(), 4);
+    // Giving a lease back does not end probation.
+    let giver = reg("giver".into(), "127.3.0.0/24");
+    let l = fetch(giver, "127.3.0.0/24");
+    s.fail(giver, l[0].lease_id, "no", 4).unwrap();
+    assert_eq!(fetch(giver, "127.3.0.0/24").len(), 1);
+    // Off (the default here): four each, as before.
+    s.set_integrity(&Integrity::default()).unwrap();
+    assert_eq!(fetch(second[1].0, &second[1].1).len(), 4);
+}
