@@ -69,7 +69,14 @@ fn covered(file: &Path, names: &[&str]) -> bool {
 /// Every `.rs` file of the crates: sources, tests, benches, examples, build scripts.
 fn all_rust_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for krate in ["common", "compute", "coordinator", "worker", "tests", "fuzz"] {
+    for krate in [
+        "common",
+        "compute",
+        "coordinator",
+        "worker",
+        "tests",
+        "fuzz",
+    ] {
         if root().join(krate).is_dir() {
             sources(&root().join(krate), &mut out);
         }
