@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target for a bounded time (default 60 s each) and prints a summary.
 # Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Without them, the same
-# properties are checked on stable by `cargo test -p c960-common --test decode_fuzz` (proptest).
+# properties are checked on stable by `cargo test -p c960-common --test suite decode_fuzz::` (proptest).
 #
 #   scripts/fuzz.sh            # 60 s per target
 #   FUZZ_SECS=600 scripts/fuzz.sh

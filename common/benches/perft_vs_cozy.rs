@@ -6,7 +6,7 @@
 //! wall clock, and the thread's own CPU time (which leaves out time spent descheduled, so ratios
 //! stay meaningful on a machine with other load).
 
-#[path = "../tests/common/cozy.rs"]
+#[path = "../tests/suite/common/cozy.rs"]
 mod cozy;
 
 use std::time::Instant;

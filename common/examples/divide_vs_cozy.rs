@@ -3,7 +3,7 @@
 //!
 //! `cargo run -p c960-common --example divide_vs_cozy -- "FEN" DEPTH`
 
-#[path = "../tests/common/cozy.rs"]
+#[path = "../tests/suite/common/cozy.rs"]
 mod cozy;
 
 use c960_common::{CastlingNotation, Position, divide};

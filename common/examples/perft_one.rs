@@ -11,7 +11,7 @@
 //! always-replace table keyed by its incremental Zobrist hash (the baseline of the hashed
 //! target, issue 17).
 
-#[path = "../tests/common/cozy.rs"]
+#[path = "../tests/suite/common/cozy.rs"]
 mod cozy;
 
 fn main() {

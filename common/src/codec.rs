@@ -31,6 +31,22 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
 }
 
 /// Decodes a wire value; the whole input must be consumed.
+///
+/// # Examples
+///
+/// ```
+/// use c960_common::codec::{decode, encode};
+/// use c960_common::wire::{PositionSpec, WorkUnitKind};
+///
+/// let kind = WorkUnitKind::Perft { position: PositionSpec::StartPosition(518), depth: 7 };
+/// let bytes = encode(&kind)?;
+/// assert_eq!(decode::<WorkUnitKind>(&bytes)?, kind);
+/// // Trailing bytes are an error, not ignored.
+/// let mut longer = bytes.clone();
+/// longer.push(0);
+/// assert!(decode::<WorkUnitKind>(&longer).is_err());
+/// # Ok::<(), c960_common::codec::CodecError>(())
+/// ```
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
     let (value, used) = bincode::serde::decode_from_slice(bytes, config())?;
     if used != bytes.len() {

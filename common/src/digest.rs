@@ -209,6 +209,23 @@ fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// SHA-256 of [`canonical_bytes`].
+///
+/// # Examples
+///
+/// Replicas agree when their digests do; any change to the result or the workunit changes it.
+///
+/// ```
+/// use c960_common::digest::{result_digest, to_hex};
+/// use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
+///
+/// let kind = WorkUnitKind::Perft { position: PositionSpec::StartPosition(518), depth: 1 };
+/// let result = |nodes| WorkResult::Perft(PerftResult { nodes, divide: vec![] });
+/// let d = result_digest(7, &kind, &result(20));
+/// assert_eq!(to_hex(&d).len(), 64);
+/// assert_eq!(d, result_digest(7, &kind, &result(20)));
+/// assert_ne!(d, result_digest(7, &kind, &result(21)));
+/// assert_ne!(d, result_digest(8, &kind, &result(20)));
+/// ```
 pub fn result_digest(workunit_id: u64, kind: &WorkUnitKind, result: &WorkResult) -> [u8; 32] {
     Sha256::digest(canonical_bytes(workunit_id, kind, result)).into()
 }

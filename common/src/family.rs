@@ -276,6 +276,29 @@ impl Family {
     }
 
     /// The inverse of [`Family::name`].
+    ///
+    /// # Examples
+    ///
+    /// The family around Chess960 and its sizes.
+    ///
+    /// ```
+    /// use c960_common::family::Family;
+    ///
+    /// for (name, count) in [
+    ///     ("chess960", 960),
+    ///     ("shuffle", 5040),
+    ///     ("bishops", 2880),
+    ///     ("chess960-nc", 480),
+    ///     ("shuffle-nc", 2520),
+    ///     ("bishops-nc", 1440),
+    ///     ("transcendental", 2880 * 2880),
+    ///     ("dfrc", 960 * 960),
+    /// ] {
+    ///     assert_eq!(Family::parse(name)?.count(), count);
+    /// }
+    /// assert!(Family::parse("chess961").is_err());
+    /// # Ok::<(), c960_common::family::FamilyError>(())
+    /// ```
     pub fn parse(text: &str) -> Result<Family, FamilyError> {
         Family::ALL
             .into_iter()
@@ -351,6 +374,19 @@ impl Family {
     }
 
     /// The start numbered `n`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use c960_common::family::Family;
+    ///
+    /// let dfrc = Family::parse("dfrc")?;
+    /// // Number 518 × 960 + 518: the classical arrangement on both sides.
+    /// let classical = dfrc.start(518 * 960 + 518)?;
+    /// assert_eq!(classical.fen(), "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1");
+    /// assert!(dfrc.start(960 * 960).is_err());
+    /// # Ok::<(), c960_common::family::FamilyError>(())
+    /// ```
     pub fn start(self, n: u64) -> Result<Start, FamilyError> {
         if n >= u64::from(self.count()) {
             return Err(FamilyError::OutOfRange {

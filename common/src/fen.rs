@@ -39,6 +39,22 @@ fn field_err(field: &'static str, reason: impl Into<String>) -> FenError {
 
 impl Setup {
     /// Parses a FEN (or the first four or six fields of an EPD line) without judging legality.
+    ///
+    /// # Examples
+    ///
+    /// A [`Setup`] is what the text says; [`Position::from_setup`] is the only door to a legal
+    /// position, and it refuses what the rules forbid.
+    ///
+    /// ```
+    /// use c960_common::{Position, Setup};
+    ///
+    /// // Both kings in check at once: a well-formed FEN, but no legal position.
+    /// let setup = Setup::from_fen("4k3/8/8/8/8/8/4R3/r3K3 w - - 0 1")?;
+    /// assert!(Position::from_setup(&setup).is_err());
+    /// let setup = Setup::from_fen("4k3/8/8/8/8/8/3R4/4K3 w - - 0 1")?;
+    /// assert!(Position::from_setup(&setup).is_ok());
+    /// # Ok::<(), c960_common::FenError>(())
+    /// ```
     pub fn from_fen(fen: &str) -> Result<Setup, FenError> {
         let mut fields = fen.split_ascii_whitespace();
         let placement = fields
@@ -201,8 +217,33 @@ fn parse_castling(board: &[Option<Piece>; 64], text: &str) -> Result<u64, FenErr
     Ok(rooks)
 }
 
+// Debug output is the FEN (Shredder castling, unambiguous in every start position): here, so
+// that `position` does not depend on `fen`.
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Position({})", self.to_fen(CastlingNotation::Shredder))
+    }
+}
+
 impl Position {
     /// Parses and validates a FEN in any castling notation.
+    ///
+    /// # Examples
+    ///
+    /// X-FEN, Shredder-FEN and the classical `KQkq` are all read; the output notation is chosen.
+    ///
+    /// ```
+    /// use c960_common::{CastlingNotation, Position};
+    ///
+    /// let pos = Position::from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")?;
+    /// assert_eq!(
+    ///     pos.to_fen(CastlingNotation::Shredder),
+    ///     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1"
+    /// );
+    /// assert_eq!(Position::from_fen(&pos.to_fen(CastlingNotation::Shredder))?, pos);
+    /// assert!(Position::from_fen("not a fen").is_err());
+    /// # Ok::<(), c960_common::FenError>(())
+    /// ```
     pub fn from_fen(fen: &str) -> Result<Position, FenError> {
         Ok(Position::from_setup(&Setup::from_fen(fen)?)?)
     }

@@ -6,6 +6,20 @@
 //!
 //! The path from text to a position always goes through [`Setup`] → [`Position::from_setup`],
 //! which checks every rule; a [`Position`] is legal by construction.
+//!
+//! # Examples
+//!
+//! From a Scharnagl number to a position to its perft, with and without a hash table:
+//!
+//! ```
+//! use c960_common::{PerftEngine, PerftOptions, StartPosition, perft};
+//!
+//! let pos = StartPosition::new(518)?.position();
+//! assert_eq!(perft(&pos, 3), 8_902);
+//! let engine = PerftEngine::new(PerftOptions::default());
+//! assert_eq!(engine.perft(&pos, 5), 4_865_609);
+//! # Ok::<(), c960_common::StartPositionError>(())
+//! ```
 
 #![warn(missing_docs)]
 

@@ -1,7 +1,5 @@
 //! The validated position and how moves change it (copy-make with incremental Zobrist hashing).
 
-use std::fmt;
-
 use crate::attacks::{
     bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, pawn_attacks, pinned_by,
     rook_attacks_with, rook_rays,
@@ -424,6 +422,21 @@ impl Position {
 
     /// The position after `m`, which must be legal here (as produced by the move generator).
     #[inline(always)]
+    ///
+    /// # Examples
+    ///
+    /// Copy-make: the position played from is unchanged.
+    ///
+    /// ```
+    /// use c960_common::{Position, StartPosition};
+    ///
+    /// let start = StartPosition::new(518).unwrap().position();
+    /// let moves = start.legal_moves();
+    /// assert_eq!(moves.as_slice().len(), 20);
+    /// let after = start.play(moves.as_slice()[0]);
+    /// assert_ne!(after, start);
+    /// assert_eq!(start.legal_moves().as_slice().len(), 20);
+    /// ```
     pub fn play(&self, m: Move) -> Position {
         let mut next = *self;
         next.play_mut(m);
@@ -653,13 +666,3 @@ impl PartialEq for Position {
 }
 
 impl Eq for Position {}
-
-impl fmt::Debug for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Position({})",
-            self.to_fen(crate::fen::CastlingNotation::Shredder)
-        )
-    }
-}

@@ -36,6 +36,26 @@ fn key(pos: &Position) -> String {
 
 /// The distinct positions `ply` plies below `root`, sorted by FEN. Lines that end in mate or
 /// stalemate before `ply` have no leaves below and so do not appear. `ply` 0 gives the root.
+///
+/// # Examples
+///
+/// perft(root, D) = Σ multiplicity × perft(node, D − k): the identity every split campaign
+/// relies on.
+///
+/// ```
+/// use c960_common::split::split;
+/// use c960_common::{Position, StartPosition, perft};
+///
+/// let root = StartPosition::new(518).unwrap().position();
+/// let nodes = split(&root, 2);
+/// assert_eq!(nodes.len(), 400); // 20 × 20 paths, no transpositions yet at ply 2
+/// let total: u64 = nodes
+///     .iter()
+///     .map(|n| n.multiplicity * perft(&Position::from_fen(&n.fen).unwrap(), 2))
+///     .sum();
+/// assert_eq!(total, perft(&root, 4));
+/// assert_eq!(total, 197_281);
+/// ```
 pub fn split(root: &Position, ply: u32) -> Vec<SplitNode> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut nodes: Vec<SplitNode> = Vec::new();

@@ -75,6 +75,20 @@ pub type Arrangement = [Role; 8];
 
 impl StartPosition {
     /// The start position numbered `n` (0..960).
+    ///
+    /// # Examples
+    ///
+    /// Scharnagl's numbering: 518 is the classical arrangement.
+    ///
+    /// ```
+    /// use c960_common::StartPosition;
+    ///
+    /// let sp = StartPosition::new(518)?;
+    /// assert_eq!(sp.arrangement_string(), "RNBQKBNR");
+    /// assert_eq!(sp.number(), 518);
+    /// assert!(StartPosition::new(960).is_err());
+    /// # Ok::<(), c960_common::StartPositionError>(())
+    /// ```
     pub fn new(n: u32) -> Result<StartPosition, StartPositionError> {
         if n < COUNT as u32 {
             Ok(StartPosition(n as u16))
@@ -84,6 +98,15 @@ impl StartPosition {
     }
 
     /// All 960 start positions in order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use c960_common::StartPosition;
+    ///
+    /// assert_eq!(StartPosition::all().count(), 960);
+    /// assert_eq!(StartPosition::all().next().unwrap().arrangement_string(), "BBQNNRKR");
+    /// ```
     pub fn all() -> impl Iterator<Item = StartPosition> {
         (0..COUNT).map(StartPosition)
     }
@@ -162,6 +185,22 @@ impl StartPosition {
     }
 
     /// Parses an arrangement such as `RNBQKBNR` (either case).
+    ///
+    /// # Examples
+    ///
+    /// From letters back to a number; an arrangement that breaks Chess960's rules is refused.
+    ///
+    /// ```
+    /// use c960_common::StartPosition;
+    ///
+    /// let arr = StartPosition::parse_arrangement("rnbqkbnr")?;
+    /// assert_eq!(StartPosition::from_arrangement(&arr)?.number(), 518);
+    /// // Bishops on squares of one colour: a shuffle-chess arrangement, not a Chess960 start.
+    /// let same_colour = StartPosition::parse_arrangement("BRBQKNNR")?;
+    /// assert!(StartPosition::from_arrangement(&same_colour).is_err());
+    /// assert!(StartPosition::parse_arrangement("RNBQK").is_err());
+    /// # Ok::<(), c960_common::StartPositionError>(())
+    /// ```
     pub fn parse_arrangement(text: &str) -> Result<Arrangement, StartPositionError> {
         let roles: Option<Vec<Role>> = text
             .chars()
@@ -212,6 +251,23 @@ impl StartPosition {
     }
 
     /// The start position that `pos` is, if it is one (any move counters allowed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use c960_common::{CastlingNotation, Position, StartPosition};
+    ///
+    /// let pos = StartPosition::new(0)?.position();
+    /// assert_eq!(
+    ///     pos.to_fen(CastlingNotation::Shredder),
+    ///     "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"
+    /// );
+    /// assert_eq!(StartPosition::from_position(&pos)?.number(), 0);
+    /// // One move later it is no start position any more.
+    /// let later = pos.play(pos.legal_moves().as_slice()[0]);
+    /// assert!(StartPosition::from_position(&later).is_err());
+    /// # Ok::<(), c960_common::StartPositionError>(())
+    /// ```
     pub fn from_position(pos: &Position) -> Result<StartPosition, StartPositionError> {
         let mut arr = [Role::Pawn; 8];
         for (file, slot) in arr.iter_mut().enumerate() {

@@ -2,6 +2,16 @@
 //! and text cells as CSV files hold them safely, shared by every CSV export.
 
 /// `1234567` → `1,234,567` (exact for any u128).
+///
+/// # Examples
+///
+/// ```
+/// use c960_common::text::thousands;
+///
+/// assert_eq!(thousands(2_439_530_234_167), "2,439,530,234,167");
+/// assert_eq!(thousands(999), "999");
+/// assert_eq!(thousands(u128::from(u64::MAX) * 960).len(), 30);
+/// ```
 pub fn thousands(n: u128) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);

@@ -41,7 +41,7 @@ impl UciSlot {
 
 /// Computes any workunit. Perft goes root move by root move (see [`compute`]); analysis and
 /// self-play games ([`crate::selfplay`]) use the built-in searcher or the UCI engine in `uci`
-/// (see [`with_engine`]).
+/// (see `with_engine`).
 pub fn compute_any(
     kind: &WorkUnitKind,
     cancel: &AtomicBool,

@@ -182,8 +182,7 @@ pub fn format_numbers(positions: &[u32]) -> String {
     parts.join(",")
 }
 
-/// The deepest split: ply 6 already means ~10⁸ paths per start position to enumerate.
-pub const MAX_SPLIT_PLY: u32 = 6;
+pub use crate::sizing::MAX_SPLIT_PLY;
 
 /// A campaign to create: perft, or analysis with one engine kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -204,7 +203,7 @@ pub struct NewCampaign {
     pub family: Family,
     /// Start numbers of another family, sorted and distinct (empty for Chess960).
     pub numbers: Vec<u32>,
-    /// The operator's name for it (not part of its identity: see [`NewCampaign::same_work`]).
+    /// The operator's name for it (not part of its identity).
     pub name: Option<String>,
     /// Scheduling priority (higher served first; default 0).
     pub priority: i64,
@@ -314,6 +313,22 @@ impl NewCampaign {
 }
 
 impl NewCampaign {
+    /// What sizing needs to know of this campaign.
+    pub fn shape(&self) -> sizing::Shape {
+        sizing::Shape {
+            starts: (self.positions.len() + self.numbers.len()) as u64,
+            depth: self.depth,
+            split_ply: self.split_ply,
+            perft: self.analysis.is_none() && self.self_play.is_none(),
+            quorum: self.quorum,
+        }
+    }
+
+    /// The estimate of this campaign as it is specified (its split ply already chosen).
+    pub fn estimate(&self) -> Estimate {
+        sizing::estimate(self.shape())
+    }
+
     /// Turns the campaign into an analysis campaign searched with `engine` to its depth.
     pub fn analyse(mut self, engine: AnalysisEngine) -> Result<NewCampaign, String> {
         if self.depth > search::MAX_DEPTH {
@@ -528,7 +543,7 @@ impl CampaignRequest {
     /// request is refused at once.
     pub fn plan(&self) -> Result<(NewCampaign, Estimate), Unplanned> {
         let spec = self.build().map_err(Unplanned::Invalid)?;
-        let estimate = sizing::estimate(&spec);
+        let estimate = spec.estimate();
         match estimate.refusal() {
             Some(refusal) if !self.force.unwrap_or(false) => Err(Unplanned::TooLarge(refusal)),
             _ => Ok((spec, estimate)),

@@ -346,14 +346,14 @@ mod tests {
         ]);
         let Ok(crate::Cli {
             command:
-                crate::Command::Serve {
+                crate::Command::Serve(crate::cli_serve::ServeArgs {
                     listen,
                     db,
                     trusted_proxy,
                     log_format,
                     lease_secs,
                     ..
-                },
+                }),
         }) = parsed
         else {
             panic!("deploy/c960.toml does not parse");

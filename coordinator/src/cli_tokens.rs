@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use c960_coordinator::api::auth;
 use c960_coordinator::clock::now_ms;
+use c960_coordinator::secrets;
 use c960_coordinator::store::Store;
 use clap::Subcommand;
 
@@ -43,10 +43,10 @@ pub enum TokenCommand {
 pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>) -> Result<()> {
     match command {
         TokenCommand::Mint { db, name, cap } => {
-            let secret = auth::new_secret();
+            let secret = secrets::new_secret();
             let t =
-                open(&db)?.mint_enrolment_token(&name, cap, &auth::sha256(&secret), now_ms())?;
-            println!("{}", auth::format_token(t.id, &secret));
+                open(&db)?.mint_enrolment_token(&name, cap, &secrets::sha256(&secret), now_ms())?;
+            println!("{}", secrets::format_token(t.id, &secret));
             eprintln!(
                 "enrolment token {} for {:?}, up to {} workers: hand it to the volunteer (c960-worker work --enrol-secret TOKEN)",
                 t.id,

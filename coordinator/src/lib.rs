@@ -10,7 +10,7 @@
 //! - [`trust`]: the integrity rules against colluding sybils (trust, checks, plausibility,
 //!   address blocks), pure functions; [`known`]: the public known answers;
 //!   [`checker`]: the coordinator's own checks, off the async threads.
-//! - [`quarantine`]: voiding a caught worker's results and re-verifying what it validated.
+//! - `store/sql/quarantine.rs`: voiding a caught worker's results and re-verifying what it validated.
 //! - [`tls`]: HTTPS with rustls.
 //! - [`conn`]: `serve`'s connection loop: caps per address and in all, header and idle timeouts.
 //! - [`export`]: the table as CSV or JSON; [`self_play`]: self-play tables (score, interval,
@@ -36,11 +36,11 @@ pub mod known;
 pub mod label;
 pub mod metrics;
 pub mod proxies;
-pub mod quarantine;
 pub mod reads;
 #[cfg(feature = "run")]
 pub mod run;
 pub mod scheduler;
+pub mod secrets;
 pub mod self_play;
 pub mod sizing;
 pub mod stall;

@@ -395,7 +395,7 @@ async fn serve_and_work(
     // The local workers enrol with a secret made up for this run: nobody else on this machine
     // can register through the port. They are the operator's own and trusted, so rate limits,
     // address-block separation and secret checks are off.
-    let secret = crate::api::auth::new_secret();
+    let secret = crate::secrets::new_secret();
     let config = Config {
         lease: opts.lease,
         retry_after_secs: 1,

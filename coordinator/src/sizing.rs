@@ -10,7 +10,8 @@ use std::fmt;
 use c960_common::text::thousands;
 use serde::Serialize;
 
-use crate::campaign::{MAX_SPLIT_PLY, NewCampaign};
+/// The deepest split: ply 6 already means ~10⁸ paths per start position to enumerate.
+pub const MAX_SPLIT_PLY: u32 = 6;
 
 /// Perft nodes one core counts per second with a hash table, about: BENCHMARKS.md's main job
 /// counts 0.6–3.5 G a core-second at depths 5–7 (both replicas, overhead included), and
@@ -94,9 +95,25 @@ pub enum Refusal {
     TooManyWorkunits(Estimate),
 }
 
-/// The estimate of `c` as it is specified (its split ply already chosen).
-pub fn estimate(c: &NewCampaign) -> Estimate {
-    let starts = (c.positions.len() + c.numbers.len()) as u64;
+/// What sizing needs to know of a campaign (`NewCampaign::shape`): sizing sits below the
+/// campaign module, which asks it for an estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Start positions (numbers and FENs).
+    pub starts: u64,
+    /// Perft or search depth.
+    pub depth: u32,
+    /// The split ply, already chosen (0: not split).
+    pub split_ply: u32,
+    /// A perft campaign (analysis and self-play have no node estimate).
+    pub perft: bool,
+    /// Agreeing results per workunit.
+    pub quorum: u32,
+}
+
+/// The estimate of a campaign of this shape.
+pub fn estimate(c: Shape) -> Estimate {
+    let starts = c.starts;
     let k = c.split_ply.min(MAX_SPLIT_PLY);
     let per_start = if k == 0 {
         1.0
@@ -104,7 +121,7 @@ pub fn estimate(c: &NewCampaign) -> Estimate {
         mean_perft(k) * DISTINCT_SHARE[k as usize]
     };
     let workunits = (starts as f64 * per_start).round().min(u64::MAX as f64) as u64;
-    let perft = c.analysis.is_none() && c.self_play.is_none();
+    let perft = c.perft;
     let unit_secs = core_secs(c.depth.saturating_sub(k));
     Estimate {
         starts,
@@ -272,7 +289,7 @@ mod tests {
     #[test]
     fn the_estimate_counts_workunits_nodes_and_cpu_time() {
         // Unsplit: one workunit per start, exact; the nodes are OEIS A157851's sum.
-        let e = estimate(&perft(5, 960, "auto"));
+        let e = perft(5, 960, "auto").estimate();
         assert_eq!((e.starts, e.split_ply, e.workunits), (960, 0, 960));
         assert_eq!(e.nodes.unwrap().round(), 4_433_048_830.0);
         let one = e.workunit_core_secs.unwrap();
@@ -283,9 +300,9 @@ mod tests {
         );
         assert_eq!(e.refusal(), None);
         // Split at ply 1: the number of root moves (18,882 over all 960, no transpositions).
-        assert_eq!(estimate(&perft(9, 960, "auto")).workunits, 18_882);
+        assert_eq!(perft(9, 960, "auto").estimate().workunits, 18_882);
         // Ply 4 of one start: about 70,000 distinct of about 190,000 paths (74,706 for sp 0).
-        let e = estimate(&perft(12, 1, "auto"));
+        let e = perft(12, 1, "auto").estimate();
         assert_eq!(e.split_ply, 4);
         assert!((65_000..80_000).contains(&e.workunits), "{}", e.workunits);
         // Analysis and self-play: one workunit per start, no node estimate, no length bound.
@@ -293,7 +310,7 @@ mod tests {
             .unwrap()
             .analyse(AnalysisEngine::Builtin)
             .unwrap();
-        let e = estimate(&a);
+        let e = a.estimate();
         assert_eq!((e.workunits, e.nodes, e.core_secs), (2, None, None));
         assert_eq!(e.refusal(), None);
     }
@@ -308,7 +325,7 @@ mod tests {
             (8, 10, "2"),
             (13, 1, "auto"),
         ] {
-            let e = estimate(&perft(depth, starts, split));
+            let e = perft(depth, starts, split).estimate();
             assert_eq!(
                 e.refusal(),
                 None,
@@ -316,7 +333,7 @@ mod tests {
             );
         }
         // Depth 12 over all 960 (ply 4): tens of millions of workunits.
-        let r = estimate(&perft(12, 960, "auto")).refusal().unwrap();
+        let r = perft(12, 960, "auto").estimate().refusal().unwrap();
         assert_eq!(r.code(), "too_many_workunits");
         assert!(
             r.to_string().contains("more than 1,000,000 workunits"),
@@ -324,13 +341,14 @@ mod tests {
         );
         // Depth 11 over all 960 splits at ply 3: about 5 million.
         assert_eq!(
-            estimate(&perft(11, 960, "auto"))
+            perft(11, 960, "auto")
+                .estimate()
                 .refusal()
                 .map(|r| r.code()),
             Some("too_many_workunits")
         );
         // Depth 20 of one start: no split brings a workunit under a day.
-        let r = estimate(&perft(20, 1, "auto")).refusal().unwrap();
+        let r = perft(20, 1, "auto").estimate().refusal().unwrap();
         assert_eq!(r.code(), "workunit_too_long");
         let text = r.to_string();
         assert!(
@@ -339,7 +357,7 @@ mod tests {
         );
         assert!(!text.contains('\n'));
         // Depth 11 unsplit by choice: each workunit takes days; a deeper split would do.
-        let r = estimate(&perft(11, 1, "0")).refusal().unwrap();
+        let r = perft(11, 1, "0").estimate().refusal().unwrap();
         assert_eq!(r.code(), "workunit_too_long");
         let text = r.to_string();
         assert!(text.contains("a deeper split ply"), "{text}");
@@ -350,7 +368,7 @@ mod tests {
         // Exactly at the bound is allowed; one more is not.
         let at = Estimate {
             workunits: MAX_WORKUNITS,
-            ..estimate(&perft(1, 1, "0"))
+            ..perft(1, 1, "0").estimate()
         };
         assert_eq!(at.refusal(), None);
         let over = Estimate {
@@ -362,7 +380,7 @@ mod tests {
 
     #[test]
     fn the_summary_names_the_count_the_ply_and_the_costs() {
-        let e = estimate(&perft(5, 960, "auto"));
+        let e = perft(5, 960, "auto").estimate();
         let s = e.summary(960, 2);
         assert!(
             s.starts_with("960 workunits at split ply 0; about 4,400,000,000 nodes, about "),

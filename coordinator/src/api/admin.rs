@@ -84,14 +84,14 @@ async fn mint_token(
     body: Result<Json<MintToken>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(req) = body.map_err(|e| ApiError::new(e.status(), "bad_body", e.body_text()))?;
-    let secret = super::auth::new_secret();
-    let hash = super::auth::sha256(&secret);
+    let secret = crate::secrets::new_secret();
+    let hash = crate::secrets::sha256(&secret);
     let store = st.store.clone();
     let record = blocking(move || {
         Ok(store.mint_enrolment_token(&req.name, req.cap.unwrap_or(1), &hash, now_ms())?)
     })
     .await?;
-    let token = super::auth::format_token(record.id, &secret);
+    let token = crate::secrets::format_token(record.id, &secret);
     Ok((StatusCode::CREATED, Json(MintedToken { token, record })).into_response())
 }
 

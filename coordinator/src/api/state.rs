@@ -207,7 +207,7 @@ impl AppState {
         if let Some(ip) = peer {
             self.limiter.check_admin_attempt(ip)?;
         }
-        if auth::same_hash(hash, &auth::sha256(token)) {
+        if crate::secrets::same_hash(hash, &crate::secrets::sha256(token)) {
             if let Some(ip) = peer {
                 self.limiter.admin_succeeded(ip);
             }

@@ -17,7 +17,7 @@ use c960_common::wire::{
 };
 use serde::Serialize;
 
-use super::auth::{self, Enrolment};
+use super::auth::Enrolment;
 use super::error::ApiError;
 use super::extract::{AuthedWorker, Peer, Wire, wire_response};
 use super::judge::{Plan, check_label, engine_label, judge};
@@ -57,9 +57,9 @@ async fn register(
     // With per-volunteer tokens the secret is a token, checked and spent by the store.
     let token = match (&st.config.enrolment, req.enrol_secret.as_deref()) {
         (Enrolment::Tokens, Some(t)) => {
-            let (id, secret) = auth::parse_token(t)
+            let (id, secret) = crate::secrets::parse_token(t)
                 .ok_or(crate::store::StoreError::Enrolment("bad_enrolment_token"))?;
-            Some((id, auth::sha256(secret)))
+            Some((id, crate::secrets::sha256(secret)))
         }
         _ => None,
     };
@@ -84,8 +84,8 @@ async fn register(
         )
         .with_retry_after(secs));
     }
-    let secret = auth::new_secret();
-    let hash = auth::sha256(&secret);
+    let secret = crate::secrets::new_secret();
+    let hash = crate::secrets::sha256(&secret);
     let operator_own = st.config.trust_enrolled
         && matches!(st.config.enrolment, Enrolment::Secret(_))
         && req.enrol_secret.is_some();
@@ -122,7 +122,7 @@ async fn register(
     wire_response(&RegisterResponse {
         auth: WorkerAuth {
             worker_id: id,
-            token: auth::format_token(id, &secret),
+            token: crate::secrets::format_token(id, &secret),
         },
     })
 }

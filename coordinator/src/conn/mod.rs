@@ -6,7 +6,7 @@
 //! the descriptor limit and nobody else gets an answer. So:
 //! - `serve` raises its soft descriptor limit to the hard one ([`raise_descriptor_limit`]) and
 //!   sizes the total cap from it ([`total_for_descriptors`]);
-//! - [`GatedListener`] admits a connection by the pure rule [`admission`]: beyond
+//! - [`GatedListener`] admits a connection by the pure rule [`admission()`]: beyond
 //!   [`ConnLimits::per_address`] from its address or [`ConnLimits::per_block`] from its address
 //!   block it is closed at once; at [`ConnLimits::total`] the oldest idle connection of the
 //!   heaviest block is closed in its place when its own block is lighter (so new addresses,
@@ -134,7 +134,7 @@ impl Gate {
         self.counts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Counts a connection from `ip` with this activity record if [`admission`] admits it.
+    /// Counts a connection from `ip` with this activity record if [`admission()`] admits it.
     fn admit(self: &Arc<Self>, ip: IpAddr, activity: &Arc<Activity>) -> Result<Permit, Refusal> {
         let block = address_block(ip);
         let mut c = self.lock();

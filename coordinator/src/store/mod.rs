@@ -21,10 +21,6 @@
 pub mod codes;
 #[cfg(test)]
 pub(crate) mod conformance;
-#[cfg(test)]
-mod conformance_credit;
-#[cfg(test)]
-mod conformance_integrity;
 pub mod copy;
 pub mod db;
 pub mod error;
@@ -113,7 +109,7 @@ pub trait Store: Send + Sync {
     fn check_cost(&self) -> StoreResult<CheckCost>;
     /// An independent recomputation (the re-split cross-check) found `truth` for a workunit:
     /// it overturns an earlier check or canonical result that disagrees, withdrawing the
-    /// evidence against workers that told the truth (see [`crate::quarantine`]).
+    /// evidence against workers that told the truth (see `store/sql/quarantine.rs`).
     fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()>;
     /// Registers a worker with a per-volunteer enrolment token (its id and the SHA-256 of its
     /// secret): the token is checked and one of its registrations spent in the same transaction.
@@ -290,7 +286,7 @@ pub trait Store: Send + Sync {
     fn set_max_strikes(&self, max_strikes: u64) -> StoreResult<()>;
     /// Leases this worker holds open (issued, not answered, deadline not passed).
     fn open_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<u64>;
-    /// Bans a worker (and quarantines it: see [`crate::quarantine`]) or lifts the ban (which
+    /// Bans a worker (and quarantines it: see `store/sql/quarantine.rs`) or lifts the ban (which
     /// also lifts the quarantine and forgives its strikes). Returns the updated record.
     fn set_banned(&self, worker_id: u64, banned: bool, now_ms: i64) -> StoreResult<WorkerRecord>;
     /// The table of an analysis campaign with the canonical result of each valid workunit.

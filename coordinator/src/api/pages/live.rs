@@ -1,7 +1,7 @@
 //! Throughput and ETA from a small in-memory ring of progress samples.
 //!
 //! Every few seconds (a background task, and any page or poll that finds the newest sample
-//! stale) the trigger-kept counters of every campaign ([`Store::progress`], O(campaigns)) are
+//! stale) the trigger-kept counters of every campaign ([`crate::store::Store::progress`], O(campaigns)) are
 //! sampled with the coordinator's own request and result counters. Rates are the difference
 //! between the newest sample and the oldest one inside the window, so they cost nothing to
 //! compute and a restart only empties the ring (rates show "—" until two samples exist).

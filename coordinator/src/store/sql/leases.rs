@@ -6,10 +6,10 @@ use super::Tx;
 use std::collections::HashMap;
 
 use super::probation::{probation_hold, probation_leases_of_block, returned_any};
-use super::transition::{
-    Known, bump_setting, decide_many, expire, fail_check, integrity_in, replicas_of, retransition,
-    retransition_known, retransition_many, write_decided,
+use super::settle::{
+    self, expire, retransition, retransition_known, retransition_many, write_decided,
 };
+use super::transition::{Known, bump_setting, decide_many, fail_check, integrity_in, replicas_of};
 use crate::scheduler::{self, CampaignSlot, ReplicaState, ReplicaView};
 use crate::store::codes::{
     KIND_COLUMN_COUNT, KIND_COLUMNS, KindColumns, accepted_kinds, campaign_status, db_to_u64,
@@ -250,7 +250,7 @@ fn refuse_in(
         )?;
     }
     retransition(tx, wu, now_ms)?;
-    super::quarantine::check(tx, worker_id, now_ms)
+    settle::check(tx, worker_id, now_ms)
 }
 
 /// Leases `worker_id` holds open: issued, not answered, deadline not passed.

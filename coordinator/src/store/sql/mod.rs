@@ -3,9 +3,12 @@
 //!
 //! - [`campaigns`]: campaigns, their workunits, progress and tables.
 //! - [`workers`]: registration, trust, integrity settings, checks, bans.
+//! - [`enrolment`]: enrolment tokens (the rule: [`crate::enrolment`]).
 //! - [`leases`]: assignment, results, refusals, expiry.
 //! - [`transition`]: the transitioner and check grading inside a transaction.
-//! - [`quarantine`]: voiding a caught worker's results (see [`crate::quarantine`]).
+//! - [`settle`]: the transitioner and the quarantine rule together, until nothing follows.
+//! - [`reopen`]: reopening a settled workunit for re-verification or an audit.
+//! - [`quarantine`]: voiding a caught worker's results and re-verifying what it validated (the quarantine's one home).
 //! - [`reads`]: the public pages' read-only queries (see [`crate::reads`]).
 //!
 //! Where several coordinators share one PostgreSQL database the decisions lock the rows they
@@ -14,10 +17,13 @@
 //! runs, a lease's row before it is answered.
 
 mod campaigns;
+mod enrolment;
 mod leases;
 mod probation;
 mod quarantine;
 mod reads;
+mod reopen;
+mod settle;
 mod transition;
 mod waiting;
 mod workers;
@@ -179,7 +185,7 @@ impl<B: Backend> Store for B {
     fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
         self.with_tx(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
-            quarantine::overturn(tx, workunit_id, truth, now_ms)
+            settle::overturn(tx, workunit_id, truth, now_ms)
         })
     }
 
@@ -194,9 +200,9 @@ impl<B: Backend> Store for B {
         now_ms: i64,
     ) -> StoreResult<u64> {
         self.with_tx(&mut |tx| {
-            crate::enrolment::spend(tx, token_id, token_hash)?;
+            enrolment::spend(tx, token_id, token_hash)?;
             let id = workers::insert_worker(tx, name, key_hash, engine, block, now_ms)?;
-            crate::enrolment::mark_enrolled(tx, id, token_id)?;
+            enrolment::mark_enrolled(tx, id, token_id)?;
             Ok(id)
         })
     }
@@ -208,7 +214,7 @@ impl<B: Backend> Store for B {
         secret_hash: &[u8],
         now_ms: i64,
     ) -> StoreResult<crate::enrolment::EnrolmentToken> {
-        self.with_tx(&mut |tx| crate::enrolment::mint(tx, name, cap, secret_hash, now_ms))
+        self.with_tx(&mut |tx| enrolment::mint(tx, name, cap, secret_hash, now_ms))
     }
 
     fn revoke_enrolment_token(
@@ -216,11 +222,11 @@ impl<B: Backend> Store for B {
         id: u64,
         now_ms: i64,
     ) -> StoreResult<crate::enrolment::EnrolmentToken> {
-        self.with_tx(&mut |tx| crate::enrolment::revoke(tx, id, now_ms))
+        self.with_tx(&mut |tx| enrolment::revoke(tx, id, now_ms))
     }
 
     fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>> {
-        self.with_reader(&mut |tx| crate::enrolment::list(tx))
+        self.with_reader(&mut |tx| enrolment::list(tx))
     }
 
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>> {

@@ -1,14 +1,57 @@
-//! Quarantine inside a transaction; the rules are in [`crate::quarantine`].
+//! Quarantine: a worker caught lying (a failed check, or too many refused results) or banned by
+//! the operator gets no more work, its pending results stop counting, and every workunit it
+//! helped validate is re-verified without it. Losing a vote is no evidence and never
+//! quarantines anyone (see [`crate::trust`]): an honest worker outvoted by colluding liars keeps
+//! its standing.
+//!
+//! Re-verification reopens the workunit: the quarantined worker's result is voided (state
+//! `error`, outcome `invalid`), the other results go back to ungraded (their workers' vote
+//! counts are rolled back so the regrading does not count them twice), and the transitioner asks
+//! for as many fresh replicas as the quorum needs. The honest results still vote, but the quorum
+//! must now be reached without the quarantined worker (and, for perft, be anchored again: see
+//! [`crate::scheduler::transition_anchored`]); a peer that had agreed with a lie loses its vote
+//! in turn. Until then the table shows such a workunit as `reverifying`.
+//!
+//! The quarantine runs inside the transaction that found the evidence, written once for both
+//! backends, so a quarantine is all-or-nothing like every other state change. When to
+//! quarantine and what standing survives withdrawn evidence are pure rules in [`crate::trust`]
+//! (`is_excluded`, `standing_after_rollback`); the conformance cases are in
+//! `store/conformance/quarantine.rs` and `store/conformance/mod.rs`, run on SQLite and
+//! PostgreSQL.
+//!
+//! These functions change workers and results and reopen workunits, and return what must follow
+//! ([`Followup`]): the transitioner on the workunits touched, the quarantine rule on workers that
+//! failed a check. [`super::settle`] runs the follow-ups, so the quarantine and the
+//! transitioner do not call each other.
 
 use std::collections::BTreeSet;
 
 use super::Tx;
-use super::transition::{integrity_in, retransition};
+use super::reopen::reopen;
+use super::transition::integrity_in;
 use crate::scheduler::ReplicaState;
 use crate::store::codes::{replica_code, trust_code, trust_level, u64_to_db};
 use crate::store::db::params;
 use crate::store::{StoreError, StoreResult};
 use crate::trust;
+
+/// What must follow a quarantine step, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Followup {
+    /// Run the transitioner on this workunit.
+    Retransition(u64),
+    /// Give this worker back what withdrawn evidence took ([`restore`]).
+    Restore(u64),
+    /// Apply the quarantine rule to this worker ([`check`]).
+    Check(u64),
+}
+
+fn retransitions(touched: BTreeSet<i64>) -> Vec<Followup> {
+    touched
+        .into_iter()
+        .map(|wu| Followup::Retransition(wu as u64))
+        .collect()
+}
 
 /// The quarantine threshold stored by [`crate::store::Store::set_max_strikes`] (default 3).
 fn max_strikes(tx: Tx) -> StoreResult<u64> {
@@ -24,13 +67,13 @@ fn max_strikes(tx: Tx) -> StoreResult<u64> {
 
 /// Quarantines the worker if the evidence against it (failed checks, refused results) reached
 /// the threshold ([`trust::is_excluded`]) and it is not quarantined yet.
-pub(super) fn check(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
+pub(super) fn check(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Followup>> {
     let Some(row) = tx.query_opt(
         "SELECT checks_failed, refused, quarantined_ms IS NOT NULL FROM workers WHERE id = ?1",
         params![u64_to_db(worker_id)],
     )?
     else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let (failed, refused, already) = (row.u64(0)?, row.u64(1)?, row.bool(2)?);
     if !already && trust::is_excluded(failed, refused, max_strikes(tx)?) {
@@ -40,9 +83,9 @@ pub(super) fn check(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
             refused,
             "worker quarantined; re-verifying its results"
         );
-        quarantine(tx, worker_id, now_ms)?;
+        return quarantine(tx, worker_id, now_ms);
     }
-    Ok(())
+    Ok(Vec::new())
 }
 
 fn pairs(tx: Tx, sql: &str, worker_id: u64) -> StoreResult<Vec<(i64, i64)>> {
@@ -52,15 +95,15 @@ fn pairs(tx: Tx, sql: &str, worker_id: u64) -> StoreResult<Vec<(i64, i64)>> {
         .collect()
 }
 
-/// Quarantines a worker now (idempotent): see [`crate::quarantine`].
-pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
+/// Quarantines a worker now (idempotent): see the module documentation.
+pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Followup>> {
     let w = u64_to_db(worker_id);
     let newly = tx.exec(
         "UPDATE workers SET quarantined_ms = ?2, trusted = 0 WHERE id = ?1 AND quarantined_ms IS NULL",
         params![w, now_ms],
     )?;
     if newly == 0 {
-        return Ok(());
+        return Ok(Vec::new());
     }
     tracing::info!(
         worker = worker_id,
@@ -114,48 +157,7 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()>
         reopen(tx, wu)?;
         touched.insert(wu);
     }
-
-    for wu in touched {
-        retransition(tx, wu as u64, now_ms)?;
-    }
-    Ok(())
-}
-
-/// Reopens a settled workunit for re-verification: its canonical result is withdrawn, the
-/// returned results go back to ungraded, and their workers' vote counts are rolled back so that
-/// the regrading counts each once (a lost vote on a value found wrong is no longer lost). The
-/// caller runs the transitioner.
-fn reopen(tx: Tx, wu: i64) -> StoreResult<()> {
-    tx.flush_deferred()?;
-    tx.exec(
-        "UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 1),
-                            lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 2)
-         WHERE id IN (SELECT worker_id FROM results WHERE workunit_id = ?1 AND state = 1 AND outcome != 0)",
-        params![wu],
-    )?;
-    tx.exec(
-        "UPDATE results SET outcome = 0 WHERE workunit_id = ?1 AND state = 1",
-        params![wu],
-    )?;
-    tx.exec(
-        "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
-                             reverify = 1
-         WHERE id = ?1",
-        params![wu],
-    )?;
-    Ok(())
-}
-
-/// Reopens a valid workunit for an audit by one more hidden replica
-/// ([`crate::audit::AuditPath::Replica`]): like a re-verification, except that the workunit
-/// now needs its quorum plus that replica, all agreeing. The caller runs the transitioner.
-pub(super) fn reopen_for_audit(tx: Tx, wu: i64) -> StoreResult<()> {
-    reopen(tx, wu)?;
-    tx.exec(
-        "UPDATE workunits SET audit_replicas = 1, check_state = ?2 WHERE id = ?1",
-        params![wu, crate::store::codes::check::AUDIT_REPLICA],
-    )?;
-    Ok(())
+    Ok(retransitions(touched))
 }
 
 /// A later, independent computation (the re-split cross-check, [`crate::checker`]) found the
@@ -165,7 +167,7 @@ pub(super) fn reopen_for_audit(tx: Tx, wu: i64) -> StoreResult<()> {
 /// graded again: a worker that failed one by telling the truth has that evidence withdrawn
 /// ([`restore`]), one that passed with the wrong value has failed a check, and the workers
 /// behind a wrong canonical result fail theirs when the transitioner grades them.
-pub(super) fn overturn(tx: Tx, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
+pub(super) fn overturn(tx: Tx, workunit_id: u64, truth: &[u8; 32]) -> StoreResult<Vec<Followup>> {
     let wu = u64_to_db(workunit_id);
     let row = tx
         .query_opt(
@@ -227,21 +229,17 @@ pub(super) fn overturn(tx: Tx, workunit_id: u64, truth: &[u8; 32], now_ms: i64) 
         failed = failed.len(),
         "a check was overturned by an independent recomputation"
     );
-    retransition(tx, workunit_id, now_ms)?;
-    for w in cleared {
-        restore(tx, w, now_ms)?;
-    }
-    for w in failed {
-        check(tx, w, now_ms)?;
-    }
-    Ok(())
+    let mut then = vec![Followup::Retransition(workunit_id)];
+    then.extend(cleared.into_iter().map(Followup::Restore));
+    then.extend(failed.into_iter().map(Followup::Check));
+    Ok(then)
 }
 
 /// Gives a worker back what withdrawn evidence took ([`trust::standing_after_rollback`]): its
 /// trust as far as its checks earn it, and, when what is left no longer excludes it, the end of
 /// its quarantine; its results the quarantine voided vote again (a voided valid vote is taken
 /// off its count first, so the regrading counts it once).
-fn restore(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
+pub(super) fn restore(tx: Tx, worker_id: u64) -> StoreResult<Vec<Followup>> {
     let w = u64_to_db(worker_id);
     let Some(r) = tx.query_opt(
         "SELECT trusted, checks_passed, checks_failed, refused, banned != 0, quarantined_ms IS NOT NULL
@@ -249,7 +247,7 @@ fn restore(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
         params![w],
     )?
     else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let quarantined = r.bool(5)?;
     let (after, stays) = trust::standing_after_rollback(
@@ -266,7 +264,7 @@ fn restore(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
         params![w, trust_code(after)],
     )?;
     if !quarantined || stays {
-        return Ok(());
+        return Ok(Vec::new());
     }
     tracing::info!(
         worker = worker_id,
@@ -295,8 +293,5 @@ fn restore(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<()> {
         )?;
         touched.insert(v.i64(1)?);
     }
-    for wu in touched {
-        retransition(tx, wu as u64, now_ms)?;
-    }
-    Ok(())
+    Ok(retransitions(touched))
 }

@@ -126,8 +126,13 @@ pub(super) fn fail_check(tx: Tx, worker_id: u64) -> StoreResult<()> {
     Ok(())
 }
 
+/// The workers that failed a check in a transition, in the order they failed: the quarantine
+/// rule is applied to each by the caller ([`super::settle`]), which sits above both the
+/// transitioner and the quarantine (a quarantine runs the transitioner again).
+pub(super) type Failed = Vec<u64>;
+
 /// Runs the transitioner on one workunit and writes its verdict: [`retransition_many`] of one.
-pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
+pub(super) fn retransition(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult<Failed> {
     retransition_many(tx, &[workunit_id], now_ms)
 }
 
@@ -194,7 +199,7 @@ pub(super) enum Known<'a> {
 /// On PostgreSQL the workunits' rows are locked first, in id order, so two coordinators
 /// transitioning one workunit take turns (and never deadlock on a pair), and the second sees
 /// what the first decided: a workunit is never validated twice.
-pub(super) fn retransition_many(tx: Tx, workunits: &[u64], now_ms: i64) -> StoreResult<()> {
+pub(super) fn retransition_many(tx: Tx, workunits: &[u64], now_ms: i64) -> StoreResult<Failed> {
     retransition_known(tx, workunits, None, now_ms)
 }
 
@@ -210,7 +215,7 @@ pub(super) fn retransition_known(
     workunits: &[u64],
     known: Option<BTreeMap<u64, Vec<ReplicaView>>>,
     now_ms: i64,
-) -> StoreResult<()> {
+) -> StoreResult<Failed> {
     let known = known.map_or(Known::Nothing, Known::All);
     match decide_many(tx, workunits, known, now_ms)? {
         Some(decided) => write_decided(tx, decided, now_ms),
@@ -304,10 +309,11 @@ pub(super) fn decide_many(
 }
 
 /// Writes what [`decide_many`] decided: the second half of [`retransition_many`].
-pub(super) fn write_decided(tx: Tx, decided: Decided, now_ms: i64) -> StoreResult<()> {
-    write_verdicts(tx, decided.verdicts, now_ms)?;
+pub(super) fn write_decided(tx: Tx, decided: Decided, now_ms: i64) -> StoreResult<Failed> {
+    let mut failed = write_verdicts(tx, decided.verdicts, now_ms)?;
     // After the grading, so the quarantine sees these workunits settled.
-    quarantine_all(tx, decided.evidence, now_ms)
+    failed.extend(decided.evidence);
+    Ok(failed)
 }
 
 /// The transitioner's decision on one workunit (a row of [`retransition_many`]'s query) added
@@ -435,7 +441,7 @@ fn decide(
 
 /// Writes a batch's verdicts: the workunits first, then the grades (whose triggers read the
 /// workunits' values), then the vote counts.
-fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
+fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
     use SqlType::{BigInt, Bytes};
     if !v.pending.is_empty() {
         let mut b = Batch::new(tx.dialect());
@@ -531,19 +537,20 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<()> {
         }
     }
     // Last: it may reopen workunits validated above, once their grades are written.
-    if !validated.is_empty() {
-        check_split_totals(tx, &validated, now_ms)?;
+    if validated.is_empty() {
+        return Ok(Failed::new());
     }
-    Ok(())
+    check_split_totals(tx, &validated, now_ms)
 }
 
 /// The known totals check split campaigns: once every workunit of a start position is valid,
 /// Σ multiplicity × value must equal the start's published perft (`crate::known`, depths 1–8).
 /// A mismatch means a wrong value among them that nothing caught: every sub-unit not verified
 /// by the coordinator nor audited by a replica already is reopened for one more hidden replica
-/// ([`super::quarantine::reopen_for_audit`]), so the liars' values are recounted by other
+/// ([`super::reopen::reopen_for_audit`]), so the liars' values are recounted by other
 /// workers; a mismatch that survives that is left to the export's check (`ok: false`).
-fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<()> {
+fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<Failed> {
+    let mut failed = Failed::new();
     let mut b = Batch::new(tx.dialect());
     let in_ids = b.in_ids(validated);
     let origins = tx.query(
@@ -580,25 +587,18 @@ fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<()>
             let (id, check_state, audited) = (u.i64(0)?, u.i64(4)?, u.i64(5)?);
             if check_state != check::VERIFIED && check_state != check::AUDIT_WANTED && audited == 0
             {
-                super::quarantine::reopen_for_audit(tx, id)?;
-                retransition(tx, id as u64, now_ms)?;
+                super::reopen::reopen_for_audit(tx, id)?;
+                failed.extend(retransition(tx, id as u64, now_ms)?);
             }
         }
     }
-    Ok(())
-}
-
-/// Applies the quarantine rule to each worker that just failed a check.
-fn quarantine_all(tx: Tx, workers: Vec<u64>, now_ms: i64) -> StoreResult<()> {
-    for w in workers {
-        super::quarantine::check(tx, w, now_ms)?;
-    }
-    Ok(())
+    Ok(failed)
 }
 
 /// Expires the leases past their deadline, each with the transitioner; returns how many. A
 /// lease another coordinator expired a moment ago is not counted twice.
-pub(super) fn expire(tx: Tx, now_ms: i64) -> StoreResult<u64> {
+pub(super) fn expire(tx: Tx, now_ms: i64) -> StoreResult<(u64, Failed)> {
+    let mut failed = Failed::new();
     let ids = tx.query(
         "SELECT id, workunit_id FROM results WHERE state = 0 AND deadline_ms < ?1 ORDER BY workunit_id, id",
         params![now_ms],
@@ -610,9 +610,9 @@ pub(super) fn expire(tx: Tx, now_ms: i64) -> StoreResult<u64> {
             params![r.i64(0)?, replica_code(ReplicaState::Expired)],
         )?;
         if changed == 1 {
-            retransition(tx, r.u64(1)?, now_ms)?;
+            failed.extend(retransition(tx, r.u64(1)?, now_ms)?);
             n += 1;
         }
     }
-    Ok(n)
+    Ok((n, failed))
 }

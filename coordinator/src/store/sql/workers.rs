@@ -1,6 +1,7 @@
 //! Workers: registration, trust, integrity settings, the coordinator's checks, bans.
 
-use super::transition::{bump_setting, integrity_in, retransition};
+use super::settle::{self, retransition};
+use super::transition::{bump_setting, integrity_in};
 use super::{WORKER_COLS, worker_in, worker_row};
 use crate::audit::{self, AuditPath};
 use crate::store::codes::{KIND_COLUMN_COUNT, KIND_COLUMNS, check, trust_code, u64_to_db};
@@ -149,7 +150,7 @@ pub(super) fn record_check(
 
 /// Records the outcome of a re-split cross-check (a workunit in `check_state` 4; `false` for
 /// any other check): a recount that agrees with the canonical digest marks it done; one that
-/// does not overturns the value ([`super::quarantine::overturn`]): it is reopened, the workers
+/// does not overturns the value ([`super::settle::overturn`]): it is reopened, the workers
 /// behind it fail a check, and those who had told the truth get their standing back.
 fn record_resplit(
     tx: super::Tx,
@@ -182,13 +183,13 @@ fn record_resplit(
         return Ok(true);
     }
     bump_setting(tx, "resplits_overturned", 1)?;
-    super::quarantine::overturn(tx, workunit_id, digest, now_ms)?;
+    settle::overturn(tx, workunit_id, digest, now_ms)?;
     Ok(true)
 }
 
 /// Records the outcome of an audit (a workunit in `check_state` 6; `false` for any other
 /// check): a digest that agrees with the value verifies it (its workers pass a check); one that
-/// differs overturns it ([`super::quarantine::overturn`]). An audit the coordinator could not
+/// differs overturns it ([`super::settle::overturn`]). An audit the coordinator could not
 /// compute goes to one more hidden replica for another worker, or is left `unaudited`
 /// ([`crate::audit::unaffordable`]).
 fn record_audit(
@@ -221,7 +222,7 @@ fn record_audit(
                 retransition(tx, workunit_id, now_ms)?;
             } else {
                 bump_setting(tx, "audits_overturned", 1)?;
-                super::quarantine::overturn(tx, workunit_id, digest, now_ms)?;
+                settle::overturn(tx, workunit_id, digest, now_ms)?;
             }
         }
         CheckOutcome::OverBudget => {
@@ -237,7 +238,7 @@ fn record_audit(
             match audit::unaffordable(trusted, draw, &integrity_in(tx)?) {
                 AuditPath::Replica if state == 1 => {
                     bump_setting(tx, "audit_replicas", 1)?;
-                    super::quarantine::reopen_for_audit(tx, wu)?;
+                    super::reopen::reopen_for_audit(tx, wu)?;
                     retransition(tx, workunit_id, now_ms)?;
                 }
                 _ => {
@@ -376,7 +377,7 @@ pub(super) fn set_banned(
             return Err(StoreError::UnknownWorker(worker_id));
         }
         if banned {
-            super::quarantine::quarantine(tx, worker_id, now_ms)?;
+            settle::quarantine(tx, worker_id, now_ms)?;
         }
         worker_in(tx, worker_id)?.ok_or(StoreError::UnknownWorker(worker_id))
     })

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::campaign::NewCampaign;
+use crate::store::conformance::credit as conformance_credit;
 use crate::store::conformance::{self, ALL, counters, recount, sub};
-use crate::store::conformance_credit;
 use crate::store::{Lease, Store, StoreError};
 use crate::trust::Integrity;
 use c960_common::wire::{PositionSpec, WorkUnitKind};

@@ -63,7 +63,7 @@ pub struct StartRow {
 
 /// The reference table of all 960 start positions.
 pub fn start_rows() -> Vec<StartRow> {
-    include_str!("../data/chess960_startpos_perft.csv")
+    include_str!("../../data/chess960_startpos_perft.csv")
         .lines()
         .skip(1)
         .map(|l| {

@@ -2,14 +2,14 @@
 //! coordinator at quorum 2) against the numbering and a seeded random sample of it against
 //! cozy-chess, an independent move generator.
 
-mod common;
+use crate::common;
 
 use c960_common::family::Family;
 use c960_common::{CastlingNotation, Position};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const TABLE: &str = include_str!("../../data/perft_shuffle5040_d1-6.csv");
+const TABLE: &str = include_str!("../../../data/perft_shuffle5040_d1-6.csv");
 
 struct Row {
     number: u32,
@@ -95,7 +95,7 @@ fn a_random_sample_agrees_with_cozy_chess() {
 }
 
 /// Depth 6 (about 10^8 nodes a start) for a seeded sample, in release builds: `.ci/run` runs it
-/// with the deep checks (`cargo test --release -p c960-common --test family_perft -- --ignored`).
+/// with the deep checks (`cargo test --release -p c960-common --test suite -- --ignored family_perft::`).
 #[test]
 #[ignore = "release-mode deep check: cargo test --release -- --ignored"]
 fn a_random_sample_agrees_with_cozy_chess_at_depth_6() {

@@ -229,7 +229,7 @@ async fn admin_attempt(url: &str, local: [u8; 4], token: &str) -> (u16, String, 
 #[tokio::test]
 async fn admin_token_guessing_is_429_after_a_few_failures() {
     let server = TestServer::start(c960_coordinator::api::Config {
-        admin_token_hash: Some(c960_coordinator::api::auth::sha256(ADMIN)),
+        admin_token_hash: Some(c960_coordinator::secrets::sha256(ADMIN)),
         ..quick_config()
     })
     .await;

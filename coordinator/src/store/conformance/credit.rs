@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 
 use c960_common::wire::Capabilities;
 
-use super::codes::db_to_u64;
-use super::conformance::sub;
-use super::db::{Backend, params};
+use super::sub;
 use crate::campaign::NewCampaign;
 use crate::reads::StandingsQuery;
+use crate::store::codes::db_to_u64;
+use crate::store::db::{Backend, params};
 use crate::store::{CheckOutcome, Store};
 
 /// Per worker: (valid results, their nodes) summed over the results table.

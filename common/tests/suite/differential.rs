@@ -1,7 +1,7 @@
 //! Differential test against cozy-chess: same legal move sets and the same perft to depth 3 on
 //! 10,000 positions reached by random play (castling preferred when available).
 
-mod common;
+use crate::common;
 
 use c960_common::{CastlingNotation, Position, perft};
 

@@ -1,11 +1,11 @@
 //! The deep reference check, run in release mode by `.ci/run`:
-//! `cargo test --release -p c960-common --test reference_deep -- --ignored`.
+//! `cargo test --release -p c960-common --test suite -- --ignored reference_deep::`.
 //!
 //! All 960 start positions at depths 1–6, the CPW Chess960 set at depth 5, and every trap and
 //! classical position at every listed depth up to 6. Uses the hash table and every core; the
 //! default test run checks the same data at shallower depths without either.
 
-mod common;
+use crate::common;
 
 use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
 use common::{lines, start_rows};
@@ -73,7 +73,7 @@ fn check_file(name: &str, text: &str, max_depth: u32) -> usize {
 #[ignore = "release-mode deep check: run by .ci/run"]
 fn cpw_960_positions_to_depth_5() {
     assert_eq!(
-        check_file("cpw", include_str!("data/chess960_cpw.epd"), 5),
+        check_file("cpw", include_str!("../data/chess960_cpw.epd"), 5),
         960 * 5
     );
 }
@@ -81,13 +81,13 @@ fn cpw_960_positions_to_depth_5() {
 #[test]
 #[ignore = "release-mode deep check: run by .ci/run"]
 fn tricky_positions_at_every_listed_depth() {
-    assert!(check_file("tricky", include_str!("data/tricky.epd"), 6) > 100);
+    assert!(check_file("tricky", include_str!("../data/tricky.epd"), 6) > 100);
 }
 
 #[test]
 #[ignore = "release-mode deep check: run by .ci/run"]
 fn standard_positions_to_depth_6() {
-    assert!(check_file("standard", include_str!("data/standard.epd"), 6) > 700);
+    assert!(check_file("standard", include_str!("../data/standard.epd"), 6) > 700);
 }
 
 /// The depth-7 table the project computed (`data/perft_d7_all960.csv`, every value agreed by two

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::conformance::{ALL, sub, unknown_campaign};
-use super::db::Backend;
+use super::{ALL, sub, unknown_campaign};
 use crate::campaign::NewCampaign;
+use crate::store::db::Backend;
 use crate::store::{CheckOutcome, Store, Submission};
 use crate::trust::Integrity;
 

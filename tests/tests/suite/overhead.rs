@@ -1,7 +1,7 @@
 //! Coordinator overhead benchmark (issue 5), ignored by default; run it in release:
 //!
 //! ```text
-//! cargo test --release -p c960-tests --test overhead -- --ignored --nocapture
+//! cargo test --release -p c960-tests --test suite -- --ignored --nocapture overhead::
 //! ```
 //!
 //! Handouts + accepted results per second on 127.0.0.1 with trivial work (perft depth 1) and a

@@ -1,6 +1,6 @@
 //! Properties: numbering is a bijection, FEN round-trips, notations agree, hashes are exact.
 
-mod common;
+use crate::common;
 
 use c960_common::startpos::COUNT;
 use c960_common::{CastlingNotation, Position, StartPosition, StartPositionError};

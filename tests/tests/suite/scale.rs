@@ -1,7 +1,7 @@
 //! Depth-8 scale check (issue 5), ignored by default; run it in release:
 //!
 //! ```text
-//! cargo test --release -p c960-tests --test scale -- --ignored --nocapture
+//! cargo test --release -p c960-tests --test suite -- --ignored --nocapture scale::
 //! ```
 //!
 //! Creates the campaign a depth-8 run over all 960 start positions would use (split at ply 3:

@@ -8,19 +8,29 @@ use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
-pub(crate) use super::conformance_credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
-pub(crate) use super::conformance_integrity::{
-    a_split_start_that_misses_its_known_total_is_recounted,
-    griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
-    probation_caps_leave_work_for_newcomers_and_answering_workers,
-    trust_takes_time_and_giving_work_back_costs_it,
-};
+pub(crate) mod credit;
+mod integrity;
+mod quarantine;
+
 use crate::campaign::NewCampaign;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
 use crate::store::postgres::{Clock, PgOptions, PgStore};
 use crate::store::{Campaign, CheckOutcome, SqliteStore, Store, StoreError, Submission};
 use crate::trust::Integrity;
+pub(crate) use credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
+pub(crate) use integrity::{
+    a_split_start_that_misses_its_known_total_is_recounted,
+    griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
+    probation_caps_leave_work_for_newcomers_and_answering_workers,
+    trust_takes_time_and_giving_work_back_costs_it,
+};
+pub(crate) use quarantine::{
+    a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
+    an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
+    ban_releases_leases_and_unban_forgives, quarantine_reopens_what_the_worker_made_fail,
+    quarantine_reopens_what_the_worker_validated,
+};
 
 pub(crate) const ALL: Capabilities = Capabilities {
     perft: true,
@@ -610,152 +620,6 @@ pub(crate) fn local_blocks_pair_by_default<S: Backend>(s: &S) {
         "everywhere: one private block is one party"
     );
 }
-pub(crate) fn quarantine_reopens_what_the_worker_validated<S: Backend>(s: &S) {
-    s.set_max_strikes(1).unwrap();
-    let c = s
-        .create_campaign(&NewCampaign::new(1, 2, None, vec![0, 1]).unwrap(), 0)
-        .unwrap();
-    let [l, h, x] = ["l", "h", "x"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
-    let l1 = s
-        .assign(l, &Capabilities::builtin(), 0, 1000)
-        .unwrap()
-        .unwrap();
-    let h1 = s
-        .assign(h, &Capabilities::builtin(), 0, 1000)
-        .unwrap()
-        .unwrap();
-    assert_eq!(l1.workunit_id, h1.workunit_id);
-    s.submit(l, l1.lease_id, &sub(20, 1), 1).unwrap();
-    s.submit(h, h1.lease_id, &sub(20, 1), 1).unwrap();
-    let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(rows[0].status, "valid");
-    assert_eq!(s.worker(h).unwrap().unwrap().valid, 1);
-
-    // Workunit 2: L lies, H and X tell the truth; L loses its vote.
-    let l2 = s
-        .assign(l, &Capabilities::builtin(), 2, 1000)
-        .unwrap()
-        .unwrap();
-    let h2 = s
-        .assign(h, &Capabilities::builtin(), 2, 1000)
-        .unwrap()
-        .unwrap();
-    s.submit(l, l2.lease_id, &sub(99, 9), 3).unwrap();
-    s.submit(h, h2.lease_id, &sub(20, 2), 3).unwrap();
-    let x2 = s
-        .assign(x, &Capabilities::builtin(), 4, 1000)
-        .unwrap()
-        .unwrap();
-    assert_eq!(x2.workunit_id, l2.workunit_id);
-    s.submit(x, x2.lease_id, &sub(20, 2), 5).unwrap();
-    // A lost vote is no evidence: L keeps its standing until a check catches it.
-    let lw = s.worker(l).unwrap().unwrap();
-    assert!(!lw.quarantined);
-    // The contested workunit was queued for the coordinator's own check, which finds the
-    // truth: L failed a check and is quarantined.
-    let wanted = s.checks_wanted(10).unwrap();
-    assert_eq!(wanted.len(), 1);
-    assert_eq!(wanted[0].workunit_id, l2.workunit_id);
-    s.record_check(
-        l2.workunit_id,
-        &CheckOutcome::Verified {
-            digest: [2; 32],
-            nodes: 20,
-        },
-        5,
-    )
-    .unwrap();
-    let lw = s.worker(l).unwrap().unwrap();
-    assert!(lw.quarantined && !lw.banned);
-    assert_eq!((lw.lost_votes, lw.valid, lw.checks_failed), (1, 1, 1));
-    assert_eq!(s.worker(h).unwrap().unwrap().checks_passed, 1);
-
-    // Workunit 1 is open again, wants one replica, which H (already returned) cannot take.
-    let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(
-        (rows[0].status.as_str(), rows[1].status.as_str()),
-        ("reverifying", "valid")
-    );
-    assert_eq!(
-        s.worker(h).unwrap().unwrap().valid,
-        1,
-        "H's vote on wu 1 rolled back"
-    );
-    assert!(
-        s.assign(h, &Capabilities::builtin(), 6, 1000)
-            .unwrap()
-            .is_none()
-    );
-    let x1 = s
-        .assign(x, &Capabilities::builtin(), 6, 1000)
-        .unwrap()
-        .unwrap();
-    assert_eq!(x1.workunit_id, l1.workunit_id);
-    s.submit(x, x1.lease_id, &sub(20, 1), 7).unwrap();
-    let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(
-        (rows[0].status.as_str(), rows[0].agreeing_results),
-        ("valid", 2)
-    );
-    let rs = s.results(l1.workunit_id).unwrap();
-    let voided = rs.iter().find(|r| r.id == l1.lease_id).unwrap();
-    assert_eq!(
-        (voided.state.as_str(), voided.outcome.as_str()),
-        ("error", "invalid")
-    );
-    assert_eq!(s.worker(h).unwrap().unwrap().valid, 2);
-    assert_eq!(s.worker(x).unwrap().unwrap().valid, 2);
-}
-pub(crate) fn ban_releases_leases_and_unban_forgives<S: Backend>(s: &S) {
-    s.create_campaign(&NewCampaign::new(1, 2, None, vec![0]).unwrap(), 0)
-        .unwrap();
-    let w = s.register_worker("w", b"k", "e", 0).unwrap();
-    s.assign(w, &Capabilities::builtin(), 0, 1000)
-        .unwrap()
-        .unwrap();
-    assert_eq!(s.open_leases(w, 0).unwrap(), 1);
-    let rec = s.set_banned(w, true, 1).unwrap();
-    assert!(rec.banned && rec.quarantined);
-    assert_eq!(s.open_leases(w, 1).unwrap(), 0);
-    assert_eq!(s.progress().unwrap()[0].queued_replicas, 2);
-    let rec = s.set_banned(w, false, 2).unwrap();
-    assert!(!rec.banned && !rec.quarantined);
-    assert!(s.set_banned(999, true, 3).is_err());
-}
-pub(crate) fn quarantine_reopens_what_the_worker_made_fail<S: Backend>(s: &S) {
-    let c = s
-        .create_campaign(&NewCampaign::new(1, 2, Some(2), vec![0]).unwrap(), 0)
-        .unwrap();
-    let [l, h, x] = ["l", "h", "x"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
-    // Trusted, so that their disagreement at the cap fails the workunit.
-    for w in [l, h, x] {
-        s.set_trust(w, true).unwrap();
-    }
-    let caps = Capabilities::builtin();
-    let l1 = s.assign(l, &caps, 0, 1000).unwrap().unwrap();
-    let h1 = s.assign(h, &caps, 0, 1000).unwrap().unwrap();
-    s.submit(l, l1.lease_id, &sub(99, 9), 1).unwrap();
-    s.submit(h, h1.lease_id, &sub(20, 1), 1).unwrap();
-    assert_eq!(s.table(c.id).unwrap().1[0].status, "failed");
-    assert!(s.assign(x, &caps, 2, 1000).unwrap().is_none());
-
-    s.set_banned(l, true, 3).unwrap();
-    assert_eq!(s.table(c.id).unwrap().1[0].status, "open");
-    let x1 = s.assign(x, &caps, 4, 1000).unwrap().unwrap();
-    assert_eq!(x1.workunit_id, l1.workunit_id);
-    s.submit(x, x1.lease_id, &sub(20, 1), 5).unwrap();
-    let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!(
-        (
-            rows[0].status.as_str(),
-            rows[0].nodes,
-            rows[0].agreeing_results
-        ),
-        ("valid", Some(20), 2)
-    );
-    let p = &s.progress().unwrap()[0];
-    assert_eq!((p.valid, p.failed), (1, 0));
-}
 /// Instantiates every conformance function for SQLite and PostgreSQL.
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
@@ -813,5 +677,7 @@ conformance!(
     quarantine_reopens_what_the_worker_validated,
     ban_releases_leases_and_unban_forgives,
     quarantine_reopens_what_the_worker_made_fail,
+    an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
+    a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
     credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration,
 );

@@ -1,7 +1,7 @@
 //! Perft against every published reference set (depth-limited in the default run; the release
 //! check `tests/reference_deep.rs` goes deeper).
 
-mod common;
+use crate::common;
 
 use c960_common::epd::PerftLine;
 use c960_common::{CastlingNotation, Position, StartPosition, perft};
@@ -62,7 +62,7 @@ fn all_960_start_positions_to_depth_4() {
 
 #[test]
 fn oeis_sums_to_depth_4() {
-    let oeis: Vec<u128> = include_str!("data/oeis_a157851.txt")
+    let oeis: Vec<u128> = include_str!("../data/oeis_a157851.txt")
         .lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
@@ -76,19 +76,19 @@ fn oeis_sums_to_depth_4() {
 
 #[test]
 fn cpw_960_positions_to_depth_4() {
-    let lines = lines(include_str!("data/chess960_cpw.epd"));
+    let lines = lines(include_str!("../data/chess960_cpw.epd"));
     assert_eq!(lines.len(), 960);
     assert_eq!(check_lines("cpw", &lines, 4), 960 * 4);
 }
 
 #[test]
 fn tricky_positions_to_depth_5() {
-    let lines = lines(include_str!("data/tricky.epd"));
+    let lines = lines(include_str!("../data/tricky.epd"));
     assert!(check_lines("tricky", &lines, 5) > 80);
 }
 
 #[test]
 fn standard_positions_to_depth_4() {
-    let lines = lines(include_str!("data/standard.epd"));
+    let lines = lines(include_str!("../data/standard.epd"));
     assert!(check_lines("standard", &lines, 4) > 400);
 }

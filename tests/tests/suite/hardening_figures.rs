@@ -1,5 +1,5 @@
 //! The measurements behind `docs/security-results.md` (issues 12 and 31), run by hand:
-//! `cargo test -p c960-tests --test hardening_figures -- --ignored --nocapture --test-threads 1`.
+//! `cargo test -p c960-tests --test suite -- --ignored --nocapture --test-threads 1 hardening_figures::`.
 //! They print figures and assert nothing about speed.
 
 use std::time::{Duration, Instant};
@@ -129,7 +129,7 @@ async fn fetch_latency_beside_export_loops() {
 async fn admin_token_guess_rate() {
     let admin = "admin-token-for-tests-0123456789";
     let server = TestServer::start(Config {
-        admin_token_hash: Some(c960_coordinator::api::auth::sha256(admin)),
+        admin_token_hash: Some(c960_coordinator::secrets::sha256(admin)),
         ..quick_config()
     })
     .await;

@@ -27,7 +27,7 @@ fn engines() -> Vec<PerftEngine> {
 #[test]
 fn every_engine_configuration_matches_the_reference() {
     let engines = engines();
-    let text = include_str!("data/tricky.epd");
+    let text = include_str!("../data/tricky.epd");
     let lines: Vec<_> = text
         .lines()
         .filter_map(|l| parse_perft_line(l).unwrap())

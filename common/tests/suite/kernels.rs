@@ -5,7 +5,7 @@
 //! The other perft tests use [`Kernel::best`] only; this one makes sure the copies that other
 //! CPUs will pick are exact too, as far as this CPU can run them.
 
-mod common;
+use crate::common;
 
 use c960_common::perft::{Kernel, perft_with};
 use c960_common::{CastlingNotation, PerftEngine, PerftOptions, Position, StartPosition};
@@ -39,9 +39,9 @@ fn every_kernel_agrees_with_cozy_chess_on_random_play() {
 #[test]
 fn every_kernel_matches_the_reference_sets() {
     let kernels = available();
-    let mut lines = common::lines(include_str!("data/tricky.epd"));
-    lines.extend(common::lines(include_str!("data/chess960_cpw.epd")));
-    lines.extend(common::lines(include_str!("data/standard.epd")));
+    let mut lines = common::lines(include_str!("../data/tricky.epd"));
+    lines.extend(common::lines(include_str!("../data/chess960_cpw.epd")));
+    lines.extend(common::lines(include_str!("../data/standard.epd")));
     for line in &lines {
         let pos = Position::from_fen(&line.fen).unwrap();
         for &(depth, nodes) in line
@@ -82,7 +82,7 @@ fn every_kernel_in_the_hashed_engine() {
             seed: 7,
         })
         .with_kernel(k);
-        for line in common::lines(include_str!("data/tricky.epd")) {
+        for line in common::lines(include_str!("../data/tricky.epd")) {
             let pos = Position::from_fen(&line.fen).unwrap();
             for &(depth, nodes) in line
                 .counts

@@ -517,18 +517,19 @@ async fn heartbeats_renew_only_the_holders_open_leases() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_of_one_enrolment_token_are_told_to_use_another() {
-    use c960_coordinator::api::auth::{self, Enrolment};
+    use c960_coordinator::api::auth::Enrolment;
+    use c960_coordinator::secrets;
     let server = TestServer::start(Config {
         enrolment: Enrolment::Tokens,
         ..quick_config()
     })
     .await;
-    let secret = auth::new_secret();
+    let secret = secrets::new_secret();
     let minted = server
         .store
-        .mint_enrolment_token("one volunteer", 2, &auth::sha256(&secret), 0)
+        .mint_enrolment_token("one volunteer", 2, &secrets::sha256(&secret), 0)
         .unwrap();
-    let token = auth::format_token(minted.id, &secret);
+    let token = secrets::format_token(minted.id, &secret);
     let enrolled = || {
         Client::new(&server.url)
             .unwrap()

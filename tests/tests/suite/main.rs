@@ -1,0 +1,37 @@
+//! The integration tests: real `serve`, `run` and `c960-worker` processes on 127.0.0.1 (port 0), real SQLite files and PostgreSQL, real engines.
+//!
+//! One test binary for the crate (ripgrep's layout): each file of this folder is a module, so
+//! CI builds and links one binary instead of one per file. Run one file's tests with a filter:
+//! `cargo test --test suite FILE::`.
+
+mod adversary;
+mod analysis;
+mod balance_tables;
+mod batch;
+mod big_submissions;
+mod campaigns;
+mod cli;
+mod crash_resume;
+mod exports;
+mod family;
+mod first_hour;
+mod flood;
+mod hardening;
+mod hardening_figures;
+mod hostile_text;
+mod lying_worker;
+mod main_job;
+mod malformed;
+mod metrics;
+mod overhead;
+mod pages;
+mod quiet_defaults;
+mod scale;
+mod scale_out;
+mod security;
+mod selfplay;
+mod split;
+mod tidy;
+mod tls;
+mod volunteer;
+mod worker_killed;
