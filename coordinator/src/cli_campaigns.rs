@@ -13,7 +13,7 @@ use c960_coordinator::scheduler::{CampaignAction, CampaignState};
 use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
 use clap::Subcommand;
 
-use crate::{SelfPlayArgs, StartsArgs, plies};
+use crate::{CampaignArgs, plies};
 
 #[derive(Subcommand)]
 pub enum CampaignCommand {
@@ -26,39 +26,17 @@ pub enum CampaignCommand {
         /// SQLite database file (`serve --db` creates it), or a `postgres://` URL.
         #[arg(long)]
         db: PathBuf,
-        /// Perft depth, or search depth with --analyse (not with --self-play).
-        #[arg(
-            long,
-            required_unless_present = "self_play",
-            allow_negative_numbers = true
-        )]
-        depth: Option<i64>,
-        /// An analysis campaign (fixed-depth search per start position) instead of perft.
-        #[arg(long, conflicts_with = "self_play")]
-        analyse: bool,
         #[command(flatten)]
-        self_play: SelfPlayArgs,
+        campaign: CampaignArgs,
         /// With --analyse or --self-play: `builtin` (default) or `uci` (volunteers' UCI engines).
         #[arg(long)]
         engine: Option<String>,
-        /// Perft: split each start position at this ply, merging transpositions (0: no split;
-        /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
-        #[arg(long, default_value = "auto")]
-        split_ply: String,
-        /// Agreeing results from distinct workers needed per workunit.
-        #[arg(long, default_value_t = 2)]
-        quorum: u32,
-        /// Results per workunit after which it fails without quorum (default quorum + 2).
-        #[arg(long)]
-        max_results: Option<u32>,
         /// A name for the campaign.
         #[arg(long)]
         name: Option<String>,
         /// Scheduling priority: campaigns of higher priority are served first.
         #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
         priority: i64,
-        #[command(flatten)]
-        starts: StartsArgs,
         /// Create it even when it is past the bound (a million workunits, a day a workunit).
         #[arg(long)]
         force: bool,
@@ -175,16 +153,19 @@ pub fn run(
     match command {
         CampaignCommand::Add {
             db,
-            depth,
-            analyse,
-            self_play,
+            campaign:
+                CampaignArgs {
+                    depth,
+                    analyse,
+                    self_play,
+                    split_ply,
+                    starts,
+                    quorum,
+                    max_results,
+                },
             engine,
-            split_ply,
-            quorum,
-            max_results,
             name: label,
             priority,
-            starts,
             force,
         } => {
             let budget = self_play.budget();

@@ -3,9 +3,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use c960_coordinator::export::{self, Format};
 #[cfg(feature = "run")]
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
@@ -20,7 +19,7 @@ mod cli_workers;
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
 #[derive(Parser)]
-#[command(name = "c960-coordinator", version = c960_worker::build_info::version_line(), about)]
+#[command(name = "c960-coordinator", version = c960_compute::build_info::version_line(), about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -79,26 +78,12 @@ enum Command {
     /// done and how to resume (the same --db), and exits with status 130.
     #[cfg(feature = "run")]
     Run {
-        /// Perft depth, or search depth with --analyse (not with --self-play).
-        #[arg(
-            long,
-            required_unless_present = "self_play",
-            allow_negative_numbers = true
-        )]
-        depth: Option<i64>,
-        /// An analysis campaign (fixed-depth search per start position) instead of perft.
-        #[arg(long, conflicts_with = "self_play")]
-        analyse: bool,
         #[command(flatten)]
-        self_play: SelfPlayArgs,
+        campaign: CampaignArgs,
         /// With --analyse or --self-play: `builtin`, or `uci:COMMAND` for a UCI engine such as
         /// /usr/games/stockfish or "node /opt/sf/stockfish-19-single.js".
         #[arg(long)]
         engine: Option<String>,
-        /// Perft: split each start position at this ply, merging transpositions (0: no split;
-        /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
-        #[arg(long, default_value = "auto")]
-        split_ply: String,
         /// Perft hash table per local worker in MiB, kept across workunits (0: none).
         #[arg(long, default_value_t = 256)]
         hash: u32,
@@ -113,18 +98,40 @@ enum Command {
         /// Write the CSV table here (default: stdout, before the total).
         #[arg(long)]
         out: Option<PathBuf>,
-        #[command(flatten)]
-        starts: StartsArgs,
-        /// Agreeing results from distinct workers needed per workunit.
-        #[arg(long, default_value_t = 2)]
-        quorum: u32,
-        /// Results per workunit after which it fails without quorum (default quorum + 2).
-        #[arg(long)]
-        max_results: Option<u32>,
         /// Lease duration in seconds.
         #[arg(long, default_value_t = 3600)]
         lease_secs: u64,
     },
+}
+
+/// What a campaign computes and how it is validated: the options `campaign add` and `run`
+/// share (one struct, so the two cannot drift).
+#[derive(clap::Args)]
+struct CampaignArgs {
+    /// Perft depth, or search depth with --analyse (not with --self-play).
+    #[arg(
+        long,
+        required_unless_present = "self_play",
+        allow_negative_numbers = true
+    )]
+    depth: Option<i64>,
+    /// An analysis campaign (fixed-depth search per start position) instead of perft.
+    #[arg(long, conflicts_with = "self_play")]
+    analyse: bool,
+    #[command(flatten)]
+    self_play: SelfPlayArgs,
+    /// Perft: split each start position at this ply, merging transpositions (0: no split;
+    /// auto: the smallest ply that keeps a workunit under ten minutes on one core).
+    #[arg(long, default_value = "auto")]
+    split_ply: String,
+    #[command(flatten)]
+    starts: StartsArgs,
+    /// Agreeing results from distinct workers needed per workunit.
+    #[arg(long, default_value_t = 2)]
+    quorum: u32,
+    /// Results per workunit after which it fails without quorum (default quorum + 2).
+    #[arg(long)]
+    max_results: Option<u32>,
 }
 
 /// A self-play campaign's budget (`campaign add` and `run`).
@@ -285,7 +292,7 @@ fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCom
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(code) =
-        c960_worker::install_files::intercept(&args, <Cli as CommandFactory>::command)
+        c960_compute::install_files::intercept(&args, <Cli as CommandFactory>::command)
     {
         return code;
     }
@@ -372,24 +379,27 @@ fn main() -> ExitCode {
         }
         #[cfg(feature = "run")]
         Command::Run {
-            depth,
-            analyse,
-            self_play,
+            campaign:
+                CampaignArgs {
+                    depth,
+                    analyse,
+                    self_play,
+                    split_ply,
+                    starts,
+                    quorum,
+                    max_results,
+                },
             engine,
-            split_ply,
             hash,
             local_workers,
             db,
             out,
-            starts,
-            quorum,
-            max_results,
             lease_secs,
         } => {
             let (analysis, uci) = if analyse || self_play.self_play {
                 parse_run_engine(engine.as_deref().unwrap_or("builtin"))?
             } else if engine.is_some() {
-                bail!("--engine is for --analyse and --self-play");
+                anyhow::bail!("--engine is for --analyse and --self-play");
             } else {
                 (None, None)
             };
@@ -411,7 +421,7 @@ fn main() -> ExitCode {
                 seed: starts.seed,
                 quorum,
                 max_results,
-                lease: Duration::from_secs(lease_secs.max(1)),
+                lease: std::time::Duration::from_secs(lease_secs.max(1)),
                 progress: true,
             };
             Ok(match run::run(opts)? {

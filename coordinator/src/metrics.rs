@@ -116,8 +116,8 @@ fn build() -> prometheus::Result<Metrics> {
     )?;
     build_info
         .with_label_values(&[
-            c960_worker::build_info::VERSION,
-            c960_worker::build_info::COMMIT,
+            c960_compute::build_info::VERSION,
+            c960_compute::build_info::COMMIT,
             &c960_common::wire::PROTOCOL_VERSION.to_string(),
         ])
         .set(1);

@@ -7,10 +7,8 @@
 
 pub mod assignment;
 pub mod backoff;
-pub mod build_info;
 pub mod client;
 pub mod identity;
-pub mod install_files;
 pub mod machine;
 pub mod report;
 pub mod runner;

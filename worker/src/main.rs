@@ -59,7 +59,7 @@ enum Command {
 /// The version line: the build (version, commit, protocol), and the CPU features its perft
 /// engine picked on this machine.
 fn version() -> String {
-    let line = c960_worker::build_info::version_line();
+    let line = c960_compute::build_info::version_line();
     let features = c960_common::perft::cpu_features();
     // `0.2.0 (commit …, protocol 5, perft: …)`
     format!("{}, perft: {features})", line.trim_end_matches(')'))
@@ -76,8 +76,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // The packaged man pages name the build, not the CPU of the machine that built them.
-    let plain = || Cli::command().version(c960_worker::build_info::version_line());
-    if let Some(code) = c960_worker::install_files::intercept(&args, plain) {
+    let plain = || Cli::command().version(c960_compute::build_info::version_line());
+    if let Some(code) = c960_compute::install_files::intercept(&args, plain) {
         return code;
     }
     // Built once per process; clap keeps `&'static str`s.
