@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
 use crate::assembly::SplitUnit;
-use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign};
-use crate::scheduler::{self, CampaignStatus, QuorumPolicy, Transition};
+use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, NewWorkunit};
+use crate::scheduler::{self, CampaignStatus};
 use crate::store::RowStatus;
 use crate::store::codes::{
     check, hex, kind_code, replica_state, result_outcome, row_status, status_code, u64_to_db,
@@ -22,7 +22,6 @@ pub(super) fn create_campaign(
     now_ms: i64,
 ) -> StoreResult<Campaign> {
     let positions = c.positions_text();
-    let family_units = c.family_units().map_err(StoreError::Db)?;
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
         let engine = c.analysis.map(|e| e.name().to_string());
@@ -34,40 +33,26 @@ pub(super) fn create_campaign(
         )?.i64(0)?;
         let kind = kind_code(c.analysis, c.self_play.is_some());
         let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
-        let needed = match scheduler::transition(QuorumPolicy { quorum: c.quorum, max_results: c.max_results }, &[]) {
-            Transition::Pending { needed } => needed,
-            _ => c.quorum,
-        };
+        let needed = c.needed();
         // All workunits go in this one transaction through prepared statements: a campaign
-        // appears whole or not at all, and there is no per-unit commit.
-        for &sp in &c.positions {
-            let start = c960_common::StartPosition::new(u32::from(sp)).map_err(|e| StoreError::Db(e.to_string()))?;
-            if c.split_ply > 0 {
-                let sub_depth = c.depth - c.split_ply;
-                for node in c960_common::split::split(&start.position(), c.split_ply) {
-                    let moves: Vec<(&String, &u64)> = node.by_first_move.iter().collect();
-                    let moves = serde_json::to_string(&moves).map_err(|e| StoreError::Db(e.to_string()))?;
-                    tx.exec(
-                        "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, origin_sp, multiplicity, first_moves)
-                         VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9)",
-                        params![id, node.fen, sub_depth, c.quorum, c.max_results, needed, sp, u64_to_db(node.multiplicity), moves],
-                    )?;
-                }
-                continue;
-            }
-            let fen = start.position().to_fen(c960_common::CastlingNotation::Shredder);
-            let known = if c.analysis.is_none() { crate::known::perft(sp, c.depth).map(u64_to_db) } else { None };
-            tx.exec(
-                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, known_nodes, games, move_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, known, games, move_nodes],
-            )?;
-        }
-        // Other families: the FEN is all a worker needs; the number is kept for exports.
-        for (number, fen) in &family_units {
-            tx.exec(
-                "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, family_number, games, move_nodes) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                params![id, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, number, games, move_nodes],
-            )?;
+        // appears whole or not at all, and there is no per-unit commit. What they are is
+        // `NewCampaign::workunits`'s decision; here they are only written.
+        for unit in c.workunits() {
+            match unit.map_err(StoreError::Db)? {
+                NewWorkunit::Split { origin_sp, fen, depth, multiplicity, first_moves } => tx.exec(
+                    "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, origin_sp, multiplicity, first_moves)
+                     VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9)",
+                    params![id, fen, depth, c.quorum, c.max_results, needed, origin_sp, u64_to_db(multiplicity), first_moves],
+                )?,
+                NewWorkunit::Start { sp, fen, known_nodes } => tx.exec(
+                    "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, known_nodes, games, move_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, known_nodes.map(u64_to_db), games, move_nodes],
+                )?,
+                NewWorkunit::Family { number, fen } => tx.exec(
+                    "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, family_number, games, move_nodes) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    params![id, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, number, games, move_nodes],
+                )?,
+            };
         }
         // The counters the triggers keep from now on start from the units just inserted.
         tx.exec(

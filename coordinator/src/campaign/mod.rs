@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::sizing::{self, Estimate};
 use crate::store::CampaignKind;
 
+mod workunits;
+
+pub use workunits::NewWorkunit;
+
 /// The table size of every analysis workunit, in MiB. Fixed per campaign because it is part of
 /// the reproducibility contract: replicas searched with different tables may differ.
 pub const ANALYSIS_HASH_MIB: u32 = search::DEFAULT_HASH_MIB as u32;
@@ -298,18 +302,6 @@ impl NewCampaign {
         } else {
             format_numbers(&self.numbers)
         }
-    }
-
-    /// The workunits of a family other than Chess960: start number and Shredder-FEN (none for
-    /// Chess960, whose workunits name their Scharnagl number).
-    pub fn family_units(&self) -> Result<Vec<(u32, String)>, String> {
-        self.numbers
-            .iter()
-            .map(|&n| {
-                let start = self.family.start(u64::from(n)).map_err(|e| e.to_string())?;
-                Ok((n, start.fen()))
-            })
-            .collect()
     }
 }
 
@@ -741,11 +733,13 @@ mod tests {
         let c = NewCampaign::in_family(Family::Shuffle, 3, 2, None, vec![0, 1, 2, 7]).unwrap();
         assert_eq!(c.positions_text(), "0-2,7");
         assert!(c.positions.is_empty());
-        let units = c.family_units().unwrap();
-        assert_eq!(units[0].0, 0);
+        let units: Vec<_> = c.workunits().map(Result::unwrap).collect();
         assert_eq!(
-            units[0].1,
-            "bbknnqrr/pppppppp/8/8/8/8/PPPPPPPP/BBKNNQRR w - - 0 1"
+            units[0],
+            NewWorkunit::Family {
+                number: 0,
+                fen: "bbknnqrr/pppppppp/8/8/8/8/PPPPPPPP/BBKNNQRR w - - 0 1".into()
+            }
         );
         assert!(c.clone().split_at(1).unwrap_err().contains("chess960"));
         let (f, all) = select_starts("shuffle-nc", None, None, 0).unwrap();
@@ -760,6 +754,9 @@ mod tests {
         assert_eq!(select_starts("dfrc", None, Some(5), 3).unwrap().1.len(), 5);
         let c960 = NewCampaign::in_family(Family::Chess960, 3, 2, None, vec![518]).unwrap();
         assert_eq!((c960.positions.clone(), c960.numbers.len()), (vec![518], 0));
-        assert!(c960.family_units().unwrap().is_empty());
+        assert!(
+            c960.workunits()
+                .all(|u| matches!(u, Ok(NewWorkunit::Start { sp: 518, .. })))
+        );
     }
 }
