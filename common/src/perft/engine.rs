@@ -162,7 +162,7 @@ fn perft_hashed(kernel: Kernel, pos: &Position, depth: u32, table: &PerftTable) 
 const CHUNK: usize = 32;
 
 /// Defines a perft recursion that stores subtree counts in a [`PerftTable`]; see
-/// [`define_perft_bulk`](super::define_perft_bulk) for why this is a macro.
+/// `define_perft_bulk` (in `perft/mod.rs`) for why this is a macro.
 ///
 /// The table's memory latency is the cost to hide: nearly every probe misses the caches, and
 /// on a shared machine a random access takes hundreds of nanoseconds. So a node makes its

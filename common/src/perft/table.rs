@@ -12,7 +12,7 @@ use crate::zobrist::ZobristKey;
 /// the bucket (multiply-shift, any table size); its high 64 bits are checked.
 ///
 /// - **Remaining depth 2** (the leaves' parents, by far the most entries: about ten times those
-///   of depth 3 in a deep tree, and the most probed): [`LEAF_REGION_SIXTEENTHS`]/16 of the
+///   of depth 3 in a deep tree, and the most probed): a region that starts at 8 MiB and doubles with the job, up to half the
 ///   table, six entries per bucket: six `check` words, six 16-bit `stored` counts (the count
 ///   plus one, 0 for an empty entry; a depth-2 count is at most 218² = 47,524) and six 4-bit
 ///   generation stamps. `check` = the key's high half XORed with `stored` spread over 64 bits
