@@ -30,6 +30,14 @@ pub enum Enrolment {
 }
 
 impl Enrolment {
+    /// Whether a worker that just registered is the operator's own, and so trusted at once:
+    /// only where the configuration says the enrolment secret's holders are the operator's
+    /// (`trust_enrolled`: `run`'s in-process workers) and the worker presented that secret.
+    /// Tokens and open enrolment never trust anyone at registration: trust is earned by checks.
+    pub fn trusts_at_registration(&self, trust_enrolled: bool, secret_presented: bool) -> bool {
+        trust_enrolled && matches!(self, Enrolment::Secret(_)) && secret_presented
+    }
+
     /// A policy requiring this secret.
     pub fn secret(secret: &str) -> Enrolment {
         Enrolment::Secret(sha256(secret))
@@ -141,6 +149,20 @@ mod tests {
         assert_eq!(bearer("Basic abc"), None);
         assert_eq!(bearer("Bearer "), None);
         assert_eq!(bearer("Bearerabc"), None);
+    }
+
+    #[test]
+    fn only_the_operators_own_secret_holders_are_trusted_at_registration() {
+        let secret = Enrolment::secret("s3cret-s3cret-s3cret");
+        assert!(secret.trusts_at_registration(true, true));
+        assert!(
+            !secret.trusts_at_registration(false, true),
+            "serve: earned by checks"
+        );
+        assert!(!secret.trusts_at_registration(true, false));
+        for other in [Enrolment::Open, Enrolment::Tokens, Enrolment::Closed] {
+            assert!(!other.trusts_at_registration(true, true), "{other:?}");
+        }
     }
 
     #[test]

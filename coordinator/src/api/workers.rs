@@ -89,9 +89,10 @@ async fn register(
     }
     let secret = crate::secrets::new_secret();
     let hash = crate::secrets::sha256(&secret);
-    let operator_own = st.config.trust_enrolled
-        && matches!(st.config.enrolment, Enrolment::Secret(_))
-        && req.enrol_secret.is_some();
+    let operator_own = st
+        .config
+        .enrolment
+        .trusts_at_registration(st.config.trust_enrolled, req.enrol_secret.is_some());
     let store = st.store.clone();
     let (name, engine_log) = (req.name.clone(), engine.clone());
     let id = blocking(move || {
