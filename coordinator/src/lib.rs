@@ -4,7 +4,8 @@
 //! - [`store`]: everything persistent, behind the [`store::Store`] trait (`store/sqlite/`: the
 //!   embedded SQLite backend).
 //! - [`scheduler`]: the transitioner and leasing rules, pure functions.
-//! - [`validator`]: quorum by digest and result sanity checks, pure functions.
+//! - [`validator`]: quorum by digest and result sanity checks, pure functions; [`judge`]: the
+//!   verdict on a submitted result against its lease, and a request's settlements (pure).
 //! - [`api`]: the HTTP side ([`api::app`]): state, error, extractors and layers at the bottom,
 //!   one file per route group above them (worker protocol, admin, public reads, pages, health).
 //! - [`trust`]: the integrity rules against colluding sybils (trust, checks, plausibility,
@@ -32,6 +33,7 @@ pub mod clock;
 pub mod conn;
 pub mod enrolment;
 pub mod export;
+pub mod judge;
 pub mod known;
 pub mod label;
 pub mod metrics;

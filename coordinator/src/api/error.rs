@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use c960_common::error_code::ErrorCode;
 use c960_common::wire::ErrorBody;
 
+use crate::judge::{Fault, Refusal};
 use crate::store::StoreError;
 
 /// The one error type of the API.
@@ -75,48 +76,144 @@ impl IntoResponse for ApiError {
 }
 
 impl From<StoreError> for ApiError {
+    /// The store's code ([`StoreError::code`]) with the status of its kind of refusal.
     fn from(e: StoreError) -> Self {
-        let msg = e.to_string();
+        let status = match e {
+            StoreError::UnknownWorker(_) | StoreError::Enrolment(_) => StatusCode::UNAUTHORIZED,
+            StoreError::UnknownWorkunit(_)
+            | StoreError::UnknownLease(_)
+            | StoreError::UnknownCampaign(_) => StatusCode::NOT_FOUND,
+            StoreError::LeaseNotYours(_) | StoreError::NotInGoodStanding { .. } => {
+                StatusCode::FORBIDDEN
+            }
+            StoreError::LeaseClosed(..)
+            | StoreError::LeaseExpired(_)
+            | StoreError::CampaignCancelled(..) => StatusCode::CONFLICT,
+            StoreError::LeaseLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
+            StoreError::Db(_) | StoreError::Backend { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            StoreError::Bad(_) => StatusCode::BAD_REQUEST,
+        };
+        let error = ApiError::new(status, e.code(), e.to_string());
         match e {
-            StoreError::UnknownWorker(_) => {
-                ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::UnknownWorker, msg)
+            StoreError::LeaseLimit { .. } => error.with_retry_after(60),
+            _ => error,
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    /// A submitted result's refusal: the store's as [`From<StoreError>`] maps it; a result
+    /// refused on its merits is 422.
+    fn from(r: Refusal) -> Self {
+        match r {
+            Refusal::Store(e) => e.into(),
+            Refusal::Fault(Fault { code, message }) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
             }
-            StoreError::UnknownWorkunit(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::UnknownWorkunit, msg)
-            }
-            StoreError::UnknownLease(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::UnknownLease, msg)
-            }
-            StoreError::LeaseNotYours(_) => {
-                ApiError::new(StatusCode::FORBIDDEN, ErrorCode::LeaseNotYours, msg)
-            }
-            StoreError::LeaseClosed(..) => {
-                ApiError::new(StatusCode::CONFLICT, ErrorCode::LeaseClosed, msg)
-            }
-            StoreError::LeaseExpired(_) => {
-                ApiError::new(StatusCode::CONFLICT, ErrorCode::LeaseExpired, msg)
-            }
-            StoreError::LeaseLimit { .. } => {
-                ApiError::new(StatusCode::TOO_MANY_REQUESTS, ErrorCode::LeaseLimit, msg)
-                    .with_retry_after(60)
-            }
-            StoreError::NotInGoodStanding { banned: true, .. } => {
-                ApiError::new(StatusCode::FORBIDDEN, ErrorCode::WorkerBanned, msg)
-            }
-            StoreError::NotInGoodStanding { banned: false, .. } => {
-                ApiError::new(StatusCode::FORBIDDEN, ErrorCode::WorkerQuarantined, msg)
-            }
-            StoreError::UnknownCampaign(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::UnknownCampaign, msg)
-            }
-            StoreError::CampaignCancelled(..) => {
-                ApiError::new(StatusCode::CONFLICT, ErrorCode::CampaignCancelled, msg)
-            }
-            StoreError::Enrolment(code) => ApiError::new(StatusCode::UNAUTHORIZED, code, msg),
-            StoreError::Db(_) | StoreError::Backend { .. } => {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, msg)
-            }
-            StoreError::Bad(_) => ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadField, msg),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_refusal_gets_its_status_and_code() {
+        let cases: [(ApiError, u16, ErrorCode); 16] = [
+            (
+                StoreError::UnknownWorker(1).into(),
+                401,
+                ErrorCode::UnknownWorker,
+            ),
+            (
+                StoreError::UnknownWorkunit(1).into(),
+                404,
+                ErrorCode::UnknownWorkunit,
+            ),
+            (
+                StoreError::UnknownLease(1).into(),
+                404,
+                ErrorCode::UnknownLease,
+            ),
+            (
+                StoreError::LeaseNotYours(1).into(),
+                403,
+                ErrorCode::LeaseNotYours,
+            ),
+            (
+                StoreError::LeaseClosed(1, "returned").into(),
+                409,
+                ErrorCode::LeaseClosed,
+            ),
+            (
+                StoreError::LeaseExpired(1).into(),
+                409,
+                ErrorCode::LeaseExpired,
+            ),
+            (
+                StoreError::LeaseLimit {
+                    worker: 1,
+                    open: 2,
+                    cap: 2,
+                }
+                .into(),
+                429,
+                ErrorCode::LeaseLimit,
+            ),
+            (
+                StoreError::NotInGoodStanding {
+                    worker: 1,
+                    banned: true,
+                }
+                .into(),
+                403,
+                ErrorCode::WorkerBanned,
+            ),
+            (
+                StoreError::NotInGoodStanding {
+                    worker: 1,
+                    banned: false,
+                }
+                .into(),
+                403,
+                ErrorCode::WorkerQuarantined,
+            ),
+            (
+                StoreError::UnknownCampaign(1).into(),
+                404,
+                ErrorCode::UnknownCampaign,
+            ),
+            (
+                StoreError::CampaignCancelled(1, "cancelled").into(),
+                409,
+                ErrorCode::CampaignCancelled,
+            ),
+            (
+                StoreError::Enrolment(ErrorCode::EnrolmentTokenRevoked).into(),
+                401,
+                ErrorCode::EnrolmentTokenRevoked,
+            ),
+            (StoreError::Db("x".into()).into(), 500, ErrorCode::Internal),
+            (StoreError::Bad("x".into()).into(), 400, ErrorCode::BadField),
+            (
+                Refusal::Store(StoreError::LeaseExpired(1)).into(),
+                409,
+                ErrorCode::LeaseExpired,
+            ),
+            (
+                Refusal::Fault(Fault {
+                    code: ErrorCode::DigestMismatch,
+                    message: "the digest does not match the payload".into(),
+                })
+                .into(),
+                422,
+                ErrorCode::DigestMismatch,
+            ),
+        ];
+        for (e, status, code) in cases {
+            assert_eq!((e.status.as_u16(), e.code), (status, code), "{}", e.message);
+            assert_eq!(e.retry_after_secs.is_some(), status == 429, "{}", e.message);
         }
     }
 }

@@ -1,22 +1,22 @@
 //! The HTTP API, in layers. Bottom: [`error`] (the one error type), [`limits`] and [`auth`]
-//! (rate limits, tokens: pure), [`state`] (the shared state and tunables), [`judge`] (the pure
-//! decisions on submitted results), [`extract`] (extractors) and [`layers`] (middleware, gzip,
-//! CORS). Above them, one file per route group: [`workers`] (the worker protocol), [`admin`],
-//! [`public`] (status and exports), [`pages`] (the web pages), [`health`] (`/metrics`,
-//! `/healthz`, `/readyz`). Nothing below the routes imports a route file (a test checks it).
+//! (rate limits, tokens: pure), [`state`] (the shared state and tunables), [`extract`]
+//! (extractors) and [`layers`] (middleware, gzip, CORS). Above them, one file per route group:
+//! [`workers`] (the worker protocol), [`admin`], [`public`] (status and exports), [`pages`] (the
+//! web pages), [`health`] (`/metrics`, `/healthz`, `/readyz`). Nothing below the routes imports
+//! a route file (a test checks it).
 //!
 //! Worker endpoints take and return bincode bodies ([`c960_common::codec`]) and, after
 //! registration, a bearer token; human endpoints are public and return JSON, CSV or HTML; admin
 //! endpoints need the admin token. Every refusal is an [`ApiError`]: HTTP status +
-//! machine-readable code + message, as a JSON body on every endpoint. `docs/protocol.md` lists
-//! the codes.
+//! machine-readable code + message, as a JSON body on every endpoint; the decisions behind them
+//! are the domain's ([`crate::judge`] for submitted results, the store's refusals), and the
+//! status each gets is decided here ([`error`]). `docs/protocol.md` lists the codes.
 
 pub mod admin;
 pub mod auth;
 pub mod error;
 pub mod extract;
 pub mod health;
-pub mod judge;
 pub mod layers;
 pub mod limits;
 pub mod pages;
@@ -83,11 +83,10 @@ mod layout {
     const ROUTES: [&str; 5] = ["workers", "admin", "public", "pages", "health"];
 
     /// Each api file and the api modules it may import (bottom first).
-    const ALLOWED: [(&str, &str, &[&str]); 12] = [
+    const ALLOWED: [(&str, &str, &[&str]); 11] = [
         ("error", include_str!("error.rs"), &[]),
         ("limits", include_str!("limits.rs"), &["error"]),
         ("auth", include_str!("auth.rs"), &["error"]),
-        ("judge", include_str!("judge.rs"), &["error"]),
         (
             "state",
             include_str!("state.rs"),
@@ -106,7 +105,7 @@ mod layout {
         (
             "workers",
             include_str!("workers.rs"),
-            &["error", "auth", "extract", "judge", "layers", "state"],
+            &["error", "auth", "extract", "layers", "state"],
         ),
         (
             "admin",

@@ -1,7 +1,8 @@
 //! The worker protocol (`POST /api/v1/{register,fetch,fetch-batch,submit,submit-batch,
 //! heartbeat,standing,abandon,fail}`): bincode bodies ([`c960_common::codec`]), a bearer token after registration, rate
 //! limited per address and per worker. The handlers read and write the store; what to accept is
-//! decided in [`super::judge`] and [`crate::scheduler`].
+//! decided in [`crate::judge`] and [`crate::scheduler`], and its refusals answered as
+//! [`ApiError`]s (`api/error.rs` maps them).
 
 use axum::Router;
 use axum::extract::State;
@@ -21,13 +22,33 @@ use serde::Serialize;
 use super::auth::Enrolment;
 use super::error::ApiError;
 use super::extract::{AuthedWorker, NamedBuild, Peer, Wire, wire_response};
-use super::judge::{Plan, check_label, engine_label, judge};
 use super::layers;
 use super::state::{AppState, blocking, blocking_until_dropped};
 use crate::clock::now_ms;
+use crate::judge::{Plan, judge};
 use crate::stall::{self, FetchOutcome};
 use crate::store::{Lease, Stall, Store, StoreError, WorkerRecord};
 use c960_common::wait::Waiting;
+
+/// A label a worker sent (`what`: `name`, `engine name`, …) checked by
+/// [`crate::label::check_label`], or 400 `bad_field` (too long) / `bad_label` (a control,
+/// line-break or bidirectional character).
+fn check_label(what: &str, text: &str) -> Result<(), ApiError> {
+    crate::label::check_label(text).map_err(|fault| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            fault.code(),
+            format!("{what} {fault}"),
+        )
+    })
+}
+
+/// The engine as stored (`name version`), or the refusal of [`check_label`] for either part.
+fn engine_label(e: &c960_common::wire::EngineInfo) -> Result<String, ApiError> {
+    check_label("engine name", &e.name)?;
+    check_label("engine version", &e.version)?;
+    Ok(format!("{} {}", e.name, e.version))
+}
 
 /// The worker routes, rate limited per address.
 pub fn routes(state: AppState) -> Router<AppState> {
@@ -350,7 +371,11 @@ fn settle_results(
     } else {
         store.settle(worker_id, &plan.settlements, now)?
     };
-    let outcomes = plan.finish(written);
+    let outcomes: Vec<Result<(), ApiError>> = plan
+        .finish(written)
+        .into_iter()
+        .map(|o| o.map_err(ApiError::from))
+        .collect();
     crate::metrics::results_settled(
         worker_id,
         outcomes
@@ -482,4 +507,40 @@ async fn abandon(
     let store = st.store.clone();
     blocking(move || Ok(store.abandon(w.id, req.lease_id, now_ms())?)).await?;
     wire_response(&AbandonResponse::Released)
+}
+
+#[cfg(test)]
+mod tests {
+    use c960_common::error_code::ErrorCode;
+
+    use super::{check_label, engine_label};
+    use crate::label::MAX_LABEL_BYTES;
+
+    #[test]
+    fn labels_are_bounded() {
+        let e = |name: &str| c960_common::wire::EngineInfo {
+            name: name.into(),
+            version: "1".into(),
+        };
+        assert_eq!(engine_label(&e("c960")).unwrap(), "c960 1");
+        let long = "x".repeat(MAX_LABEL_BYTES + 1);
+        assert_eq!(
+            engine_label(&e(&long)).unwrap_err().code,
+            ErrorCode::BadField
+        );
+        let turned = engine_label(&e("sf\u{202E}")).unwrap_err();
+        assert_eq!(
+            (turned.status.as_u16(), turned.code),
+            (400, ErrorCode::BadLabel)
+        );
+        assert!(
+            turned
+                .message
+                .starts_with("engine name holds the bidirectional control U+202E")
+        );
+        assert_eq!(
+            check_label("name", "w\u{7}").unwrap_err().code,
+            ErrorCode::BadLabel
+        );
+    }
 }

@@ -79,6 +79,27 @@ impl StoreError {
         }
     }
 
+    /// The machine-readable code a refusal of this kind is answered with (`api/error.rs`
+    /// decides the HTTP status).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            StoreError::UnknownWorker(_) => ErrorCode::UnknownWorker,
+            StoreError::UnknownWorkunit(_) => ErrorCode::UnknownWorkunit,
+            StoreError::UnknownLease(_) => ErrorCode::UnknownLease,
+            StoreError::LeaseNotYours(_) => ErrorCode::LeaseNotYours,
+            StoreError::LeaseClosed(..) => ErrorCode::LeaseClosed,
+            StoreError::LeaseExpired(_) => ErrorCode::LeaseExpired,
+            StoreError::LeaseLimit { .. } => ErrorCode::LeaseLimit,
+            StoreError::NotInGoodStanding { banned: true, .. } => ErrorCode::WorkerBanned,
+            StoreError::NotInGoodStanding { banned: false, .. } => ErrorCode::WorkerQuarantined,
+            StoreError::UnknownCampaign(_) => ErrorCode::UnknownCampaign,
+            StoreError::CampaignCancelled(..) => ErrorCode::CampaignCancelled,
+            StoreError::Enrolment(code) => *code,
+            StoreError::Db(_) | StoreError::Backend { .. } => ErrorCode::Internal,
+            StoreError::Bad(_) => ErrorCode::BadField,
+        }
+    }
+
     /// Whether this is the database's failure (a 500, and it aborts a whole batch) rather than
     /// a refusal on the request's merits.
     pub fn is_internal(&self) -> bool {

@@ -1,38 +1,52 @@
-//! The decisions on submitted results, pure: [`judge`] checks one result against its lease
-//! and gives a [`Verdict`]; [`Plan`] turns the verdicts of a request into the settlements the
-//! store writes in one transaction, and the store's outcomes back into one answer per result.
-//! The route ([`super::workers`]) only reads the leases and writes the settlements.
+//! The decisions on submitted results, pure and free of HTTP: [`judge`] checks one result
+//! against its lease and gives a [`Verdict`]; [`Plan`] turns the verdicts of a request into the
+//! settlements the store writes in one transaction, and the store's outcomes back into one
+//! [`Refusal`] or acceptance per result. A refusal carries its [`ErrorCode`] and message as
+//! domain data; `api/workers.rs` reads the leases, writes the settlements and maps each refusal
+//! to its HTTP answer (`api/error.rs`: the status is decided there alone).
 
-use axum::http::StatusCode;
 use c960_common::digest::result_digest;
 use c960_common::error_code::ErrorCode;
 use c960_common::wire::{BatchedResult, WorkUnitKind};
 
-use super::error::ApiError;
 use crate::scheduler::ReplicaState;
 use crate::store::{LeaseInfo, Settlement, StoreError, StoreResult, Submission};
 use crate::{trust, validator};
 
-pub use crate::label::MAX_LABEL_BYTES;
-
-/// A label a worker sent (`what`: `name`, `engine name`, …) checked by
-/// [`crate::label::check_label`], or 400 `bad_field` (too long) / `bad_label` (a control,
-/// line-break or bidirectional character).
-pub fn check_label(what: &str, text: &str) -> Result<(), ApiError> {
-    crate::label::check_label(text).map_err(|fault| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            fault.code(),
-            format!("{what} {fault}"),
-        )
-    })
+/// A result refused on its merits (broken, lying or contradicting a known answer): what the
+/// worker is told. Its lease is closed as an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The machine-readable code.
+    pub code: ErrorCode,
+    /// What was wrong with the result.
+    pub message: String,
 }
 
-/// The engine as stored (`name version`), or the refusal of [`check_label`] for either part.
-pub fn engine_label(e: &c960_common::wire::EngineInfo) -> Result<String, ApiError> {
-    check_label("engine name", &e.name)?;
-    check_label("engine version", &e.version)?;
-    Ok(format!("{} {}", e.name, e.version))
+/// Why one submitted result was not accepted.
+#[derive(Debug)]
+pub enum Refusal {
+    /// Not this worker's open lease, or a settlement the store could not write: the store's
+    /// reason.
+    Store(StoreError),
+    /// The result itself was refused ([`Verdict::Refuse`]), once its lease was closed.
+    Fault(Fault),
+}
+
+impl Refusal {
+    /// The machine-readable code the worker is told.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Refusal::Store(e) => e.code(),
+            Refusal::Fault(f) => f.code,
+        }
+    }
+}
+
+impl From<StoreError> for Refusal {
+    fn from(e: StoreError) -> Refusal {
+        Refusal::Store(e)
+    }
 }
 
 /// What becomes of one submitted result once checked against its lease.
@@ -40,9 +54,9 @@ pub enum Verdict {
     /// Verified: store it.
     Store(Settlement),
     /// Broken or lying: close the lease as an error (a strike), and tell the worker why.
-    Refuse(Settlement, ApiError),
+    Refuse(Settlement, Fault),
     /// Not this worker's open lease: nothing to write.
-    Reject(ApiError),
+    Reject(StoreError),
 }
 
 /// Checks one result against its lease: holder, state, kind, digest (recomputed from the
@@ -60,19 +74,16 @@ pub fn judge(
     max_nodes_per_sec: u64,
 ) -> Verdict {
     let Some(lease) = lease.filter(|l| l.workunit_id == r.workunit_id) else {
-        return Verdict::Reject(StoreError::UnknownLease(r.lease_id).into());
+        return Verdict::Reject(StoreError::UnknownLease(r.lease_id));
     };
     if lease.worker_id != worker_id {
-        return Verdict::Reject(StoreError::LeaseNotYours(r.lease_id).into());
+        return Verdict::Reject(StoreError::LeaseNotYours(r.lease_id));
     }
     if lease.state != ReplicaState::InProgress {
-        return Verdict::Reject(
-            match lease.state {
-                ReplicaState::Expired => StoreError::LeaseExpired(lease.id),
-                s => StoreError::LeaseClosed(lease.id, s.name()),
-            }
-            .into(),
-        );
+        return Verdict::Reject(match lease.state {
+            ReplicaState::Expired => StoreError::LeaseExpired(lease.id),
+            s => StoreError::LeaseClosed(lease.id, s.name()),
+        });
     }
     // The replica is closed as an error (a strike, or for a failed check the evidence that
     // quarantines the worker), so that it is reissued to someone else.
@@ -83,7 +94,7 @@ pub fn judge(
                 reason,
                 failed_check,
             },
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message),
+            Fault { code, message },
         )
     };
     let refuse =
@@ -141,9 +152,9 @@ pub struct Plan {
     /// What the store writes, in one transaction.
     pub settlements: Vec<Settlement>,
     /// One answer per result, final for rejections; settled ones are completed by [`Plan::finish`].
-    outcomes: Vec<Result<(), ApiError>>,
-    /// For each settlement, the outcome slot it answers and the refusal to report once written.
-    slots: Vec<(usize, Option<ApiError>)>,
+    outcomes: Vec<Result<(), Refusal>>,
+    /// For each settlement, the outcome slot it answers and the fault to report once written.
+    slots: Vec<(usize, Option<Fault>)>,
 }
 
 impl Plan {
@@ -163,7 +174,7 @@ impl Plan {
                     plan.settlements.push(s);
                     plan.outcomes.push(Ok(()));
                 }
-                Verdict::Reject(e) => plan.outcomes.push(Err(e)),
+                Verdict::Reject(e) => plan.outcomes.push(Err(Refusal::Store(e))),
             }
         }
         plan
@@ -172,11 +183,11 @@ impl Plan {
     /// The answers once the store wrote the settlements with these outcomes (one per
     /// settlement, in order): a refusal is reported once written; a settlement the store could
     /// not write reports the store's reason.
-    pub fn finish(mut self, written: Vec<StoreResult<()>>) -> Vec<Result<(), ApiError>> {
-        for ((slot, refusal), w) in self.slots.into_iter().zip(written) {
-            self.outcomes[slot] = match (w, refusal) {
-                (Err(e), _) => Err(e.into()),
-                (Ok(()), Some(e)) => Err(e),
+    pub fn finish(mut self, written: Vec<StoreResult<()>>) -> Vec<Result<(), Refusal>> {
+        for ((slot, fault), w) in self.slots.into_iter().zip(written) {
+            self.outcomes[slot] = match (w, fault) {
+                (Err(e), _) => Err(Refusal::Store(e)),
+                (Ok(()), Some(f)) => Err(Refusal::Fault(f)),
                 (Ok(()), None) => Ok(()),
             };
         }
@@ -240,7 +251,8 @@ mod tests {
     fn code(v: &Verdict) -> Option<ErrorCode> {
         match v {
             Verdict::Store(_) => None,
-            Verdict::Refuse(_, e) | Verdict::Reject(e) => Some(e.code),
+            Verdict::Refuse(_, f) => Some(f.code),
+            Verdict::Reject(e) => Some(e.code()),
         }
     }
 
@@ -423,7 +435,7 @@ mod tests {
         let out = plan.finish(vec![Ok(()), Ok(()), Err(StoreError::LeaseExpired(11))]);
         let codes: Vec<_> = out
             .iter()
-            .map(|o| o.as_ref().err().map(|e| e.code))
+            .map(|o| o.as_ref().err().map(Refusal::code))
             .collect();
         assert_eq!(
             codes,
@@ -433,34 +445,6 @@ mod tests {
                 Some(ErrorCode::DigestMismatch),
                 Some(ErrorCode::LeaseExpired)
             ]
-        );
-    }
-
-    #[test]
-    fn labels_are_bounded() {
-        let e = |name: &str| c960_common::wire::EngineInfo {
-            name: name.into(),
-            version: "1".into(),
-        };
-        assert_eq!(engine_label(&e("c960")).unwrap(), "c960 1");
-        let long = "x".repeat(MAX_LABEL_BYTES + 1);
-        assert_eq!(
-            engine_label(&e(&long)).unwrap_err().code,
-            ErrorCode::BadField
-        );
-        let turned = engine_label(&e("sf\u{202E}")).unwrap_err();
-        assert_eq!(
-            (turned.status.as_u16(), turned.code),
-            (400, ErrorCode::BadLabel)
-        );
-        assert!(
-            turned
-                .message
-                .starts_with("engine name holds the bidirectional control U+202E")
-        );
-        assert_eq!(
-            check_label("name", "w\u{7}").unwrap_err().code,
-            ErrorCode::BadLabel
         );
     }
 }
