@@ -360,6 +360,7 @@ impl ServeArgs {
                 .map_err(|e| anyhow!("--uci: {e:#}"))?,
             trust_enrolled: false,
             trusted_proxies: TrustedProxies::new(trusted_proxy),
+            boinc: None,
         };
         let connections = ConnLimits {
             per_address: max_connections_per_address,

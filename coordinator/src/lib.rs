@@ -27,6 +27,7 @@
 pub mod api;
 pub mod assembly;
 pub mod audit;
+pub mod boinc;
 pub mod campaign;
 pub mod checker;
 pub mod clock;

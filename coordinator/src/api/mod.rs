@@ -1,9 +1,11 @@
 //! The HTTP API, in layers. Bottom: [`error`] (the one error type), [`limits`] and [`auth`]
 //! (rate limits, tokens: pure), [`state`] (the shared state and tunables), [`extract`]
-//! (extractors) and [`layers`] (middleware, gzip, CORS). Above them, one file per route group:
-//! [`workers`] (the worker protocol), [`admin`], [`public`] (status and exports), [`pages`] (the
-//! web pages), [`health`] (`/metrics`, `/healthz`, `/readyz`). Nothing below the routes imports
-//! a route file (a test checks it).
+//! (extractors), [`layers`] (middleware, gzip, CORS) and [`settle`] (judging and writing
+//! submitted results, for both kinds of client). Above them, one file per route group:
+//! [`workers`] (the worker protocol), [`boinc`] (BOINC's client protocol, `serve --boinc`),
+//! [`admin`], [`public`] (status and exports), [`pages`] (the web pages), [`health`]
+//! (`/metrics`, `/healthz`, `/readyz`). Nothing below the routes imports a route file (a test
+//! checks it).
 //!
 //! Worker endpoints take and return bincode bodies ([`c960_common::codec`]) and, after
 //! registration, a bearer token; human endpoints are public and return JSON, CSV or HTML; admin
@@ -14,6 +16,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod boinc;
 pub mod error;
 pub mod extract;
 pub mod health;
@@ -21,6 +24,7 @@ pub mod layers;
 pub mod limits;
 pub mod pages;
 pub mod public;
+pub mod settle;
 pub mod state;
 pub mod workers;
 
@@ -49,6 +53,7 @@ pub fn app(state: AppState) -> Router {
         .layer(layers::gzip());
     Router::new()
         .merge(workers::routes(state.clone()))
+        .merge(boinc::routes(&state))
         .merge(admin::routes())
         .merge(public)
         .merge(health::routes(state.store.clone()))
@@ -80,10 +85,10 @@ pub fn app(state: AppState) -> Router {
 #[cfg(test)]
 mod layout {
     /// Route files: handlers of one route group each.
-    const ROUTES: [&str; 5] = ["workers", "admin", "public", "pages", "health"];
+    const ROUTES: [&str; 6] = ["workers", "admin", "public", "pages", "health", "boinc"];
 
     /// Each api file and the api modules it may import (bottom first).
-    const ALLOWED: [(&str, &str, &[&str]); 11] = [
+    const ALLOWED: [(&str, &str, &[&str]); 13] = [
         ("error", include_str!("error.rs"), &[]),
         ("limits", include_str!("limits.rs"), &["error"]),
         ("auth", include_str!("auth.rs"), &["error"]),
@@ -102,10 +107,16 @@ mod layout {
             include_str!("layers.rs"),
             &["error", "limits", "state"],
         ),
+        ("settle", include_str!("settle.rs"), &["error"]),
         (
             "workers",
             include_str!("workers.rs"),
-            &["error", "auth", "extract", "layers", "state"],
+            &["error", "auth", "extract", "layers", "settle", "state"],
+        ),
+        (
+            "boinc",
+            include_str!("boinc.rs"),
+            &["error", "auth", "extract", "settle", "state"],
         ),
         (
             "admin",

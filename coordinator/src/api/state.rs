@@ -117,6 +117,8 @@ pub struct Config {
     pub trust_enrolled: bool,
     /// Reverse proxies whose `X-Forwarded-For` names the client ([`crate::proxies`]).
     pub trusted_proxies: TrustedProxies,
+    /// The BOINC project side (`serve --boinc`); `None`: off.
+    pub boinc: Option<Arc<crate::boinc::Project>>,
 }
 
 impl Default for Config {
@@ -133,6 +135,7 @@ impl Default for Config {
             uci: None,
             trust_enrolled: false,
             trusted_proxies: TrustedProxies::default(),
+            boinc: None,
         }
     }
 }

@@ -23,32 +23,12 @@ use super::auth::Enrolment;
 use super::error::ApiError;
 use super::extract::{AuthedWorker, NamedBuild, Peer, Wire, wire_response};
 use super::layers;
+use super::settle::{check_label, engine_label, settle_results};
 use super::state::{AppState, blocking, blocking_until_dropped};
 use crate::clock::now_ms;
-use crate::judge::{Plan, judge};
 use crate::stall::{self, FetchOutcome};
-use crate::store::{Lease, Stall, Store, StoreError, WorkerRecord};
+use crate::store::{Lease, Stall, StoreError, WorkerRecord};
 use c960_common::wait::Waiting;
-
-/// A label a worker sent (`what`: `name`, `engine name`, …) checked by
-/// [`crate::label::check_label`], or 400 `bad_field` (too long) / `bad_label` (a control,
-/// line-break or bidirectional character).
-fn check_label(what: &str, text: &str) -> Result<(), ApiError> {
-    crate::label::check_label(text).map_err(|fault| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            fault.code(),
-            format!("{what} {fault}"),
-        )
-    })
-}
-
-/// The engine as stored (`name version`), or the refusal of [`check_label`] for either part.
-fn engine_label(e: &c960_common::wire::EngineInfo) -> Result<String, ApiError> {
-    check_label("engine name", &e.name)?;
-    check_label("engine version", &e.version)?;
-    Ok(format!("{} {}", e.name, e.version))
-}
 
 /// The worker routes, rate limited per address.
 pub fn routes(state: AppState) -> Router<AppState> {
@@ -333,58 +313,6 @@ async fn fetch_batch(
     ))
 }
 
-/// Judges results ([`judge`]) and writes every settlement in one transaction; one outcome per
-/// result. Stops, writing nothing, once `dropped` says the request was answered without it (the
-/// timeout's 503) or its client is gone: judging a result may cost real work (a self-play
-/// result's games are read and replayed), which must not go on for nobody.
-fn settle_results(
-    store: &dyn Store,
-    worker_id: u64,
-    results: Vec<BatchedResult>,
-    engine: &str,
-    max_nodes_per_sec: u64,
-    dropped: &dyn Fn() -> bool,
-) -> Result<Vec<Result<(), ApiError>>, ApiError> {
-    let stopped = || {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::Timeout,
-            "the request ended before its results were judged",
-        )
-    };
-    let ids: Vec<u64> = results.iter().map(|r| r.lease_id).collect();
-    let leases = store.leases(&ids)?;
-    let now = now_ms();
-    let mut verdicts = Vec::with_capacity(results.len());
-    for (r, lease) in results.into_iter().zip(leases) {
-        if dropped() {
-            return Err(stopped());
-        }
-        verdicts.push(judge(worker_id, lease, r, engine, now, max_nodes_per_sec));
-    }
-    if dropped() {
-        return Err(stopped());
-    }
-    let plan = Plan::of(verdicts);
-    let written = if plan.settlements.is_empty() {
-        Vec::new()
-    } else {
-        store.settle(worker_id, &plan.settlements, now)?
-    };
-    let outcomes: Vec<Result<(), ApiError>> = plan
-        .finish(written)
-        .into_iter()
-        .map(|o| o.map_err(ApiError::from))
-        .collect();
-    crate::metrics::results_settled(
-        worker_id,
-        outcomes
-            .iter()
-            .map(|o| o.as_ref().err().map(|e| e.code.as_str())),
-    );
-    Ok(outcomes)
-}
-
 /// The one result of `POST /api/v1/submit`: bounded in bytes by the body limit before it is
 /// decoded; judged only while no other submission of its lease (and at most one other of its
 /// worker) is ([`super::limits::Submissions`]), and not past the request's end.
@@ -513,7 +441,7 @@ async fn abandon(
 mod tests {
     use c960_common::error_code::ErrorCode;
 
-    use super::{check_label, engine_label};
+    use crate::api::settle::{check_label, engine_label};
     use crate::label::MAX_LABEL_BYTES;
 
     #[test]

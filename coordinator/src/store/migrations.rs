@@ -49,6 +49,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(21, "0021_renewals_and_stalls"),
     migration!(22, "0022_audits_and_spaced_trust"),
     migration!(23, "0023_worker_builds"),
+    migration!(24, "0024_boinc_hosts"),
 ];
 
 #[cfg(test)]

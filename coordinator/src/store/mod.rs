@@ -142,6 +142,17 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<crate::enrolment::EnrolmentToken>;
     /// Every enrolment token.
     fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>>;
+    /// BOINC: the worker that is this account's host, by host id, else by CPID.
+    fn boinc_host(
+        &self,
+        account_hash: &[u8],
+        hostid: u64,
+        host_cpid: &str,
+    ) -> StoreResult<Option<u64>>;
+    /// BOINC: registers a host as a new worker (spending its token, if any); returns its id.
+    fn register_boinc_host(&self, host: &NewBoincHost, now_ms: i64) -> StoreResult<u64>;
+    /// BOINC: the credit a scheduler reply reports to a host of this account.
+    fn boinc_credit(&self, worker_id: u64, account_hash: &[u8]) -> StoreResult<BoincCredit>;
     /// A worker by id.
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>>;
     /// Expires overdue leases, then leases one replica of a workunit of a kind the worker

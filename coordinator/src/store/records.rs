@@ -476,3 +476,38 @@ pub struct AnalysisRow<R = AnalysisResult> {
     /// The canonical result once valid.
     pub result: Option<R>,
 }
+
+/// A BOINC host to register as a worker ([`crate::boinc`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewBoincHost {
+    /// The worker's name: the host's domain name.
+    pub name: String,
+    /// SHA-256 of a worker key nobody is told (a BOINC host authenticates by its account).
+    pub key_hash: Vec<u8>,
+    /// The engine label.
+    pub engine: String,
+    /// The address block it came from.
+    pub block: Option<String>,
+    /// The enrolment token its account key is (id, SHA-256 of the secret), spent by the
+    /// registration; `None` where enrolment is open or by the shared secret.
+    pub token: Option<(u64, Vec<u8>)>,
+    /// SHA-256 of the account key.
+    pub account_hash: [u8; 32],
+    /// The client installation's id (BOINC's host CPID).
+    pub host_cpid: String,
+    /// The build label shown in `worker list` and `/workers` (`BOINC 7.20.5`).
+    pub build: String,
+}
+
+/// What a BOINC scheduler reply says of credit: valid nodes of the host and of its account.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BoincCredit {
+    /// Valid nodes credited to the host.
+    pub host_nodes: u128,
+    /// When the host was registered.
+    pub host_created_ms: i64,
+    /// Valid nodes credited to every host of the account.
+    pub account_nodes: u128,
+    /// When the account's first host was registered.
+    pub account_created_ms: i64,
+}

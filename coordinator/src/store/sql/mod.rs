@@ -3,6 +3,7 @@
 //!
 //! - [`campaigns`]: campaigns, their workunits, progress and tables.
 //! - [`workers`]: registration, trust, integrity settings, checks, bans.
+//! - [`boinc`]: BOINC hosts (the protocol: [`crate::boinc`]).
 //! - [`enrolment`]: enrolment tokens (the rule: [`crate::enrolment`]).
 //! - [`leases`]: assignment, results, refusals, expiry.
 //! - [`transition`]: the transitioner and check grading inside a transaction.
@@ -16,6 +17,7 @@
 //! workunits picked (`FOR UPDATE SKIP LOCKED`), a workunit's row before the transitioner
 //! runs, a lease's row before it is answered.
 
+mod boinc;
 mod campaigns;
 mod enrolment;
 mod leases;
@@ -210,6 +212,23 @@ impl<B: Backend> Store for B {
             enrolment::mark_enrolled(tx, id, token_id)?;
             Ok(id)
         })
+    }
+
+    fn boinc_host(
+        &self,
+        account_hash: &[u8],
+        hostid: u64,
+        host_cpid: &str,
+    ) -> StoreResult<Option<u64>> {
+        self.with_conn(&mut |tx| boinc::find(tx, account_hash, hostid, host_cpid))
+    }
+
+    fn register_boinc_host(&self, host: &super::NewBoincHost, now_ms: i64) -> StoreResult<u64> {
+        self.with_tx(&mut |tx| boinc::register(tx, host, now_ms))
+    }
+
+    fn boinc_credit(&self, worker_id: u64, account_hash: &[u8]) -> StoreResult<super::BoincCredit> {
+        self.with_conn(&mut |tx| boinc::credit(tx, worker_id, account_hash))
     }
 
     fn mint_enrolment_token(

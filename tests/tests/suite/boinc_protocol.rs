@@ -1,0 +1,411 @@
+//! BOINC's client protocol (issue 33) spoken by hand, the way boinc-client 7.20 speaks it: the
+//! master page, the scheduler RPC, downloads and the upload handler of `serve --boinc`, on a real
+//! server. The stock client itself attaches in `boinc_client.rs`; here every refusal is tried too.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use c960_common::wire::Assignment;
+use c960_coordinator::api::auth::Enrolment;
+use c960_coordinator::boinc::xml::{self, Element};
+use c960_coordinator::boinc::{Project, md5_hex};
+use c960_coordinator::secrets;
+use c960_coordinator::store::Store;
+use c960_tests::{TestServer, honest_submission, quick_config};
+
+/// A server with BOINC on, enrolment by tokens; a fake app file and signer (the real key and
+/// the real client are `boinc_client.rs`'s).
+async fn server() -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("c960-worker");
+    std::fs::write(&app, b"not really a worker").unwrap();
+    let project = Project::new(
+        &app,
+        "1024\nabcd\n.".into(),
+        &|md5| format!("signature-of-{md5}\n."),
+        [9; 32],
+        None,
+    )
+    .unwrap();
+    let mut config = quick_config();
+    config.enrolment = Enrolment::Tokens;
+    config.boinc = Some(Arc::new(project));
+    (TestServer::start(config).await, dir)
+}
+
+fn mint(s: &TestServer, name: &str) -> String {
+    let secret = secrets::new_secret();
+    let t = s
+        .store
+        .mint_enrolment_token(name, 0, &secrets::sha256(&secret), 0)
+        .unwrap();
+    secrets::format_token(t.id, &secret)
+}
+
+/// A scheduler request as the client writes it (the parts c960 reads, and some it ignores).
+fn request(
+    key: &str,
+    hostid: u64,
+    cpid: &str,
+    instances: u32,
+    reported: &[&str],
+    held: &[&str],
+) -> String {
+    let results: String = reported
+        .iter()
+        .map(|n| format!("<result>\n    <name>{n}</name>\n    <final_cpu_time>0.1</final_cpu_time>\n    <exit_status>0</exit_status>\n    <state>5</state>\n    <stderr_out><![CDATA[<core_client_version>7.20.5</core_client_version>\n]]></stderr_out>\n</result>\n"))
+        .collect();
+    let others: String = held
+        .iter()
+        .map(|n| {
+            format!("<other_result><name>{n}</name><app_version>0</app_version></other_result>\n")
+        })
+        .collect();
+    format!(
+        "<scheduler_request>\n<authenticator>{key}</authenticator>\n<hostid>{hostid}</hostid>\n<rpc_seqno>3</rpc_seqno>\n<core_client_major_version>7</core_client_major_version>\n<core_client_minor_version>20</core_client_minor_version>\n<core_client_release>5</core_client_release>\n<platform_name>x86_64-pc-linux-gnu</platform_name>\n<work_req_seconds>{w}</work_req_seconds>\n<cpu_req_secs>{w}</cpu_req_secs>\n<cpu_req_instances>{instances}</cpu_req_instances>\n<working_global_preferences>\n<global_preferences><run_if_user_active>1</run_if_user_active></global_preferences>\n</working_global_preferences>\n<host_info>\n<domain_name>lab-host</domain_name>\n<host_cpid>{cpid}</host_cpid>\n<p_ncpus>2</p_ncpus>\n</host_info>\n{results}<other_results>\n{others}</other_results>\n</scheduler_request>\n",
+        w = if instances > 0 { 3600 } else { 0 }
+    )
+}
+
+async fn post(url: &str, path: &str, body: impl Into<reqwest::Body>) -> (u16, String) {
+    let resp = reqwest::Client::new()
+        .post(format!("{url}{path}"))
+        // What the client's libcurl sends for a POST of a file.
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    (resp.status().as_u16(), resp.text().await.unwrap())
+}
+
+async fn schedule(url: &str, body: String) -> Element {
+    let (status, text) = post(url, "/boinc/cgi", body).await;
+    assert_eq!(status, 200, "{text}");
+    xml::parse(text.as_bytes(), "scheduler_reply").unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn upload_body(name: &str, signature: &str, max: u64, data: &[u8]) -> Vec<u8> {
+    let mut b = format!(
+        "<data_server_request>\n    <core_client_major_version>7</core_client_major_version>\n    <core_client_minor_version>20</core_client_minor_version>\n    <core_client_release>5</core_client_release>\n<file_upload>\n<file_info>\n    <name>{name}</name>\n<xml_signature>\n{signature}</xml_signature>\n    <max_nbytes>{max}</max_nbytes>\n</file_info>\n<nbytes>{}</nbytes>\n<md5_cksum>{}</md5_cksum>\n<offset>0</offset>\n<data>\n",
+        data.len(),
+        md5_hex(data)
+    )
+    .into_bytes();
+    b.extend_from_slice(data);
+    b
+}
+
+fn file_info<'a>(reply: &'a Element, name: &str) -> &'a Element {
+    reply
+        .children_named("file_info")
+        .find(|f| f.text_of("name") == name)
+        .unwrap_or_else(|| panic!("no file_info {name}"))
+}
+
+/// Downloads a task's input, computes it honestly, uploads the output; returns the upload's
+/// `<data_server_reply>` status.
+async fn compute_and_upload(url: &str, reply: &Element, result: &Element) -> String {
+    let wu = reply
+        .children_named("workunit")
+        .find(|w| w.text_of("name") == result.text_of("wu_name"))
+        .unwrap();
+    let input = file_info(reply, wu.child("file_ref").unwrap().text_of("file_name"));
+    let bytes = reqwest::get(input.text_of("url"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(
+        md5_hex(&bytes),
+        input.text_of("md5_cksum"),
+        "the input is what the reply said"
+    );
+    assert_eq!(bytes.len().to_string(), input.text_of("nbytes"));
+    let a: Assignment = serde_json::from_slice(&bytes).unwrap();
+    let out = file_info(
+        reply,
+        result.child("file_ref").unwrap().text_of("file_name"),
+    );
+    let data = serde_json::to_vec(&honest_submission(&a)).unwrap();
+    let max: u64 = out.number("max_nbytes").unwrap();
+    let (status, text) = post(
+        url,
+        "/boinc/file_upload_handler",
+        upload_body(
+            out.text_of("name"),
+            out.text_of("xml_signature"),
+            max,
+            &data,
+        ),
+    )
+    .await;
+    assert_eq!(status, 200);
+    xml::parse(text.as_bytes(), "data_server_reply")
+        .unwrap()
+        .text_of("status")
+        .to_string()
+}
+
+/// A host attaches with a token, gets work with everything its results name, computes it,
+/// uploads and reports; a native worker on another token completes the quorums with it; the
+/// host is one worker (the same after a reattach), marked as BOINC, credited.
+#[tokio::test]
+async fn a_boinc_host_computes_votes_with_native_workers_and_is_credited() {
+    let (s, _dir) = server().await;
+    let c = s.campaign(3, "0-3");
+    let key = mint(&s, "ann");
+
+    let page = reqwest::get(format!("{}/boinc/", s.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(&format!("<scheduler>{}/boinc/cgi</scheduler>", s.url)),
+        "{page}"
+    );
+
+    let reply = schedule(&s.url, request(&key, 0, "cpid-a", 2, &[], &[])).await;
+    let hostid: u64 = reply.number("hostid").expect("a new host gets its id");
+    assert!(reply.text_of("code_sign_key").starts_with("1024"));
+    let results: Vec<&Element> = reply.children_named("result").collect();
+    assert_eq!(results.len(), 2, "two idle CPUs, two tasks");
+    let app = reply.child("app_version").unwrap();
+    let main = file_info(&reply, app.child("file_ref").unwrap().text_of("file_name"));
+    assert!(main.has("executable") && main.text_of("file_signature").starts_with("signature-of-"));
+    for r in &results {
+        assert_eq!(r.text_of("version_num"), app.text_of("version_num"));
+        assert_eq!(compute_and_upload(&s.url, &reply, r).await, "0");
+    }
+    // The app downloads as signed.
+    let bin = reqwest::get(main.text_of("url"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(md5_hex(&bin), main.text_of("md5_cksum"));
+
+    let names: Vec<&str> = results.iter().map(|r| r.text_of("name")).collect();
+    let ack = schedule(&s.url, request(&key, hostid, "cpid-a", 0, &names, &[])).await;
+    let acked: Vec<&str> = ack
+        .children_named("result_ack")
+        .map(|a| a.text_of("name"))
+        .collect();
+    assert_eq!(acked, names);
+    assert!(!ack.has("hostid"), "a known host is not given its id again");
+
+    // A native worker with its own token completes the campaign with the BOINC host.
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut cfg = c960_worker::runner::RunnerConfig::new(&s.url);
+    cfg.name = "native".into();
+    cfg.progress = false;
+    cfg.enrol_secret = Some(mint(&s, "bob"));
+    cfg.backoff_cap = Duration::from_secs(1);
+    let native = tokio::spawn(c960_worker::runner::run(cfg, rx));
+    let mut tasks: Vec<String> = Vec::new();
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let p = s
+            .store
+            .progress()
+            .unwrap()
+            .into_iter()
+            .find(|p| p.campaign.id == c.id)
+            .unwrap();
+        if p.valid == p.total {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "not finished: {p:?}");
+        // The host keeps asking, as its client would.
+        let reply = schedule(
+            &s.url,
+            request(
+                &key,
+                hostid,
+                "cpid-a",
+                1,
+                &tasks.iter().map(String::as_str).collect::<Vec<_>>(),
+                &[],
+            ),
+        )
+        .await;
+        tasks.clear();
+        for r in reply.children_named("result") {
+            assert_eq!(compute_and_upload(&s.url, &reply, r).await, "0");
+            tasks.push(r.text_of("name").to_string());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tx.send(true).unwrap();
+    native.await.unwrap().unwrap();
+
+    let host = s.store.worker(hostid).unwrap().unwrap();
+    assert_eq!(host.build.as_deref(), Some("BOINC 7.20.5"));
+    assert_eq!(host.name, "lab-host");
+    assert!(host.valid >= 2, "{host:?}");
+    let (_, rows) = s.store.table(c.id).unwrap();
+    let reference = c960_tests::reference();
+    for r in rows {
+        assert_eq!(
+            r.nodes,
+            Some(reference[&r.sp.unwrap()][2]),
+            "perft(3) of {:?}",
+            r.sp
+        );
+    }
+    // Credit in BOINC's units, on the next contact; a reattached client (no host id, same
+    // CPID) is the same host.
+    let again = schedule(&s.url, request(&key, 0, "cpid-a", 0, &[], &[])).await;
+    assert_eq!(again.number::<u64>("hostid"), Some(hostid));
+    assert!(
+        again.number::<f64>("host_total_credit").unwrap() > 0.0,
+        "credited"
+    );
+}
+
+/// Two hosts of one account are one party: never two replicas of one workunit, and the second
+/// is told why it waits.
+#[tokio::test]
+async fn hosts_of_one_account_never_share_a_workunit() {
+    let (s, _dir) = server().await;
+    s.campaign(3, "7");
+    let key = mint(&s, "ann");
+    let first = schedule(&s.url, request(&key, 0, "cpid-a", 1, &[], &[])).await;
+    assert_eq!(first.children_named("result").count(), 1);
+    let second = schedule(&s.url, request(&key, 0, "cpid-b", 1, &[], &[])).await;
+    assert_ne!(
+        first.number::<u64>("hostid"),
+        second.number::<u64>("hostid")
+    );
+    assert_eq!(second.children_named("result").count(), 0, "one party");
+    assert!(second.text_of("message").contains("no work"), "{second:?}");
+    // Another account takes the second replica.
+    let other = schedule(&s.url, request(&mint(&s, "bob"), 0, "cpid-c", 1, &[], &[])).await;
+    assert_eq!(other.children_named("result").count(), 1);
+}
+
+/// Whatever arrives, the scheduler and the upload handler answer 200 with a reason inside,
+/// never a 5xx; nothing is stored from a refused upload.
+#[tokio::test]
+async fn refuses_bad_keys_bad_xml_and_forged_or_oversize_uploads() {
+    let (s, _dir) = server().await;
+    s.campaign(3, "5");
+    for (body, says) in [
+        ("not xml at all".to_string(), "could not read"),
+        (
+            "<scheduler_request><hostid>1</hostid></scheduler_request>".into(),
+            "account key",
+        ),
+        (
+            request("12.wrongwrongwrong", 0, "x", 1, &[], &[]),
+            "refuses this account key",
+        ),
+        (
+            request("no-dot", 0, "x", 1, &[], &[]),
+            "not a c960 enrolment token",
+        ),
+    ] {
+        let r = schedule(&s.url, body).await;
+        assert!(r.text_of("message").contains(says), "{says}: {r:?}");
+        assert!(!r.has("result"));
+    }
+    let r = schedule(&s.url, request("12.wrongwrongwrong", 0, "x", 1, &[], &[])).await;
+    assert_eq!(
+        r.text_of("request_delay"),
+        "3600",
+        "BOINC's delay for a bad key"
+    );
+
+    let key = mint(&s, "ann");
+    let reply = schedule(&s.url, request(&key, 0, "cpid-a", 1, &[], &[])).await;
+    let result = reply.child("result").unwrap();
+    let out = file_info(
+        &reply,
+        result.child("file_ref").unwrap().text_of("file_name"),
+    );
+    let name = out.text_of("name");
+    let upload = |body: Vec<u8>| {
+        let url = s.url.clone();
+        async move {
+            let (status, text) = post(&url, "/boinc/file_upload_handler", body).await;
+            (status, text)
+        }
+    };
+    // A forged signature (lease ids are easy to guess), garbage, a wrong answer's shape.
+    let (st, text) = upload(upload_body(name, "00ff", 1 << 20, b"{}")).await;
+    assert_eq!(st, 200);
+    assert!(
+        text.contains("<status>-1</status>") && text.contains("not a file this project asked for"),
+        "{text}"
+    );
+    let (_, text) = upload(upload_body(
+        name,
+        out.text_of("xml_signature"),
+        out.number("max_nbytes").unwrap(),
+        b"{\"x\":1}",
+    ))
+    .await;
+    assert!(
+        text.contains("<status>-1</status>") && text.contains("not a c960 result"),
+        "{text}"
+    );
+    let (_, text) = upload(b"<file_upload>garbage".to_vec()).await;
+    assert!(text.contains("<status>-1</status>"), "{text}");
+    // Oversize: over the cap the file names, and a body over the route's limit.
+    let big = vec![b'x'; 2 << 20];
+    let (st, text) = upload(upload_body(
+        name,
+        out.text_of("xml_signature"),
+        out.number("max_nbytes").unwrap(),
+        &big,
+    ))
+    .await;
+    assert!(
+        st == 413 || text.contains("<status>-1</status>"),
+        "{st} {text}"
+    );
+    assert!(st < 500);
+    let lease = s
+        .store
+        .lease(
+            c960_coordinator::boinc::names::TaskName::from_output_file(name)
+                .unwrap()
+                .lease_id,
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        lease.state,
+        c960_coordinator::scheduler::ReplicaState::InProgress,
+        "nothing stored"
+    );
+    // Unknown downloads are 404s.
+    let st = reqwest::get(format!("{}/boinc/download/c960_wu1_l999999_in", s.url))
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(st.as_u16(), 404);
+    let st = reqwest::get(format!("{}/boinc/download/..%2Fetc%2Fpasswd", s.url))
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(st.as_u16(), 404);
+    // A task the client reports as failed frees its replica (recorded as a failure).
+    let failed = request(&key, reply.number("hostid").unwrap(), "cpid-a", 0, &[], &[])
+        .replace("</host_info>\n", &format!("</host_info>\n<result><name>{}</name><state>3</state><exit_status>1</exit_status><stderr_out>bad input</stderr_out></result>\n", result.text_of("name")));
+    let r = schedule(&s.url, failed).await;
+    assert_eq!(r.text_of("result_ack"), "");
+    assert_eq!(
+        r.child("result_ack").unwrap().text_of("name"),
+        result.text_of("name")
+    );
+    let lease = s.store.lease(lease.id).unwrap().unwrap();
+    assert_ne!(
+        lease.state,
+        c960_coordinator::scheduler::ReplicaState::InProgress
+    );
+}
