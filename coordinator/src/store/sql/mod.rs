@@ -16,6 +16,7 @@
 //! workunits picked (`FOR UPDATE SKIP LOCKED`), a workunit's row before the transitioner
 //! runs, a lease's row before it is answered.
 
+mod assign;
 mod campaigns;
 mod enrolment;
 mod leases;
@@ -248,7 +249,7 @@ impl<B: Backend> Store for B {
         lease_cap: u64,
         block: Option<&str>,
     ) -> StoreResult<Vec<Lease>> {
-        leases::assign_from(
+        assign::assign_from(
             self, worker_id, accepts, now_ms, lease_ms, max_units, lease_cap, block,
         )
     }
