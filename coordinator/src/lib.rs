@@ -3,7 +3,9 @@
 //!
 //! - [`store`]: everything persistent, behind the [`store::Store`] trait (`store/sqlite/`: the
 //!   embedded SQLite backend).
-//! - [`scheduler`]: the transitioner and leasing rules, pure functions.
+//! - [`scheduler`]: the transitioner and leasing rules, pure functions; [`handout`]: the
+//!   decisions of each step of handing out replicas (standing, room, same-party keys,
+//!   deadlines), pure.
 //! - [`validator`]: quorum by digest and result sanity checks, pure functions; [`judge`]: the
 //!   verdict on a submitted result against its lease, and a request's settlements (pure).
 //! - [`api`]: the HTTP side ([`api::app`]): state, error, extractors and layers at the bottom,
@@ -34,6 +36,7 @@ pub mod clock;
 pub mod conn;
 pub mod enrolment;
 pub mod export;
+pub mod handout;
 pub mod judge;
 pub mod known;
 pub mod label;

@@ -1,34 +1,22 @@
-//! Assignment, results, refusals and expiry of leases.
+//! Leases once handed out (handing out is `assign.rs`): results stored, refusals, failures,
+//! renewals, expiry; and the lease counts and readings the other steps share.
 
-use c960_common::wire::{Capabilities, WorkResult};
+use c960_common::wire::WorkResult;
 
 use super::Tx;
 use std::collections::HashMap;
 
-use super::probation::{probation_hold, probation_leases_of_block, returned_any};
-use super::settle::{
-    self, expire, retransition, retransition_known, retransition_many, write_decided,
-};
-use super::transition::{Known, bump_setting, decide_many, fail_check, integrity_in, replicas_of};
-use crate::scheduler::{self, CampaignSlot, ReplicaState, ReplicaView};
+use super::settle::{self, expire, retransition, retransition_many, write_decided};
+use super::transition::{Known, bump_setting, decide_many, fail_check, integrity_in};
+use crate::scheduler::{self, ReplicaState};
 use crate::store::codes::{
-    KIND_COLUMN_COUNT, KIND_COLUMNS, KindColumns, accepted_kinds, campaign_status, db_to_u64,
-    kind_of, replica_code, replica_state, trust_level, u64_to_db,
+    KIND_COLUMN_COUNT, KIND_COLUMNS, KindColumns, kind_of, replica_code, replica_state,
+    trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
-use crate::store::{Lease, LeaseInfo, Settlement, StoreError, StoreResult, Submission};
+use crate::store::{LeaseInfo, Settlement, StoreError, StoreResult, Submission};
 use crate::trust;
 use crate::validator::Digest;
-
-/// The stored kinds a worker with these capabilities accepts, as an SQL list (integers only, so
-/// formatting it into a statement is safe).
-fn accepted_codes(c: &Capabilities) -> String {
-    accepted_kinds(c)
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
 
 /// Loads a lease (locking its row on PostgreSQL, so a concurrent expiry or answer waits) and
 /// checks it is open and held by `worker_id`.
@@ -262,28 +250,6 @@ pub(super) fn open_leases_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult
     .u64(0)
 }
 
-/// The campaigns with a ready workunit (one probe of the per-campaign partial index each), as
-/// the serving order sees them.
-pub(super) fn ready_campaigns(tx: Tx) -> StoreResult<Vec<CampaignSlot>> {
-    tx.query(
-        &format!(
-            "SELECT c.id, c.priority, c.status FROM campaigns c WHERE EXISTS (
-                SELECT 1 FROM workunits w{} WHERE w.campaign_id = c.id AND w.state = 0 AND w.needed > 0)",
-            tx.dialect().ready_index()
-        ),
-        params![],
-    )?
-    .iter()
-    .map(|r| {
-        Ok(CampaignSlot {
-            id: r.u64(0)?,
-            priority: r.i64(1)?,
-            status: campaign_status(r.i64(2)?),
-        })
-    })
-    .collect()
-}
-
 /// Open leases held by the workers whose last fetch came from `block`.
 pub(super) fn open_leases_of_block(tx: Tx, block: &str, now_ms: i64) -> StoreResult<u64> {
     tx.query_one(
@@ -292,37 +258,6 @@ pub(super) fn open_leases_of_block(tx: Tx, block: &str, now_ms: i64) -> StoreRes
         params![block, now_ms],
     )?
     .u64(0)
-}
-
-/// Up to `limit` open leases `worker_id` holds on workunits of the accepted kinds, as leases
-/// again (same ids and deadlines).
-fn own_open_leases(
-    tx: Tx,
-    worker_id: u64,
-    codes: &str,
-    now_ms: i64,
-    limit: u64,
-) -> StoreResult<Vec<Lease>> {
-    // `codes` holds integers from accepted_codes only.
-    tx.query(
-        &format!(
-            "SELECT r.id, w.id, {KIND_COLUMNS}, r.deadline_ms
-             FROM results r JOIN workunits w ON w.id = r.workunit_id
-             WHERE r.worker_id = ?1 AND r.state = 0 AND r.deadline_ms >= ?2 AND w.kind IN ({codes})
-             ORDER BY r.id LIMIT ?3"
-        ),
-        params![u64_to_db(worker_id), now_ms, limit as i64],
-    )?
-    .iter()
-    .map(|r| {
-        Ok(Lease {
-            lease_id: r.u64(0)?,
-            workunit_id: r.u64(1)?,
-            kind: workunit_kind(r, 2)?,
-            deadline_ms: r.i64(2 + KIND_COLUMN_COUNT)?,
-        })
-    })
-    .collect()
 }
 
 /// The kind of a workunit from the [`KIND_COLUMNS`] starting at `at`.
@@ -366,225 +301,6 @@ fn leases_in(tx: Tx, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
         found.insert(info.id, info);
     }
     Ok(lease_ids.iter().map(|id| found.get(id).cloned()).collect())
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) fn assign_from(
-    s: &impl Backend,
-    worker_id: u64,
-    accepts: &Capabilities,
-    now_ms: i64,
-    lease_ms: i64,
-    max_units: u32,
-    lease_cap: u64,
-    block: Option<&str>,
-) -> StoreResult<Vec<Lease>> {
-    let codes = accepted_codes(accepts);
-    if codes.is_empty() || max_units == 0 {
-        return Ok(Vec::new());
-    }
-    s.with_tx(&mut |tx| super::deferring(tx, |tx| {
-        let now_ms = tx.now_ms(now_ms)?;
-        expire(tx, now_ms)?;
-        // Standing inside the transaction: a quarantine committed a moment ago is seen here,
-        // so no lease goes to a worker that is being quarantined. On PostgreSQL the worker's
-        // row is locked, so two coordinators serving one worker take turns and its lease cap
-        // holds across them.
-        let r = tx
-            .query_opt(
-                &format!(
-                    "SELECT banned != 0, quarantined_ms IS NOT NULL, trusted, checks_passed, reg_block, enrolment_token, created_ms FROM workers WHERE id = ?1{}",
-                    tx.dialect().for_update()
-                ),
-                params![u64_to_db(worker_id)],
-            )?
-            .ok_or(StoreError::UnknownWorker(worker_id))?;
-        let (banned, quarantined, level, passed) = (r.bool(0)?, r.bool(1)?, r.i64(2)?, r.u64(3)?);
-        let reg_block = r.opt_text(4)?;
-        let (token, registered) = (r.opt_i64(5)?, r.i64(6)?);
-        if banned || quarantined {
-            return Err(StoreError::NotInGoodStanding { worker: worker_id, banned });
-        }
-        tx.exec(
-            "UPDATE workers SET last_seen_ms = ?2, last_block = COALESCE(?3, last_block) WHERE id = ?1",
-            params![u64_to_db(worker_id), now_ms, block],
-        )?;
-        let integrity = integrity_in(tx)?;
-        let level = trust_level(level);
-        let mut want = u64::from(max_units);
-        // The worker's own open leases first: it asks again, so it lost them (a crash).
-        let mut leases = own_open_leases(tx, worker_id, &codes, now_ms, want)?;
-        want -= leases.len() as u64;
-        // Probation (trust::in_probation): one lease per identity, a few per block, a share of
-        // each campaign for all of them together.
-        let probation = integrity.probation_on() && !level.is_trusted()
-            && trust::in_probation(level, returned_any(tx, worker_id)?);
-        let cap = trust::lease_cap_in_probation(level, passed, lease_cap, probation, &integrity);
-        let open = open_leases_in(tx, worker_id, now_ms)?;
-        if cap > 0 {
-            if open >= cap && leases.is_empty() {
-                return Err(StoreError::LeaseLimit { worker: worker_id, open, cap });
-            }
-            want = want.min(cap.saturating_sub(open));
-        }
-        let separation = integrity.address_separation;
-        if let Some(b) = block.filter(|b| integrity.block_lease_cap > 0 && !separation.exempts(b)) {
-            let in_block = open_leases_of_block(tx, b, now_ms)?;
-            want = want.min(integrity.block_lease_cap.saturating_sub(in_block));
-        }
-        if want == 0 {
-            return Ok(leases);
-        }
-        // The NOT EXISTS mirror scheduler::may_receive so the index does the filtering;
-        // may_receive is checked again below on the loaded replicas. Each workunit appears
-        // once, so a batch never holds two replicas of one workunit. Replicas reserved for
-        // trusted workers are skipped by untrusted ones; and so are workunits a worker of the
-        // same party holds or answered (trust::same_party: either of this worker's address
-        // blocks that separate, its enrolment token, its registration burst).
-        // `codes` holds integers from accepted_codes only, so formatting it in is safe. On
-        // PostgreSQL the workunits picked are locked and those another coordinator is handing
-        // out at this moment are skipped (SKIP LOCKED), so coordinators never wait on each
-        // other here and never hand out one replica twice.
-        let separated = |b: Option<&str>| b.filter(|b| separation.separates(b)).map(str::to_string);
-        let (b1, b2) = (
-            separated(reg_block.as_deref()).or(separated(block)),
-            separated(block).or(separated(reg_block.as_deref())),
-        );
-        let burst_block = reg_block.as_deref().filter(|_| integrity.registration_burst_ms > 0);
-        // Campaigns in serving order (priority, pause: scheduler::serving_order), each walked
-        // on the per-campaign partial index of its ready workunits until the batch is full.
-        // Campaigns with no ready workunit at all are left out here, with one probe of that
-        // index each: a worker polling while every replica is out (the end of a campaign) then
-        // costs one statement, not the assignment query once per campaign.
-        let slots = ready_campaigns(tx)?;
-        // The same-party clause only when one of its keys is set: left in with every key NULL,
-        // a connection's custom plans (which drop it) stay cheaper than the generic plan (which
-        // keeps it), so PostgreSQL planned the statement again on every execution (twice the
-        // CPU of running it).
-        let party = b1.is_some() || token.is_some() || burst_block.is_some();
-        let party_clause = if party {
-            "AND NOT EXISTS (
-                SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
-                WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
-                  AND (o.reg_block IN (?5, ?6) OR o.last_block IN (?5, ?6) OR o.enrolment_token = ?7
-                       OR (o.reg_block = ?8 AND ABS(o.created_ms - ?9) <= ?10)))"
-        } else {
-            ""
-        };
-        let sql = format!(
-            "SELECT w.id, {KIND_COLUMNS} FROM workunits w{}
-             WHERE w.campaign_id = ?4 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({codes}) AND (w.trusted_only = 0 OR ?3)
-             AND NOT EXISTS (
-                SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
-             {party_clause}
-             ORDER BY w.id LIMIT ?2{}",
-            tx.dialect().ready_index(),
-            tx.dialect().skip_locked("w")
-        );
-        let mut found = Vec::new();
-        let mut rng = rand::rng();
-        let block_held = match (probation, block) {
-            (true, Some(b)) => probation_leases_of_block(tx, b, now_ms)?,
-            _ => 0,
-        };
-        for campaign in scheduler::serving_order(&slots) {
-            let mut left = want - found.len() as u64;
-            if left == 0 {
-                break;
-            }
-            if probation {
-                let block_held = block_held + found.len() as u64;
-                let held = probation_hold(tx, campaign, block_held, left, &integrity, now_ms)?;
-                left = left.min(trust::probation_room(&held, &integrity));
-                if left == 0 {
-                    continue;
-                }
-            }
-            // A pool of the campaign's ready workunits, the batch drawn from it at random.
-            let pool_size = scheduler::draw_pool(left, integrity.draw_pool) as i64;
-            let (me, trusted, campaign) =
-                (u64_to_db(worker_id), level.is_trusted(), u64_to_db(campaign));
-            let pool = if party {
-                tx.query(
-                    &sql,
-                    params![me, pool_size, trusted, campaign, b1, b2, token, burst_block, registered,
-                        u64_to_db(integrity.registration_burst_ms)],
-                )?
-            } else {
-                tx.query(&sql, params![me, pool_size, trusted, campaign])?
-            };
-            let drawn = scheduler::draw_replicas(pool.len(), left as usize, &mut rng);
-            let mut pool: Vec<Option<Row>> = pool.into_iter().map(Some).collect();
-            found.extend(drawn.into_iter().filter_map(|i| pool[i].take()));
-        }
-        if found.is_empty() {
-            return Ok(leases);
-        }
-        let hard_deadline = scheduler::lease_deadline(now_ms, lease_ms);
-        let deadline = scheduler::renewal_deadline(now_ms, integrity.lease_renewal_ms, hard_deadline);
-        let wus: Vec<u64> = found.iter().map(|r| r.u64(0)).collect::<StoreResult<_>>()?;
-        let before = replicas_of(tx, &wus)?;
-        for &wu in &wus {
-            if !scheduler::may_receive(worker_id, before.get(&wu).map_or(&[], Vec::as_slice)) {
-                return Err(StoreError::Db("scheduler and query disagree".into()));
-            }
-            if cfg!(debug_assertions) {
-                let me = trust::Party { reg_block: reg_block.as_deref(), last_block: block, token: token.map(db_to_u64), registered_ms: registered };
-                for h in tx.query(
-                    "SELECT o.reg_block, o.last_block, o.enrolment_token, o.created_ms FROM results r JOIN workers o ON o.id = r.worker_id
-                     WHERE r.workunit_id = ?1 AND r.state IN (0, 1) AND o.id != ?2",
-                    params![u64_to_db(wu), u64_to_db(worker_id)],
-                )? {
-                    let (rb, lb) = (h.opt_text(0)?, h.opt_text(1)?);
-                    let other = trust::Party { reg_block: rb.as_deref(), last_block: lb.as_deref(), token: h.opt_i64(2)?.map(db_to_u64), registered_ms: h.i64(3)? };
-                    if trust::same_party(&me, &other, &integrity) {
-                        return Err(StoreError::Db("trust::same_party and the assign query disagree".into()));
-                    }
-                }
-            }
-        }
-        // One statement for the batch's leases, in the order found.
-        let mut b = Batch::new(tx.dialect());
-        let (w, issued, until, whole) =
-            (b.param(u64_to_db(worker_id)), b.param(now_ms), b.param(deadline), b.param(hard_deadline));
-        let values = b.rows(
-            &[SqlType::BigInt, SqlType::BigInt],
-            wus.iter().enumerate().map(|(i, &wu)| vec![Value::I64(u64_to_db(wu)), Value::I64(i as i64)]).collect(),
-        );
-        let issued_ids: HashMap<u64, u64> = tx
-            .query(
-                &format!(
-                    "WITH v(workunit_id, ord) AS ({values})
-                     INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms, hard_deadline_ms)
-                     SELECT workunit_id, {w}, 0, {issued}, {until}, {whole} FROM v WHERE workunit_id IS NOT NULL ORDER BY ord
-                     RETURNING workunit_id, id"
-                ),
-                &b.params(),
-            )?
-            .iter()
-            .map(|r| Ok((r.u64(0)?, r.u64(1)?)))
-            .collect::<StoreResult<_>>()?;
-        // The replicas read above and the leases just added are all the workunits have: their
-        // rows are locked since the assignment query.
-        let mut after = before;
-        for r in found {
-            let wu = r.u64(0)?;
-            let lease_id = *issued_ids
-                .get(&wu)
-                .ok_or_else(|| StoreError::Db(format!("no lease inserted for workunit {wu}")))?;
-            after.entry(wu).or_default().push(ReplicaView {
-                id: lease_id,
-                worker_id,
-                state: ReplicaState::InProgress,
-                digest: None,
-                trusted: level.is_trusted(),
-                operator: level == trust::TrustLevel::Operator,
-            });
-            leases.push(Lease { lease_id, workunit_id: wu, kind: workunit_kind(&r, 1)?, deadline_ms: deadline });
-        }
-        retransition_known(tx, &wus, Some(after), now_ms)?;
-        Ok(leases)
-    }))
 }
 
 pub(super) fn leases(s: &impl Backend, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {

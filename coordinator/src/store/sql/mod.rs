@@ -17,6 +17,7 @@
 //! workunits picked (`FOR UPDATE SKIP LOCKED`), a workunit's row before the transitioner
 //! runs, a lease's row before it is answered.
 
+mod assign;
 mod boinc;
 mod campaigns;
 mod enrolment;
@@ -267,7 +268,7 @@ impl<B: Backend> Store for B {
         lease_cap: u64,
         block: Option<&str>,
     ) -> StoreResult<Vec<Lease>> {
-        leases::assign_from(
+        assign::assign_from(
             self, worker_id, accepts, now_ms, lease_ms, max_units, lease_cap, block,
         )
     }

@@ -69,9 +69,7 @@ pub(super) fn waiting_for(
         if cap > 0 && super::leases::open_leases_in(tx, worker_id, now_ms)? >= cap {
             return Ok(vec![Waiting { cause: WaitCause::LeaseCap, campaign: None, replicas: 0 }]);
         }
-        if let Some(b) = block.filter(|b| {
-            integrity.block_lease_cap > 0 && !integrity.address_separation.exempts(b)
-        }) {
+        if let Some(b) = crate::handout::capped_block(block, &integrity) {
             let in_block = super::leases::open_leases_of_block(tx, b, now_ms)?;
             if in_block >= integrity.block_lease_cap {
                 return Ok(vec![Waiting { cause: WaitCause::BlockLeaseCap, campaign: None, replicas: 0 }]);
@@ -84,7 +82,7 @@ pub(super) fn waiting_for(
         if probation && integrity.probation_block_cap > 0 && block_held >= integrity.probation_block_cap {
             return Ok(vec![Waiting { cause: WaitCause::Probation, campaign: None, replicas: 0 }]);
         }
-        let slots = super::leases::ready_campaigns(tx)?;
+        let slots = super::assign::ready_campaigns(tx)?;
         let order = scheduler::serving_order(&slots);
         if order.is_empty() {
             // Only paused campaigns have replicas to hand out (cancelled ones never again).
