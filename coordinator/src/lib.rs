@@ -21,6 +21,7 @@
 //! - [`assembly`]: split campaigns' per-position totals and the reference/OEIS checks.
 //! - [`reads`]: the pages' read-only store queries (leaderboard, worker history).
 //! - [`metrics`]: the Prometheus registry and the request-logging middleware.
+//! - [`boinc`]: the project side of the stock BOINC client (issue 33): code signing.
 //! - [`clock`]: the wall clock.
 //! - [`run`]: the one-machine main job: coordinator + in-process workers over 127.0.0.1.
 

@@ -11,6 +11,7 @@ use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{Store, postgres::is_postgres_url};
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod cli_boinc;
 mod cli_campaigns;
 mod cli_config;
 mod cli_serve;
@@ -45,6 +46,11 @@ enum Command {
     Campaign {
         #[command(subcommand)]
         command: cli_campaigns::CampaignCommand,
+    },
+    /// The BOINC project side (issue 33): the code-signing key.
+    Boinc {
+        #[command(subcommand)]
+        command: cli_boinc::BoincCommand,
     },
     /// Move everything (campaigns with their names, priorities and states, enrolment tokens,
     /// workunits, leases, results, workers and their tokens, settings, counters) from one database into another, empty one, e.g. from SQLite to
@@ -346,6 +352,10 @@ fn main() -> ExitCode {
         }
         Command::Campaign { command } => {
             cli_campaigns::run(command, |db| open_existing(db))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Boinc { command } => {
+            cli_boinc::run(command)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Migrate { from, to } => {

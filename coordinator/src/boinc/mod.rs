@@ -6,6 +6,7 @@
 //! - [`scheduler`]: the scheduler request, the decisions on it, the reply.
 //! - [`upload`]: the file upload handler's protocol.
 //! - [`names`]: the names of BOINC's workunits, results and files; upload signatures.
+//! - [`signing`]: the code-signing key and the key and signature texts the client checks.
 //!
 //! The routes are in `api/boinc.rs`, the hosts' rows in `store/sql/boinc.rs`. A BOINC host is
 //! a worker: its results are judged by the same [`crate::api::judge`], vote in the same
@@ -15,6 +16,7 @@
 
 pub mod names;
 pub mod scheduler;
+pub mod signing;
 pub mod upload;
 pub mod xml;
 
