@@ -207,6 +207,21 @@ pub(crate) struct ServeArgs {
     /// header is ignored.
     #[arg(long, value_parser = c960_coordinator::proxies::parse_proxy)]
     pub(crate) trusted_proxy: Vec<ipnet::IpNet>,
+    /// Also be a BOINC project at URL/boinc/: volunteers attach the stock BOINC client with
+    /// `boinccmd --project_attach URL/boinc/ KEY`, KEY an enrolment token (`token mint`).
+    #[arg(long)]
+    pub(crate) boinc: bool,
+    /// The app BOINC clients download and run (default: the c960-worker beside this program).
+    #[arg(long, requires = "boinc")]
+    pub(crate) boinc_app: Option<PathBuf>,
+    /// The project's code-signing key (created at the first start, mode 0600; keep it: clients
+    /// trust the first key they see). Default: boinc-code-sign.key beside the SQLite database.
+    #[arg(long, requires = "boinc")]
+    pub(crate) boinc_key: Option<PathBuf>,
+    /// The URL BOINC clients reach this coordinator at (`http://host:port`), for the scheduler
+    /// and file URLs in replies. Default: the Host header of each request.
+    #[arg(long, requires = "boinc")]
+    pub(crate) boinc_url: Option<String>,
 }
 
 impl ServeArgs {
@@ -262,6 +277,10 @@ impl ServeArgs {
             registrations_per_hour,
             registrations_per_hour_total,
             log_format,
+            boinc,
+            boinc_app,
+            boinc_key,
+            boinc_url,
         } = self;
         let heartbeat = c960_common::wire::HEARTBEAT_SECS;
         if lease_renewal_secs != 0 && lease_renewal_secs < 2 * heartbeat {
@@ -360,7 +379,11 @@ impl ServeArgs {
                 .map_err(|e| anyhow!("--uci: {e:#}"))?,
             trust_enrolled: false,
             trusted_proxies: TrustedProxies::new(trusted_proxy),
-            boinc: None,
+            boinc: if boinc {
+                Some(Arc::new(boinc_project(&db, boinc_app, boinc_key, boinc_url)?))
+            } else {
+                None
+            },
         };
         let connections = ConnLimits {
             per_address: max_connections_per_address,
@@ -382,6 +405,48 @@ impl ServeArgs {
         )
         .map(|_| ExitCode::SUCCESS)
     }
+}
+
+/// The BOINC project of `serve --boinc`: the app (default: the c960-worker beside this
+/// program) signed with the key (default: beside the SQLite database).
+fn boinc_project(
+    db: &Path,
+    app: Option<PathBuf>,
+    key: Option<PathBuf>,
+    url: Option<String>,
+) -> Result<c960_coordinator::boinc::Project> {
+    let app = match app {
+        Some(a) => a,
+        None => {
+            let exe = std::env::current_exe().context("cannot find this program's path")?;
+            let sibling = exe.with_file_name("c960-worker");
+            if !sibling.is_file() {
+                bail!(
+                    "--boinc: no c960-worker beside {} to serve as the BOINC app; pass --boinc-app PATH",
+                    exe.display()
+                );
+            }
+            sibling
+        }
+    };
+    let key = match key {
+        Some(k) => k,
+        None if c960_coordinator::store::postgres::is_postgres_url(&db.to_string_lossy()) => {
+            bail!("--boinc with a PostgreSQL database needs --boinc-key FILE (the code-signing key)")
+        }
+        None => db
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .join("boinc-code-sign.key"),
+    };
+    if let Some(u) = &url
+        && !(u.starts_with("http://") || u.starts_with("https://"))
+    {
+        bail!("--boinc-url must start with http:// or https://, got {u}");
+    }
+    c960_coordinator::boinc::Project::open(&app, &key, url)
+        .map_err(|e| anyhow!("--boinc: {e:#}"))
 }
 
 /// A secret kept in a file: its first line, without the line ending; an unreadable or empty
@@ -467,6 +532,14 @@ fn serve(
             Enrolment::Closed => "closed",
         };
         tracing::info!(db = %db.display(), enrolment, "serving");
+        if let Some(p) = &config.boinc {
+            let base = p.base(Some(&listener.local_addr()?.to_string()));
+            tracing::info!(
+                app = %p.app.path.display(),
+                app_version = p.app.version_num,
+                "BOINC project at {base}/boinc/: boinccmd --project_attach {base}/boinc/ TOKEN"
+            );
+        }
         if !config.trusted_proxies.is_empty() {
             tracing::info!(proxies = ?config.trusted_proxies, "X-Forwarded-For believed from these peers");
         }

@@ -202,7 +202,8 @@ fn answer(
     };
     let now = now_ms();
     let mut reply = Reply {
-        code_sign_key: Some(p.public_key.clone()),
+        // Trusted on first use: sent until the client holds it (it echoes it back).
+        code_sign_key: (!req.has_code_sign_key).then(|| p.public_key.clone()),
         ..Reply::default()
     };
     let worker_id = match store.boinc_host(&account, req.hostid, &req.host_cpid)? {

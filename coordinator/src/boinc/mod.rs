@@ -9,7 +9,7 @@
 //! - [`signing`]: the code-signing key and the key and signature texts the client checks.
 //!
 //! The routes are in `api/boinc.rs`, the hosts' rows in `store/sql/boinc.rs`. A BOINC host is
-//! a worker: its results are judged by the same [`crate::api::judge`], vote in the same
+//! a worker: its results are judged by the same [`crate::judge`], vote in the same
 //! quorums, and pass the same checks, trust and quarantine rules as a native worker's.
 //! docs/boinc-design.md has the protocol as read from BOINC's source; docs/protocol.md says
 //! what of it c960 speaks.
@@ -23,11 +23,12 @@ pub mod xml;
 use std::path::{Path, PathBuf};
 
 use c960_common::wire::Assignment;
-use md5::{Digest, Md5};
 
 use crate::store::LeaseInfo;
 use names::UploadSigner;
 use scheduler::AppFile;
+pub use signing::md5_hex;
+use signing::CodeSigningKey;
 
 /// The app binary served to BOINC clients: our worker, signed with the project's key.
 #[derive(Clone, Debug)]
@@ -90,6 +91,19 @@ impl Project {
         })
     }
 
+    /// The project `serve --boinc` runs: the app at `app_path` signed with the key in
+    /// `key_path` (generated there at the first start, mode 0600).
+    pub fn open(app_path: &Path, key_path: &Path, base_url: Option<String>) -> anyhow::Result<Project> {
+        let key = CodeSigningKey::load_or_generate(key_path)?;
+        Project::new(
+            app_path,
+            key.public_key_text(),
+            &|md5| key.sign_md5_hex(md5),
+            key.derived_secret("c960 BOINC upload names"),
+            base_url,
+        )
+    }
+
     /// The base URL: the configured one, else `http://` + the request's host.
     pub fn base(&self, host: Option<&str>) -> String {
         match (&self.base_url, host) {
@@ -112,10 +126,6 @@ impl Project {
     }
 }
 
-/// MD5 of `bytes`, lowercase hex (BOINC's file checksum).
-pub fn md5_hex(bytes: &[u8]) -> String {
-    names::hex(&Md5::digest(bytes))
-}
 
 /// An app version number from the binary's MD5: 1..=99,999 (BOINC shows it as `x.yy`).
 fn version_num(md5: &str) -> u32 {

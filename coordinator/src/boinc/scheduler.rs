@@ -77,6 +77,9 @@ pub struct SchedulerRequest {
     pub reported: Vec<ReportedResult>,
     /// Tasks it still holds.
     pub other_results: Vec<String>,
+    /// It holds a code-signing key already (it sends it back): the reply must not send one
+    /// again, which the client would take for an unsigned key change.
+    pub has_code_sign_key: bool,
 }
 
 /// The most bytes of stderr kept from one reported result.
@@ -121,6 +124,7 @@ impl SchedulerRequest {
                     stderr: x.text_of("stderr_out").chars().take(STDERR_KEPT).collect(),
                 })
                 .collect(),
+            has_code_sign_key: !r.text_of("code_sign_key").is_empty(),
             other_results: r
                 .child("other_results")
                 .map(|o| {

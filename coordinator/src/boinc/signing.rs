@@ -195,6 +195,21 @@ impl CodeSigningKey {
         ))
     }
 
+    /// A 32-byte secret for `purpose`, derived from the private key (SHA-256 of the purpose and
+    /// the key's PKCS#8 DER): secrets that must survive a restart without a file of their own,
+    /// such as the key that signs upload names ([`super::names::UploadSigner`]).
+    pub fn derived_secret(&self, purpose: &str) -> [u8; 32] {
+        let der = self
+            .private
+            .to_pkcs8_der()
+            .expect("a key that was loaded or generated encodes");
+        let mut h = <Sha256 as sha2::Digest>::new();
+        sha2::Digest::update(&mut h, purpose.as_bytes());
+        sha2::Digest::update(&mut h, [0u8]);
+        sha2::Digest::update(&mut h, der.as_bytes());
+        sha2::Digest::finalize(h).into()
+    }
+
     /// The signature of a file whose MD5 is `md5_hex` (the 32 hex characters of `<md5_cksum>`)
     /// as BOINC writes it (`sign_file`), the text of `<file_signature>`: 128 bytes as lowercase
     /// hex, 32 bytes a line, then a line holding `.`.

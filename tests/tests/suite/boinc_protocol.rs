@@ -190,7 +190,14 @@ async fn a_boinc_host_computes_votes_with_native_workers_and_is_credited() {
     assert_eq!(md5_hex(&bin), main.text_of("md5_cksum"));
 
     let names: Vec<&str> = results.iter().map(|r| r.text_of("name")).collect();
-    let ack = schedule(&s.url, request(&key, hostid, "cpid-a", 0, &names, &[])).await;
+    // The client echoes the key it holds; the reply then sends none (a key sent again would be
+    // an unsigned key change to the client).
+    let holding = request(&key, hostid, "cpid-a", 0, &names, &[]).replace(
+        "<rpc_seqno>",
+        "<code_sign_key>\n1024\nabcd\n.\n</code_sign_key>\n<rpc_seqno>",
+    );
+    let ack = schedule(&s.url, holding).await;
+    assert!(!ack.has("code_sign_key"));
     let acked: Vec<&str> = ack
         .children_named("result_ack")
         .map(|a| a.text_of("name"))
