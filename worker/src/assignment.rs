@@ -7,7 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use c960_common::PerftEngine;
-use c960_common::wire::{Assignment, WorkResult, WorkUnitKind};
+use c960_common::digest::result_digest;
+use c960_common::wire::{
+    Assignment, BatchedResult, PROTOCOL_VERSION, SubmitRequest, WorkResult, WorkUnitKind,
+};
 use c960_compute::compute::{ComputeError, UciSlot, compute_any, root_position};
 use c960_compute::uci_engine::UciCommand;
 
@@ -111,4 +114,30 @@ pub(crate) fn compute_one(
         }
     }
     r
+}
+
+/// What the work loop submits for `a`, computed as `result` in `elapsed`: the result with its
+/// digest over the canonical encoding.
+pub fn batched_result(a: &Assignment, result: WorkResult, elapsed: Duration) -> BatchedResult {
+    BatchedResult {
+        lease_id: a.lease_id,
+        workunit_id: a.workunit_id,
+        digest: result_digest(a.workunit_id, &a.kind, &result),
+        result,
+        elapsed_ms: elapsed.as_millis() as u64,
+    }
+}
+
+/// The same as one [`SubmitRequest`] (what `boinc-app` hands the coordinator through BOINC).
+pub fn submit_request(a: &Assignment, result: WorkResult, elapsed: Duration) -> SubmitRequest {
+    let b = batched_result(a, result, elapsed);
+    SubmitRequest {
+        protocol: PROTOCOL_VERSION,
+        lease_id: b.lease_id,
+        workunit_id: b.workunit_id,
+        result: b.result,
+        elapsed_ms: b.elapsed_ms,
+        engine: crate::client::engine(),
+        digest: b.digest,
+    }
 }

@@ -7,6 +7,7 @@
 
 pub mod assignment;
 pub mod backoff;
+pub mod boinc_app;
 pub mod client;
 pub mod identity;
 pub mod machine;

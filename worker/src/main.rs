@@ -54,6 +54,9 @@ enum Command {
     Analyse(cli_analyse::AnalyseArgs),
     /// Summarise per-position scores: ranking, mean White edge, spread, 518, correlation, chart.
     Balance(cli_balance::BalanceArgs),
+    /// Compute one workunit as a BOINC application, in the slot directory the BOINC client
+    /// starts it in (wu.json in, result.json out); not for running by hand.
+    BoincApp,
 }
 
 /// The version line: the build (version, commit, protocol), and the CPU features its perft
@@ -100,6 +103,7 @@ fn main() -> ExitCode {
         Command::Work(args) => cli_work::run(args),
         Command::Analyse(args) => cli_analyse::run(args),
         Command::Balance(args) => cli_balance::run(args),
+        Command::BoincApp => c960_worker::boinc_app::run(std::path::Path::new(".")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use c960_common::digest::result_digest;
 use c960_common::wait::Waiting;
 use c960_common::wire::{
     Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, HEARTBEAT_SECS,
@@ -21,7 +20,7 @@ use tokio::task::JoinSet;
 
 use c960_common::{PerftEngine, PerftOptions};
 
-use crate::assignment::{UciPool, compute_one};
+use crate::assignment::{UciPool, batched_result, compute_one};
 use crate::backoff::{Backoff, Pace, PaceRate, retry_after};
 use crate::client::Client;
 use crate::identity::{self, Identity};
@@ -527,13 +526,7 @@ impl Worker {
         for d in done {
             let a = d.assignment;
             match d.outcome {
-                Ok(result) => results.push(BatchedResult {
-                    lease_id: a.lease_id,
-                    workunit_id: a.workunit_id,
-                    digest: result_digest(a.workunit_id, &a.kind, &result),
-                    result,
-                    elapsed_ms: d.elapsed.as_millis() as u64,
-                }),
+                Ok(result) => results.push(batched_result(&a, result, d.elapsed)),
                 Err(ComputeError::Cancelled) => {
                     open.insert(d.index, a.lease_id);
                 }

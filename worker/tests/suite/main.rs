@@ -5,5 +5,6 @@
 //! `cargo test --test suite FILE::`.
 
 mod analyse;
+mod boinc_app;
 mod cli;
 mod cli_family;
