@@ -380,7 +380,9 @@ impl ServeArgs {
             trust_enrolled: false,
             trusted_proxies: TrustedProxies::new(trusted_proxy),
             boinc: if boinc {
-                Some(Arc::new(boinc_project(&db, boinc_app, boinc_key, boinc_url)?))
+                Some(Arc::new(boinc_project(
+                    &db, boinc_app, boinc_key, boinc_url,
+                )?))
             } else {
                 None
             },
@@ -432,7 +434,9 @@ fn boinc_project(
     let key = match key {
         Some(k) => k,
         None if c960_coordinator::store::postgres::is_postgres_url(&db.to_string_lossy()) => {
-            bail!("--boinc with a PostgreSQL database needs --boinc-key FILE (the code-signing key)")
+            bail!(
+                "--boinc with a PostgreSQL database needs --boinc-key FILE (the code-signing key)"
+            )
         }
         None => db
             .parent()
@@ -445,8 +449,7 @@ fn boinc_project(
     {
         bail!("--boinc-url must start with http:// or https://, got {u}");
     }
-    c960_coordinator::boinc::Project::open(&app, &key, url)
-        .map_err(|e| anyhow!("--boinc: {e:#}"))
+    c960_coordinator::boinc::Project::open(&app, &key, url).map_err(|e| anyhow!("--boinc: {e:#}"))
 }
 
 /// A secret kept in a file: its first line, without the line ending; an unreadable or empty

@@ -45,6 +45,10 @@ pub struct Metrics {
     pub workers_active: IntGauge,
     /// Registered workers (set at scrape).
     pub workers_registered: IntGauge,
+    /// Registered BOINC hosts (set at scrape).
+    pub boinc_hosts: IntGauge,
+    /// Valid results of BOINC hosts (set at scrape).
+    pub boinc_valid_results: IntGauge,
     /// Always 1, labelled with this build's version, commit and protocol.
     pub build_info: IntGaugeVec,
     /// Connections closed by the connection caps, by reason (`address`, `block`, `total`:
@@ -107,6 +111,12 @@ fn build() -> prometheus::Result<Metrics> {
     let leases_in_flight = IntGauge::new("c960_leases_in_flight", "Leases issued, not answered")?;
     let workers_active = IntGauge::new("c960_workers_active", "Workers seen in the last hour")?;
     let workers_registered = IntGauge::new("c960_workers_registered", "Registered workers")?;
+    let boinc_hosts = IntGauge::new(
+        "c960_boinc_hosts",
+        "Registered workers that are BOINC hosts (serve --boinc)",
+    )?;
+    let boinc_valid_results =
+        IntGauge::new("c960_boinc_valid_results", "Valid results of BOINC hosts")?;
     let build_info = IntGaugeVec::new(
         Opts::new(
             "c960_build_info",
@@ -139,6 +149,8 @@ fn build() -> prometheus::Result<Metrics> {
     registry.register(Box::new(leases_in_flight.clone()))?;
     registry.register(Box::new(workers_active.clone()))?;
     registry.register(Box::new(workers_registered.clone()))?;
+    registry.register(Box::new(boinc_hosts.clone()))?;
+    registry.register(Box::new(boinc_valid_results.clone()))?;
     registry.register(Box::new(build_info.clone()))?;
     registry.register(Box::new(connections_closed.clone()))?;
     Ok(Metrics {
@@ -154,6 +166,8 @@ fn build() -> prometheus::Result<Metrics> {
         leases_in_flight,
         workers_active,
         workers_registered,
+        boinc_hosts,
+        boinc_valid_results,
         build_info,
         connections_closed,
     })

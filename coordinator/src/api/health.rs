@@ -72,6 +72,8 @@ async fn scrape(store: Arc<dyn Store>) -> Response {
         m.leases_in_flight.set(in_flight as i64);
         m.workers_active.set(workers.active_last_hour as i64);
         m.workers_registered.set(workers.registered as i64);
+        m.boinc_hosts.set(workers.boinc_hosts as i64);
+        m.boinc_valid_results.set(workers.boinc_valid as i64);
         Ok(())
     })
     .await;

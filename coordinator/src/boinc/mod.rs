@@ -27,8 +27,8 @@ use c960_common::wire::Assignment;
 use crate::store::LeaseInfo;
 use names::UploadSigner;
 use scheduler::AppFile;
-pub use signing::md5_hex;
 use signing::CodeSigningKey;
+pub use signing::md5_hex;
 
 /// The app binary served to BOINC clients: our worker, signed with the project's key.
 #[derive(Clone, Debug)]
@@ -93,7 +93,11 @@ impl Project {
 
     /// The project `serve --boinc` runs: the app at `app_path` signed with the key in
     /// `key_path` (generated there at the first start, mode 0600).
-    pub fn open(app_path: &Path, key_path: &Path, base_url: Option<String>) -> anyhow::Result<Project> {
+    pub fn open(
+        app_path: &Path,
+        key_path: &Path,
+        base_url: Option<String>,
+    ) -> anyhow::Result<Project> {
         let key = CodeSigningKey::load_or_generate(key_path)?;
         Project::new(
             app_path,
@@ -125,7 +129,6 @@ impl Project {
         }
     }
 }
-
 
 /// An app version number from the binary's MD5: 1..=99,999 (BOINC shows it as `x.yy`).
 fn version_num(md5: &str) -> u32 {

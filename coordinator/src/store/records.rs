@@ -346,6 +346,10 @@ pub struct WorkerSummary {
     pub marked: Vec<WorkerRecord>,
     /// Trusted workers (earned or granted).
     pub trusted: u64,
+    /// Workers that are BOINC hosts (`serve --boinc`).
+    pub boinc_hosts: u64,
+    /// Valid results of BOINC hosts.
+    pub boinc_valid: u64,
     /// Every worker with its trust and checks, by id (the first 200).
     pub list: Vec<WorkerRecord>,
 }

@@ -359,6 +359,8 @@ pub struct OwnView {
     pub active_last_hour: u64,
     /// Registered workers.
     pub registered: u64,
+    /// Of them, BOINC hosts, and their valid results.
+    pub boinc: (u64, u64),
 }
 
 /// A page failed: 404 for an unknown id, 500 without internal detail otherwise.
@@ -396,6 +398,15 @@ async fn off_thread(f: impl FnOnce() -> Result<Markup, StoreError> + Send + 'sta
     }
 }
 
+/// "3 (41 valid results)": BOINC hosts and their valid results, for the dashboard.
+fn boinc_hosts((hosts, valid): (u64, u64)) -> String {
+    format!(
+        "{} ({} valid results)",
+        grouped(hosts.into()),
+        grouped(valid.into())
+    )
+}
+
 fn own_view(pages: &Pages, progress: &[CampaignProgress], now: i64) -> Result<OwnView, StoreError> {
     let w = pages.store.worker_summary(now)?;
     Ok(OwnView {
@@ -403,6 +414,7 @@ fn own_view(pages: &Pages, progress: &[CampaignProgress], now: i64) -> Result<Ow
         in_flight: progress.iter().map(|p| p.in_flight).sum(),
         active_last_hour: w.active_last_hour,
         registered: w.registered,
+        boinc: (w.boinc_hosts, w.boinc_valid),
     })
 }
 
@@ -592,6 +604,7 @@ async fn live_json(Extension(pages): Extension<Arc<Pages>>) -> Response {
         text.insert("own.in_flight".into(), grouped(own.in_flight.into()));
         text.insert("own.active".into(), grouped(own.active_last_hour.into()));
         text.insert("own.registered".into(), grouped(own.registered.into()));
+        text.insert("own.boinc".into(), boinc_hosts(own.boinc));
         text.insert("own.window".into(), duration(own.rates.window_s));
         Ok(LiveBody {
             now_ms: now,

@@ -346,6 +346,10 @@ pub(super) fn worker_summary(s: &impl Backend, now_ms: i64) -> StoreResult<Worke
         let trusted = tx
             .query_one("SELECT COUNT(*) FROM workers WHERE trusted != 0", params![])?
             .u64(0)?;
+        let boinc = tx.query_one(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(valid), 0) AS BIGINT) FROM workers WHERE boinc_account IS NOT NULL",
+            params![],
+        )?;
         let list = tx
             .query(
                 &format!("SELECT {WORKER_COLS} FROM workers ORDER BY id LIMIT 200"),
@@ -359,6 +363,8 @@ pub(super) fn worker_summary(s: &impl Backend, now_ms: i64) -> StoreResult<Worke
             active_last_hour: active,
             marked,
             trusted,
+            boinc_hosts: boinc.u64(0)?,
+            boinc_valid: boinc.u64(1)?,
             list,
         })
     })
