@@ -14,6 +14,7 @@ use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::store::{Campaign, SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 
+pub mod boinc;
 pub mod flood;
 
 /// The tests' PostgreSQL server (`C960_TEST_POSTGRES`) with the schema `schema` emptied and

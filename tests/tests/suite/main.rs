@@ -9,6 +9,7 @@ mod analysis;
 mod balance_tables;
 mod batch;
 mod big_submissions;
+mod boinc;
 mod boinc_protocol;
 mod campaigns;
 mod cli;

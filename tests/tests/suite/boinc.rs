@@ -1,0 +1,145 @@
+//! Issue 33's BOINC side with real processes: `c960-coordinator boinc keygen`, and the stock
+//! BOINC client (Debian's `boinc-client`) started by the harness (`c960_tests::boinc`).
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::process::Command;
+
+use c960_coordinator::boinc::signing::{CodeSigningKey, check_file_signature, md5_hex};
+use c960_tests::bins;
+use c960_tests::boinc::BoincClient;
+
+/// Whether the BOINC client is here; under CI it must be (`.ci/run` installs it).
+fn boinc_installed() -> bool {
+    if BoincClient::installed() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "boinc-client is missing under CI: .ci/run must install it (apt-get install boinc-client)"
+    );
+    eprintln!(
+        "\n\n*** SKIPPED: no /usr/bin/boinc; the BOINC client harness was NOT tested. \
+         Install it: apt-get install boinc-client ***\n"
+    );
+    false
+}
+
+#[test]
+fn keygen_writes_a_key_once_and_prints_its_public_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("code_sign.pem");
+    let keygen = |force: bool| {
+        let mut cmd = Command::new(&bins().0);
+        cmd.args(["boinc", "keygen", "--key"]).arg(&key);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.output().unwrap()
+    };
+    let out = keygen(false);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let loaded = CodeSigningKey::load(&key).unwrap();
+    assert!(
+        stdout.contains(&format!("sha256:{}", loaded.fingerprint())),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with(&loaded.public_key_text()), "{stdout}");
+    let md5 = md5_hex(b"app");
+    assert!(
+        check_file_signature(&loaded.public_key_text(), &md5, &loaded.sign_md5_hex(&md5)).unwrap()
+    );
+
+    // A second keygen refuses to replace the key clients already trust: one line, non-zero.
+    let pem = std::fs::read(&key).unwrap();
+    let out = keygen(false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("exists") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&key).unwrap(), pem);
+    // --force does.
+    assert!(keygen(true).status.success());
+    assert_ne!(std::fs::read(&key).unwrap(), pem);
+    assert_ne!(
+        CodeSigningKey::load(&key).unwrap().public_key_text(),
+        loaded.public_key_text()
+    );
+
+    // A key it cannot write: one line naming it.
+    let out = Command::new(&bins().0)
+        .args(["boinc", "keygen", "--key"])
+        .arg(dir.path().join("no/such/dir/key.pem"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no/such/dir/key.pem"), "{stderr}");
+}
+
+#[test]
+fn the_harness_starts_a_client_that_answers_and_quits_it() {
+    if !boinc_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let client = BoincClient::start(&dir.path().join("client")).unwrap();
+    let host = client.boinccmd(&["--get_host_info"]).unwrap();
+    assert!(host.contains("#CPUS:"), "{host}");
+    let state = client.boinccmd(&["--get_state"]).unwrap();
+    assert!(
+        state.contains("======== Projects ========") && state.contains("======== Tasks ========"),
+        "{state}"
+    );
+    // Attached to nothing yet; the settings were read.
+    assert!(!client.project_status().contains("master URL"));
+    assert!(!client.tasks().contains("name:"));
+    let log = client.messages();
+    assert!(log.contains("Starting BOINC client version 7."), "{log}");
+    assert!(
+        log.contains("Config: run apps at regular priority"),
+        "{log}"
+    );
+    assert!(log.contains("Reading preferences override file"), "{log}");
+    assert!(
+        !log.contains("suspend work if non-BOINC CPU load exceeds"),
+        "the override's suspend_cpu_usage 0 was not read: {log}"
+    );
+    // A wrong call is an error, not a panic or a hang.
+    let e = client
+        .boinccmd(&["--project", "http://127.0.0.1:9/none/", "update"])
+        .unwrap_err();
+    assert!(format!("{e:#}").contains("No such project"), "{e:#}");
+
+    // Two clients side by side, each in its own directory on its own port.
+    let other = BoincClient::start(&dir.path().join("other")).unwrap();
+    assert_ne!(other.port(), client.port());
+    assert!(other.boinccmd(&["--get_host_info"]).is_ok());
+
+    // Dropping it quits it: the port stops answering and the lock is free for a new client.
+    let port = client.port();
+    drop(client);
+    let gone = Command::new(c960_tests::boinc::BOINCCMD)
+        .args(["--host", &format!("127.0.0.1:{port}"), "--get_host_info"])
+        .output()
+        .unwrap();
+    assert!(
+        !gone.status.success() || String::from_utf8_lossy(&gone.stdout).trim().is_empty(),
+        "{}",
+        String::from_utf8_lossy(&gone.stdout)
+    );
+    let again = BoincClient::start(&dir.path().join("client")).unwrap();
+    assert!(again.log().contains("Starting BOINC client"));
+}
