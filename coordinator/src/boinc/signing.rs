@@ -94,6 +94,9 @@ impl CodeSigningKey {
     pub fn load(path: &Path) -> Result<CodeSigningKey> {
         let what = || format!("BOINC code-signing key {}", path.display());
         let meta = fs::metadata(path).with_context(|| format!("cannot read the {}", what()))?;
+        if !meta.is_file() {
+            bail!("the {} is not a file", what());
+        }
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
             bail!(
@@ -588,6 +591,8 @@ mod tests {
             "{m}"
         );
 
+        let m = message(dir.path());
+        assert!(m.contains("is not a file"), "{m}");
         let m = message(&dir.path().join("no-such-dir/key.pem"));
         assert!(m.contains("no-such-dir/key.pem"), "{m}");
 

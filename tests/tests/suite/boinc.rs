@@ -1,7 +1,9 @@
-//! Issue 33's BOINC side with real processes: `c960-coordinator boinc keygen`, and the stock
-//! BOINC client (Debian's `boinc-client`) started by the harness (`c960_tests::boinc`).
+//! Issue 33's BOINC side with real processes: `c960-coordinator boinc keygen`, our signatures
+//! checked by the BOINC client's own crypto library, and the stock BOINC client (Debian's
+//! `boinc-client`) started by the harness (`c960_tests::boinc`).
 
 use std::os::unix::fs::PermissionsExt as _;
+use std::path::PathBuf;
 use std::process::Command;
 
 use c960_coordinator::boinc::signing::{CodeSigningKey, check_file_signature, md5_hex};
@@ -142,4 +144,99 @@ fn the_harness_starts_a_client_that_answers_and_quits_it() {
     );
     let again = BoincClient::start(&dir.path().join("client")).unwrap();
     assert!(again.log().contains("Starting BOINC client"));
+}
+
+/// A C program around the client's own check of an app file (`check_file_signature2` of
+/// libboinc_crypt, a C++ function: called by its mangled name, its `bool&` a pointer):
+/// `check KEY_FILE MD5 SIGNATURE_FILE` prints `retval R answer A`.
+const CHECK_C: &str = r#"#include <stdio.h>
+#include <stdbool.h>
+int _Z21check_file_signature2PKcS0_S0_Rb(const char*, const char*, const char*, bool*);
+static char key[8192], sig[8192];
+static void slurp(const char* p, char* b, size_t n) {
+    FILE* f = fopen(p, "r");
+    size_t k = f ? fread(b, 1, n - 1, f) : 0;
+    b[k] = 0;
+    if (f) fclose(f);
+}
+int main(int argc, char** argv) {
+    if (argc != 4) return 2;
+    slurp(argv[1], key, sizeof key);
+    slurp(argv[3], sig, sizeof sig);
+    bool ok = false;
+    int r = _Z21check_file_signature2PKcS0_S0_Rb(argv[2], sig, key, &ok);
+    printf("retval %d answer %d\n", r, ok);
+    return 0;
+}
+"#;
+
+/// The BOINC client's crypto library (installed with boinc-client), if here.
+fn libboinc_crypt() -> Option<PathBuf> {
+    let found = std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("libboinc_crypt.so.7"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "libboinc_crypt.so.7 is missing under CI: .ci/run must install boinc-client"
+        );
+        eprintln!(
+            "\n\n*** SKIPPED: no libboinc_crypt.so.7; our signatures were NOT checked by the \
+             client's code. Install it: apt-get install boinc-client ***\n"
+        );
+    }
+    found
+}
+
+#[test]
+fn the_clients_own_crypto_library_accepts_our_signatures_and_only_those() {
+    let Some(lib) = libboinc_crypt() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    std::fs::write(at("check.c"), CHECK_C).unwrap();
+    // `cc` is the C compiler Rust itself links with.
+    let built = Command::new("cc")
+        .arg("-o")
+        .arg(at("check"))
+        .arg(at("check.c"))
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let key = CodeSigningKey::generate().unwrap();
+    std::fs::write(at("key"), key.public_key_text()).unwrap();
+    let check = |md5: &str, signature: &str| {
+        std::fs::write(at("signature"), signature).unwrap();
+        let out = Command::new(at("check"))
+            .arg(at("key"))
+            .arg(md5)
+            .arg(at("signature"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    // Refused: the padding undone is not around this MD5 (`answer 0`), or is no type-1 padding
+    // at all (`retval -231`, ERR_CRYPTO); the client fails the file either way.
+    let refused = |said: String| assert!(said.ends_with("answer 0"), "{said}");
+    let app = b"\x7fELF pretend this is c960-worker";
+    let md5 = md5_hex(app);
+    assert_eq!(check(&md5, &key.sign_file_bytes(app)), "retval 0 answer 1");
+    // Another file's signature, or another key's, is refused.
+    refused(check(&md5, &key.sign_file_bytes(b"other bytes")));
+    let other = CodeSigningKey::generate().unwrap();
+    refused(check(&md5, &other.sign_file_bytes(app)));
+    // So is a signature with one hex digit changed.
+    let mut tampered = key.sign_file_bytes(app).into_bytes();
+    tampered[10] = if tampered[10] == b'0' { b'1' } else { b'0' };
+    refused(check(&md5, &String::from_utf8(tampered).unwrap()));
 }
