@@ -51,6 +51,7 @@ const CC_CONFIG: &str = "<cc_config>
 <sched_op_debug/>
 <file_xfer_debug/>
 <task_debug/>
+<async_file_debug/>
 </log_flags>
 </cc_config>
 ";

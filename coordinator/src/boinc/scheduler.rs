@@ -69,8 +69,6 @@ pub struct SchedulerRequest {
     pub ncpus: u32,
     /// Seconds of CPU work it asks for.
     pub work_req_seconds: f64,
-    /// Idle CPUs it wants to fill.
-    pub cpu_req_instances: f64,
     /// The user asked for no new work.
     pub dont_send_work: bool,
     /// Tasks it reports as finished.
@@ -112,7 +110,6 @@ impl SchedulerRequest {
             platforms,
             ncpus: host.number::<u32>("p_ncpus").unwrap_or(1).clamp(1, 1024),
             work_req_seconds: number(&r, "work_req_seconds").max(number(&r, "cpu_req_secs")),
-            cpu_req_instances: number(&r, "cpu_req_instances"),
             dont_send_work: r.has("dont_send_work") && !matches!(r.text_of("dont_send_work"), "0"),
             reported: r
                 .children_named("result")
@@ -141,15 +138,15 @@ impl SchedulerRequest {
         self.platforms.iter().any(|p| p == PLATFORM)
     }
 
-    /// How many tasks to send: none when it asks for none, else enough for its idle CPUs (at
-    /// least one), never more than two per CPU in progress at once (`in_progress` held now).
+    /// How many tasks to send: none when it asks for none, else up to two per CPU in
+    /// progress at once (`in_progress` held now). A workunit's length is known only roughly,
+    /// so the host's queue is filled by count, not by its seconds: two per CPU keeps every CPU
+    /// busy while a result travels, and holds little when a task is long.
     pub fn tasks_wanted(&self, in_progress: usize) -> u32 {
         if self.dont_send_work || self.work_req_seconds <= 0.0 {
             return 0;
         }
-        let cap = (2 * self.ncpus as usize).saturating_sub(in_progress);
-        let wanted = (self.cpu_req_instances.ceil() as usize).max(1);
-        wanted.min(cap) as u32
+        (2 * self.ncpus as usize).saturating_sub(in_progress) as u32
     }
 }
 
@@ -461,7 +458,7 @@ mod tests {
         assert_eq!(r.reported.len(), 1);
         assert!(r.reported[0].succeeded());
         assert_eq!(r.other_results, ["c960_wu4_l10_0"]);
-        assert_eq!(r.tasks_wanted(0), 2);
+        assert_eq!(r.tasks_wanted(0), 4, "two per CPU");
         assert_eq!(r.tasks_wanted(3), 1, "two per CPU in progress at most");
         assert_eq!(r.tasks_wanted(4), 0);
     }

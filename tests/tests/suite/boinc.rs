@@ -11,7 +11,7 @@ use c960_tests::bins;
 use c960_tests::boinc::BoincClient;
 
 /// Whether the BOINC client is here; under CI it must be (`.ci/run` installs it).
-fn boinc_installed() -> bool {
+pub(crate) fn boinc_installed() -> bool {
     if BoincClient::installed() {
         return true;
     }

@@ -172,7 +172,7 @@ async fn a_boinc_host_computes_votes_with_native_workers_and_is_credited() {
     let hostid: u64 = reply.number("hostid").expect("a new host gets its id");
     assert!(reply.text_of("code_sign_key").starts_with("1024"));
     let results: Vec<&Element> = reply.children_named("result").collect();
-    assert_eq!(results.len(), 2, "two idle CPUs, two tasks");
+    assert_eq!(results.len(), 4, "two tasks per CPU (four workunits wait)");
     let app = reply.child("app_version").unwrap();
     let main = file_info(&reply, app.child("file_ref").unwrap().text_of("file_name"));
     assert!(main.has("executable") && main.text_of("file_signature").starts_with("signature-of-"));

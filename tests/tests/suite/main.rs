@@ -10,6 +10,7 @@ mod balance_tables;
 mod batch;
 mod big_submissions;
 mod boinc;
+mod boinc_client;
 mod boinc_protocol;
 mod campaigns;
 mod cli;

@@ -1,0 +1,270 @@
+//! Issue 33's evidence with the stock BOINC client (Debian's `boinc-client` 7.20.5) and real
+//! processes on 127.0.0.1: `serve --enrolment tokens --boinc` with default BOINC flags, a key
+//! from `token mint`, `boinccmd --project_attach URL/boinc/ KEY`, and a native worker on another
+//! token, complete a depth-4 campaign of starts 0–19 at quorum 2; a BOINC host whose app lies is
+//! caught like a native worker; an app file changed after it was signed is refused by the client.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use c960_tests::boinc::BoincClient;
+use c960_tests::{ServeProcess, bins, parse_table, reference};
+
+use super::boinc::boinc_installed;
+
+/// `c960-coordinator ARGS… --db DB`'s standard output (it must succeed).
+fn coordinator(db: &Path, args: &[&str]) -> String {
+    let out = Command::new(&bins().0)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `token mint`'s token: the first `ID.SECRET` word it prints.
+fn mint(db: &Path, name: &str) -> String {
+    let out = coordinator(db, &["token", "mint", "--name", name, "--cap", "4"]);
+    out.split_whitespace()
+        .find(|w| {
+            w.split_once('.')
+                .is_some_and(|(id, s)| id.parse::<u64>().is_ok() && s.len() >= 16)
+        })
+        .unwrap_or_else(|| panic!("no token in {out}"))
+        .to_string()
+}
+
+/// A native `c960-worker work` with its own token, killed when dropped.
+struct Native(Child);
+
+impl Native {
+    fn start(url: &str, token: &str, home: &Path) -> Native {
+        Native(
+            Command::new(&bins().1)
+                .args(["work", "--server", url, "--threads", "1"])
+                .env("HOME", home)
+                .env_remove("XDG_STATE_HOME")
+                .env("C960_ENROL_SECRET", token)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    }
+}
+
+impl Drop for Native {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Polls `done` every second until it holds, or fails after `limit` with `what` and the
+/// client's event log.
+fn wait_for(limit: Duration, client: &BoincClient, what: &str, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + limit;
+    while !done() {
+        assert!(
+            Instant::now() < until,
+            "{what} within {limit:?}; the client's messages:\n{}",
+            client.messages()
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// The campaign's rows that are valid, from `export` (what a researcher runs).
+fn valid_rows(db: &Path) -> usize {
+    coordinator(db, &["export", "--campaign", "1"])
+        .lines()
+        .filter(|l| l.contains(",valid,"))
+        .count()
+}
+
+/// The worker list's line of the BOINC host (`BOINC 7.20.5` in its build column).
+fn boinc_line(db: &Path) -> Option<String> {
+    coordinator(db, &["worker", "list"])
+        .lines()
+        .find(|l| l.contains("BOINC 7.20.5"))
+        .map(str::to_string)
+}
+
+#[test]
+fn the_stock_client_attaches_with_a_token_and_completes_a_campaign_with_a_native_worker() {
+    if !boinc_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.sqlite");
+    // Default BOINC flags: the app is the c960-worker beside the coordinator, the key is made
+    // beside the database.
+    let serve = ServeProcess::start(&db, &["--enrolment", "tokens", "--boinc"], Stdio::null());
+    assert!(dir.path().join("boinc-code-sign.key").is_file());
+    coordinator(
+        &db,
+        &["campaign", "add", "--depth", "4", "--positions", "0-19"],
+    );
+    let (boinc_key, native_key) = (mint(&db, "ann"), mint(&db, "bob"));
+    let client = BoincClient::start(&dir.path().join("boinc")).unwrap();
+    client.attach(&format!("{}/boinc/", serve.url), &boinc_key);
+    let _native = Native::start(&serve.url, &native_key, dir.path());
+
+    // Quorum 2 of two parties: every workunit needs the BOINC host's result.
+    wait_for(
+        Duration::from_secs(300),
+        &client,
+        "the campaign done",
+        || valid_rows(&db) == 20,
+    );
+    let table = parse_table(&coordinator(&db, &["export", "--campaign", "1"]));
+    let reference = reference();
+    for (sp, (depth, nodes, status)) in &table {
+        assert_eq!((*depth, status.as_str()), (4, "valid"));
+        assert_eq!(*nodes, Some(reference[sp][3]), "perft(4) of {sp}");
+    }
+    assert_eq!(table.len(), 20);
+
+    let host = boinc_line(&db).expect("the BOINC host in worker list");
+    let valid: u64 = host.split('\t').nth(3).unwrap().parse().unwrap();
+    assert!(valid >= 20, "{host}");
+    assert!(host.contains("\tactive\t"), "{host}");
+    // The client counts its successes, and shows the credit once a reply carried it.
+    wait_for(Duration::from_secs(120), &client, "credit shown", || {
+        client.update(&format!("{}/boinc/", serve.url));
+        let status = client.project_status();
+        let succeeded = status
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("jobs succeeded: "))
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        let credit = status
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("host_total_credit: "))
+            .and_then(|n| n.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        succeeded >= 20 && credit > 0.0
+    });
+    c960_worker::client::install_crypto_provider();
+    let page = reqwest::blocking_get(&format!("{}/metrics", serve.url));
+    assert!(page.contains("\nc960_boinc_hosts 1\n"), "{page}");
+}
+
+/// A tiny blocking GET for a test that has no runtime.
+mod reqwest {
+    pub fn blocking_get(url: &str) -> String {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async { ::reqwest::get(url).await.unwrap().text().await.unwrap() })
+    }
+}
+
+#[test]
+fn a_lying_boinc_app_is_caught_like_a_native_worker() {
+    if !boinc_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.sqlite");
+    let liar = env!("CARGO_BIN_EXE_lying-boinc-app");
+    let serve = ServeProcess::start(
+        &db,
+        &["--enrolment", "tokens", "--boinc", "--boinc-app", liar],
+        Stdio::null(),
+    );
+    coordinator(
+        &db,
+        &["campaign", "add", "--depth", "3", "--positions", "0-3"],
+    );
+    let client = BoincClient::start(&dir.path().join("boinc")).unwrap();
+    client.attach(&format!("{}/boinc/", serve.url), &mint(&db, "mallory"));
+    // The known answer (the reference table) catches the first lie: a failed check, the host
+    // quarantined at once, as a native worker would be.
+    wait_for(
+        Duration::from_secs(180),
+        &client,
+        "the liar quarantined",
+        || boinc_line(&db).is_some_and(|l| l.contains("\tquarantined\t")),
+    );
+    let host = boinc_line(&db).unwrap();
+    let id = host.split('\t').next().unwrap();
+    let show = coordinator(&db, &["worker", "show", id]);
+    assert!(
+        show.lines()
+            .any(|l| l.starts_with("state") && l.ends_with("quarantined")),
+        "{show}"
+    );
+    // Two native workers on other tokens then complete every value, right.
+    let h1 = dir.path().join("h1");
+    let h2 = dir.path().join("h2");
+    let _a = Native::start(&serve.url, &mint(&db, "ann"), &h1);
+    let _b = Native::start(&serve.url, &mint(&db, "bob"), &h2);
+    wait_for(
+        Duration::from_secs(120),
+        &client,
+        "the campaign done",
+        || valid_rows(&db) == 4,
+    );
+    let table = parse_table(&coordinator(&db, &["export", "--campaign", "1"]));
+    for (sp, (_, nodes, _)) in &table {
+        assert_eq!(*nodes, Some(reference()[sp][2]), "perft(3) of {sp}");
+    }
+}
+
+#[test]
+fn an_app_file_changed_after_signing_is_refused_by_the_client() {
+    if !boinc_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.sqlite");
+    let app = dir.path().join("c960-worker");
+    std::fs::copy(&bins().1, &app).unwrap();
+    let serve = ServeProcess::start(
+        &db,
+        &[
+            "--enrolment",
+            "tokens",
+            "--boinc",
+            "--boinc-app",
+            app.to_str().unwrap(),
+        ],
+        Stdio::null(),
+    );
+    // Signed at start; then one byte changes on disk (a tampered mirror, a replaced binary).
+    let mut bytes = std::fs::read(&app).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&app, &bytes).unwrap();
+    coordinator(
+        &db,
+        &["campaign", "add", "--depth", "3", "--positions", "0"],
+    );
+    let client = BoincClient::start(&dir.path().join("boinc")).unwrap();
+    client.attach(&format!("{}/boinc/", serve.url), &mint(&db, "ann"));
+    wait_for(
+        Duration::from_secs(180),
+        &client,
+        "the signature refused",
+        // A file of 10 MB or more (a debug build) is checked in the background, a smaller one
+        // (a release build) at once; the client says so either way.
+        || {
+            let log = client.messages();
+            log.contains("Signature verification failed")
+                || (log.contains("async verify of c960-worker_") && log.contains("failed"))
+        },
+    );
+    // The task never ran: nothing was returned for it.
+    let show = coordinator(&db, &["worker", "list"]);
+    let host = show.lines().find(|l| l.contains("BOINC 7.20.5")).unwrap();
+    assert_eq!(host.split('\t').nth(3), Some("0"), "{host}");
+}
