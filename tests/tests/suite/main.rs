@@ -33,6 +33,7 @@ mod security;
 mod selfplay;
 mod split;
 mod tidy;
+mod tidy_sql;
 mod tls;
 mod versions;
 mod volunteer;
