@@ -7,13 +7,15 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::store::RowStatus;
+
 /// One workunit of a split campaign as assembly needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitUnit {
     /// The start position it belongs to.
     pub origin_sp: u16,
-    /// 0 open, 1 valid, 2 failed.
-    pub state: i64,
+    /// Where it stands.
+    pub state: RowStatus,
     /// Canonical node count when valid.
     pub nodes: Option<u64>,
     /// Paths from the start position to this unit's position.
@@ -115,14 +117,14 @@ impl Assembler {
             acc.divide.entry(m.clone()).or_insert(0);
         }
         match (u.state, u.nodes) {
-            (1, Some(n)) => {
+            (RowStatus::Valid, Some(n)) => {
                 acc.valid += 1;
                 acc.total += u128::from(u.multiplicity) * u128::from(n);
                 for (m, paths) in &u.first_moves {
                     *acc.divide.entry(m.clone()).or_insert(0) += u128::from(*paths) * u128::from(n);
                 }
             }
-            (2, _) => acc.failed += 1,
+            (RowStatus::Failed, _) => acc.failed += 1,
             _ => {}
         }
     }
@@ -261,7 +263,7 @@ pub fn check(depth: u32, totals: &BTreeMap<u16, u128>) -> CheckReport {
 mod tests {
     use super::*;
 
-    fn unit(sp: u16, state: i64, nodes: Option<u64>, moves: &[(&str, u64)]) -> SplitUnit {
+    fn unit(sp: u16, state: RowStatus, nodes: Option<u64>, moves: &[(&str, u64)]) -> SplitUnit {
         SplitUnit {
             origin_sp: sp,
             state,
@@ -274,11 +276,11 @@ mod tests {
     #[test]
     fn assembles_totals_divide_and_status() {
         let units = vec![
-            unit(5, 1, Some(10), &[("a2a3", 1), ("b2b3", 2)]),
-            unit(5, 1, Some(7), &[("a2a3", 1)]),
-            unit(6, 1, Some(3), &[("a2a3", 1)]),
-            unit(6, 0, None, &[("b2b3", 1)]),
-            unit(7, 2, None, &[("a2a3", 1)]),
+            unit(5, RowStatus::Valid, Some(10), &[("a2a3", 1), ("b2b3", 2)]),
+            unit(5, RowStatus::Valid, Some(7), &[("a2a3", 1)]),
+            unit(6, RowStatus::Valid, Some(3), &[("a2a3", 1)]),
+            unit(6, RowStatus::Open, None, &[("b2b3", 1)]),
+            unit(7, RowStatus::Failed, None, &[("a2a3", 1)]),
         ];
         let rows = assemble(4, &units, |sp| format!("fen{sp}"));
         assert_eq!(rows.len(), 3);

@@ -1,6 +1,12 @@
 //! The integers and encodings the schema stores, shared by every backend: workunit kinds,
 //! replica states, trust levels, u64 counts bit-for-bit in signed 64-bit columns, digests as
 //! 32-byte blobs.
+//!
+//! Every integer code lives here once, as a constant named `COLUMN_MEANING` (`REPLICA_RETURNED`
+//! is `results.state` 1), and the store's SQL formats them in (`r.state = {REPLICA_RETURNED}`):
+//! in the statement's text, so PostgreSQL still plans with the value (the partial indexes on
+//! `state = 0` need it). A tidy test (`tests/tests/suite/tidy.rs`) refuses a literal code in
+//! the store's SQL.
 
 use c960_common::wire::{AnalysisEngine, Capabilities, PositionSpec, WorkUnitKind};
 
@@ -143,49 +149,68 @@ pub fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `workunits.check_state`: what the coordinator's checker has to do with a workunit, or did.
-pub mod check {
-    /// Nothing asked.
-    pub const NONE: i64 = 0;
-    /// A check wanted (contested, unanchored, secret, or an implausibly fast result).
-    pub const WANTED: i64 = 1;
-    /// Computed by the coordinator: `verified_digest` is the truth (a check or an audit).
-    pub const VERIFIED: i64 = 2;
-    /// Too large for the coordinator's budget.
-    pub const OVER_BUDGET: i64 = 3;
-    /// A valid value drawn for the re-split cross-check.
-    pub const RESPLIT_WANTED: i64 = 4;
-    /// The re-split cross-check done (or over budget).
-    pub const RESPLIT_DONE: i64 = 5;
-    /// A valid value drawn for an audit ([`crate::audit`]).
-    pub const AUDIT_WANTED: i64 = 6;
-    /// Audited by one more hidden replica for another worker (the coordinator could not).
-    pub const AUDIT_REPLICA: i64 = 7;
-    /// Drawn for an audit nobody did: the coordinator could not, and no replica was drawn.
-    pub const UNAUDITED: i64 = 8;
-}
+/// `workunits.check_state`: nothing asked of the coordinator's checker.
+pub const CHECK_NONE: i64 = 0;
+/// `workunits.check_state`: a check wanted (contested, unanchored, secret, or an implausibly
+/// fast result).
+pub const CHECK_WANTED: i64 = 1;
+/// `workunits.check_state`: computed by the coordinator: `verified_digest` is the truth (a
+/// check or an audit).
+pub const CHECK_VERIFIED: i64 = 2;
+/// `workunits.check_state`: too large for the coordinator's budget.
+pub const CHECK_OVER_BUDGET: i64 = 3;
+/// `workunits.check_state`: a valid value drawn for the re-split cross-check.
+pub const CHECK_RESPLIT_WANTED: i64 = 4;
+/// `workunits.check_state`: the re-split cross-check done (or over budget).
+pub const CHECK_RESPLIT_DONE: i64 = 5;
+/// `workunits.check_state`: a valid value drawn for an audit ([`crate::audit`]).
+pub const CHECK_AUDIT_WANTED: i64 = 6;
+/// `workunits.check_state`: audited by one more hidden replica for another worker (the
+/// coordinator could not).
+pub const CHECK_AUDIT_REPLICA: i64 = 7;
+/// `workunits.check_state`: drawn for an audit nobody did: the coordinator could not, and no
+/// replica was drawn.
+pub const CHECK_UNAUDITED: i64 = 8;
+
+/// `results.state` of [`ReplicaState::InProgress`]: leased, not answered.
+pub const REPLICA_IN_PROGRESS: i64 = 0;
+/// `results.state` of [`ReplicaState::Returned`]: a stored result.
+pub const REPLICA_RETURNED: i64 = 1;
+/// `results.state` of [`ReplicaState::Expired`].
+pub const REPLICA_EXPIRED: i64 = 2;
+/// `results.state` of [`ReplicaState::Abandoned`]: given back.
+pub const REPLICA_ABANDONED: i64 = 3;
+/// `results.state` of [`ReplicaState::Error`]: refused, failed or voided.
+pub const REPLICA_ERROR: i64 = 4;
 
 /// The integer stored in `results.state`.
 pub fn replica_code(s: ReplicaState) -> i64 {
     match s {
-        ReplicaState::InProgress => 0,
-        ReplicaState::Returned => 1,
-        ReplicaState::Expired => 2,
-        ReplicaState::Abandoned => 3,
-        ReplicaState::Error => 4,
+        ReplicaState::InProgress => REPLICA_IN_PROGRESS,
+        ReplicaState::Returned => REPLICA_RETURNED,
+        ReplicaState::Expired => REPLICA_EXPIRED,
+        ReplicaState::Abandoned => REPLICA_ABANDONED,
+        ReplicaState::Error => REPLICA_ERROR,
     }
 }
 
 /// The replica state of a stored integer (unknown values read as `Error`, which never votes).
 pub fn replica_state(v: i64) -> ReplicaState {
     match v {
-        0 => ReplicaState::InProgress,
-        1 => ReplicaState::Returned,
-        2 => ReplicaState::Expired,
-        3 => ReplicaState::Abandoned,
+        REPLICA_IN_PROGRESS => ReplicaState::InProgress,
+        REPLICA_RETURNED => ReplicaState::Returned,
+        REPLICA_EXPIRED => ReplicaState::Expired,
+        REPLICA_ABANDONED => ReplicaState::Abandoned,
         _ => ReplicaState::Error,
     }
 }
+
+/// `workers.trusted` of [`TrustLevel::Untrusted`].
+pub const TRUST_UNTRUSTED: i64 = TrustLevel::Untrusted as i64;
+/// `workers.trusted` of [`TrustLevel::Earned`].
+pub const TRUST_EARNED: i64 = TrustLevel::Earned as i64;
+/// `workers.trusted` of [`TrustLevel::Operator`].
+pub const TRUST_OPERATOR: i64 = TrustLevel::Operator as i64;
 
 /// The integer stored in `workers.trusted`.
 pub fn trust_code(level: TrustLevel) -> i64 {
@@ -195,39 +220,69 @@ pub fn trust_code(level: TrustLevel) -> i64 {
 /// The trust level of a stored integer (unknown values read as untrusted).
 pub fn trust_level(v: i64) -> TrustLevel {
     match v {
-        1 => TrustLevel::Earned,
-        2 => TrustLevel::Operator,
+        TRUST_EARNED => TrustLevel::Earned,
+        TRUST_OPERATOR => TrustLevel::Operator,
         _ => TrustLevel::Untrusted,
     }
 }
 
+/// `results.outcome`: not graded yet.
+pub const OUTCOME_PENDING: i64 = 0;
+/// `results.outcome`: agrees with the canonical result (a vote won).
+pub const OUTCOME_VALID: i64 = 1;
+/// `results.outcome`: disagrees with it (a vote lost), or voided by a quarantine.
+pub const OUTCOME_INVALID: i64 = 2;
+
 /// The outcome of a stored `results.outcome`.
 pub fn result_outcome(v: i64) -> ResultOutcome {
     match v {
-        1 => ResultOutcome::Valid,
-        2 => ResultOutcome::Invalid,
+        OUTCOME_VALID => ResultOutcome::Valid,
+        OUTCOME_INVALID => ResultOutcome::Invalid,
         _ => ResultOutcome::Pending,
     }
 }
 
-/// `workunits.state`: where a workunit stands.
-pub mod workunit_state {
-    /// Waiting for its quorum.
-    pub const OPEN: i64 = 0;
-    /// A canonical result.
-    pub const VALID: i64 = 1;
-    /// Failed at the result cap.
-    pub const FAILED: i64 = 2;
-    /// Reopened for re-verification (a validator was caught lying).
-    pub const REVERIFYING: i64 = 3;
+/// `results.outcome` of a result that agrees with the truth (`true`) or not.
+pub fn outcome_code(agrees: bool) -> i64 {
+    if agrees {
+        OUTCOME_VALID
+    } else {
+        OUTCOME_INVALID
+    }
 }
+
+/// `results.checked`: not graded by a check of the coordinator's.
+pub const CHECKED_NOT: i64 = 0;
+/// `results.checked`: agreed with the coordinator's own digest (a check passed).
+pub const CHECKED_PASSED: i64 = 1;
+/// `results.checked`: disagreed with it (a check failed).
+pub const CHECKED_FAILED: i64 = 2;
+
+/// `results.checked` of a result graded against the coordinator's digest.
+pub fn checked_code(passed: bool) -> i64 {
+    if passed {
+        CHECKED_PASSED
+    } else {
+        CHECKED_FAILED
+    }
+}
+
+/// `workunits.state`: waiting for its quorum.
+pub const WORKUNIT_OPEN: i64 = 0;
+/// `workunits.state`: a canonical result.
+pub const WORKUNIT_VALID: i64 = 1;
+/// `workunits.state`: failed at the result cap.
+pub const WORKUNIT_FAILED: i64 = 2;
+/// `workunits.state` as the tables read it: reopened for re-verification (a validator was
+/// caught lying), stored as open with `reverify` set.
+pub const WORKUNIT_REVERIFYING: i64 = 3;
 
 /// The table status of a stored `workunits.state`.
 pub fn row_status(v: i64) -> RowStatus {
     match v {
-        workunit_state::OPEN => RowStatus::Open,
-        workunit_state::VALID => RowStatus::Valid,
-        workunit_state::REVERIFYING => RowStatus::Reverifying,
+        WORKUNIT_OPEN => RowStatus::Open,
+        WORKUNIT_VALID => RowStatus::Valid,
+        WORKUNIT_REVERIFYING => RowStatus::Reverifying,
         _ => RowStatus::Failed,
     }
 }
@@ -242,12 +297,19 @@ pub fn campaign_kind(text: &str) -> Result<CampaignKind, String> {
     }
 }
 
+/// `campaigns.status`: served.
+pub const CAMPAIGN_ACTIVE: i64 = 0;
+/// `campaigns.status`: paused by the operator.
+pub const CAMPAIGN_PAUSED: i64 = 1;
+/// `campaigns.status`: cancelled, never served again.
+pub const CAMPAIGN_CANCELLED: i64 = 2;
+
 /// `campaigns.status` of a campaign status.
 pub fn status_code(s: CampaignStatus) -> i64 {
     match s {
-        CampaignStatus::Active => 0,
-        CampaignStatus::Paused => 1,
-        CampaignStatus::Cancelled => 2,
+        CampaignStatus::Active => CAMPAIGN_ACTIVE,
+        CampaignStatus::Paused => CAMPAIGN_PAUSED,
+        CampaignStatus::Cancelled => CAMPAIGN_CANCELLED,
     }
 }
 
@@ -255,8 +317,8 @@ pub fn status_code(s: CampaignStatus) -> i64 {
 /// is served by no one until the operator says otherwise).
 pub fn campaign_status(v: i64) -> CampaignStatus {
     match v {
-        0 => CampaignStatus::Active,
-        2 => CampaignStatus::Cancelled,
+        CAMPAIGN_ACTIVE => CampaignStatus::Active,
+        CAMPAIGN_CANCELLED => CampaignStatus::Cancelled,
         _ => CampaignStatus::Paused,
     }
 }
@@ -287,5 +349,20 @@ mod tests {
         assert!(!trust_level(0).is_trusted());
         assert!(trust_level(1).is_trusted() && trust_level(2).is_trusted());
         assert_eq!(db_to_u64(u64_to_db(u64::MAX)), u64::MAX);
+        for s in [
+            CampaignStatus::Active,
+            CampaignStatus::Paused,
+            CampaignStatus::Cancelled,
+        ] {
+            assert_eq!(campaign_status(status_code(s)), s);
+        }
+        assert_eq!(result_outcome(outcome_code(true)), ResultOutcome::Valid);
+        assert_eq!(result_outcome(outcome_code(false)), ResultOutcome::Invalid);
+        assert_eq!(result_outcome(OUTCOME_PENDING), ResultOutcome::Pending);
+        assert_eq!(row_status(WORKUNIT_FAILED), RowStatus::Failed);
+        assert_eq!(
+            (checked_code(true), checked_code(false)),
+            (CHECKED_PASSED, CHECKED_FAILED)
+        );
     }
 }

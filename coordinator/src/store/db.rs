@@ -284,7 +284,7 @@ impl Batch {
     /// `IN (?a, ?b, ...)` on SQLite, `= ANY(CAST(?a AS BIGINT[]))` on PostgreSQL.
     ///
     /// ```text
-    /// format!("UPDATE workunits SET check_state = 1 WHERE id {}", b.in_ids(&ids))
+    /// format!("UPDATE workunits SET check_state = {CHECK_WANTED} WHERE id {}", b.in_ids(&ids))
     /// ```
     pub fn in_ids(&mut self, ids: &[u64]) -> String {
         let id = |id: u64| Value::I64(super::codes::u64_to_db(id));

@@ -36,6 +36,7 @@ mod security;
 mod selfplay;
 mod split;
 mod tidy;
+mod tidy_sql;
 mod tls;
 mod versions;
 mod volunteer;

@@ -13,8 +13,8 @@ use super::transition::{integrity_in, replicas_of};
 use crate::handout::{self, Applicant, Deadlines, PartyKeys, Quota, Refusal};
 use crate::scheduler::{self, CampaignSlot, ReplicaView};
 use crate::store::codes::{
-    KIND_COLUMN_COUNT, KIND_COLUMNS, accepted_kinds, campaign_status, db_to_u64, trust_level,
-    u64_to_db,
+    KIND_COLUMN_COUNT, KIND_COLUMNS, REPLICA_ERROR, REPLICA_IN_PROGRESS, REPLICA_RETURNED,
+    WORKUNIT_OPEN, accepted_kinds, campaign_status, db_to_u64, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
 use crate::store::{Lease, StoreError, StoreResult};
@@ -178,7 +178,7 @@ pub(super) fn ready_campaigns(tx: Tx) -> StoreResult<Vec<CampaignSlot>> {
     tx.query(
         &format!(
             "SELECT c.id, c.priority, c.status FROM campaigns c WHERE EXISTS (
-                SELECT 1 FROM workunits w{} WHERE w.campaign_id = c.id AND w.state = 0 AND w.needed > 0)",
+                SELECT 1 FROM workunits w{} WHERE w.campaign_id = c.id AND w.state = {WORKUNIT_OPEN} AND w.needed > 0)",
             tx.dialect().ready_index()
         ),
         params![],
@@ -208,7 +208,7 @@ fn own_open_leases(
         &format!(
             "SELECT r.id, w.id, {KIND_COLUMNS}, r.deadline_ms
              FROM results r JOIN workunits w ON w.id = r.workunit_id
-             WHERE r.worker_id = ?1 AND r.state = 0 AND r.deadline_ms >= ?2 AND w.kind IN ({codes})
+             WHERE r.worker_id = ?1 AND r.state = {REPLICA_IN_PROGRESS} AND r.deadline_ms >= ?2 AND w.kind IN ({codes})
              ORDER BY r.id LIMIT ?3"
         ),
         params![u64_to_db(worker_id), now_ms, limit as i64],
@@ -254,13 +254,15 @@ impl Draw<'_> {
         // keeps it), so PostgreSQL planned the statement again on every execution (twice the
         // CPU of running it).
         let party_clause = if self.keys.any() {
-            "AND NOT EXISTS (
+            format!(
+                "AND NOT EXISTS (
                 SELECT 1 FROM results r JOIN workers o ON o.id = r.worker_id
-                WHERE r.workunit_id = w.id AND r.state IN (0, 1) AND o.id != ?1
+                WHERE r.workunit_id = w.id AND r.state IN ({REPLICA_IN_PROGRESS}, {REPLICA_RETURNED}) AND o.id != ?1
                   AND (o.reg_block IN (?5, ?6) OR o.last_block IN (?5, ?6) OR o.enrolment_token = ?7
                        OR (o.reg_block = ?8 AND ABS(o.created_ms - ?9) <= ?10)))"
+            )
         } else {
-            ""
+            String::new()
         };
         // `codes` holds integers from accepted_codes only, so formatting it in is safe. On
         // PostgreSQL the workunits picked are locked and those another coordinator is handing
@@ -268,9 +270,9 @@ impl Draw<'_> {
         // other here and never hand out one replica twice.
         format!(
             "SELECT w.id, {KIND_COLUMNS} FROM workunits w{}
-             WHERE w.campaign_id = ?4 AND w.state = 0 AND w.needed > 0 AND w.kind IN ({}) AND (w.trusted_only = 0 OR ?3)
+             WHERE w.campaign_id = ?4 AND w.state = {WORKUNIT_OPEN} AND w.needed > 0 AND w.kind IN ({}) AND (w.trusted_only = 0 OR ?3)
              AND NOT EXISTS (
-                SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN (0, 1, 4))
+                SELECT 1 FROM results r WHERE r.workunit_id = w.id AND r.worker_id = ?1 AND r.state IN ({REPLICA_IN_PROGRESS}, {REPLICA_RETURNED}, {REPLICA_ERROR}))
              {party_clause}
              ORDER BY w.id LIMIT ?2{}",
             tx.dialect().ready_index(),
@@ -366,8 +368,8 @@ fn verify(
         if cfg!(debug_assertions) {
             let me = me.party(block);
             for h in tx.query(
-                "SELECT o.reg_block, o.last_block, o.enrolment_token, o.created_ms FROM results r JOIN workers o ON o.id = r.worker_id
-                 WHERE r.workunit_id = ?1 AND r.state IN (0, 1) AND o.id != ?2",
+                &format!("SELECT o.reg_block, o.last_block, o.enrolment_token, o.created_ms FROM results r JOIN workers o ON o.id = r.worker_id
+                 WHERE r.workunit_id = ?1 AND r.state IN ({REPLICA_IN_PROGRESS}, {REPLICA_RETURNED}) AND o.id != ?2"),
                 params![u64_to_db(wu), u64_to_db(worker_id)],
             )? {
                 let (rb, lb) = (h.opt_text(0)?, h.opt_text(1)?);
@@ -414,7 +416,7 @@ fn insert_leases(
         &format!(
             "WITH v(workunit_id, ord) AS ({values})
              INSERT INTO results (workunit_id, worker_id, state, issued_ms, deadline_ms, hard_deadline_ms)
-             SELECT workunit_id, {w}, 0, {issued}, {until}, {whole} FROM v WHERE workunit_id IS NOT NULL ORDER BY ord
+             SELECT workunit_id, {w}, {REPLICA_IN_PROGRESS}, {issued}, {until}, {whole} FROM v WHERE workunit_id IS NOT NULL ORDER BY ord
              RETURNING workunit_id, id"
         ),
         &b.params(),

@@ -8,7 +8,10 @@ use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, NewWorkunit};
 use crate::scheduler::{self, CampaignStatus};
 use crate::store::RowStatus;
 use crate::store::codes::{
-    check, hex, kind_code, replica_state, result_outcome, row_status, status_code, u64_to_db,
+    CAMPAIGN_CANCELLED, CHECK_AUDIT_REPLICA, CHECK_AUDIT_WANTED, CHECK_RESPLIT_DONE,
+    CHECK_RESPLIT_WANTED, CHECK_UNAUDITED, CHECK_VERIFIED, KIND_PERFT, OUTCOME_VALID,
+    REPLICA_RETURNED, WORKUNIT_OPEN, WORKUNIT_REVERIFYING, WORKUNIT_VALID, hex, kind_code,
+    replica_state, result_outcome, row_status, status_code, u64_to_db,
 };
 use crate::store::db::{Backend, Row, params};
 use crate::store::{
@@ -40,8 +43,8 @@ pub(super) fn create_campaign(
         for unit in c.workunits() {
             match unit.map_err(StoreError::Db)? {
                 NewWorkunit::Split { origin_sp, fen, depth, multiplicity, first_moves } => tx.exec(
-                    "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, origin_sp, multiplicity, first_moves)
-                     VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9)",
+                    &format!("INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, origin_sp, multiplicity, first_moves)
+                     VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, {KIND_PERFT}, ?7, ?8, ?9)"),
                     params![id, fen, depth, c.quorum, c.max_results, needed, origin_sp, u64_to_db(multiplicity), first_moves],
                 )?,
                 NewWorkunit::Start { sp, fen, known_nodes } => tx.exec(
@@ -119,7 +122,7 @@ pub(super) fn find_campaign(s: &impl Backend, c: &NewCampaign) -> StoreResult<Op
                 "SELECT {CAMPAIGN_COLS} FROM campaigns WHERE kind = ?5 AND depth = ?1 AND quorum = ?2
                  AND max_results = ?3 AND positions = ?4 AND engine IS NOT DISTINCT FROM CAST(?6 AS TEXT) AND split_ply = ?7
                  AND family = ?8 AND games IS NOT DISTINCT FROM CAST(?9 AS BIGINT)
-                 AND move_nodes IS NOT DISTINCT FROM CAST(?10 AS BIGINT) AND status != 2 ORDER BY id LIMIT 1"
+                 AND move_nodes IS NOT DISTINCT FROM CAST(?10 AS BIGINT) AND status != {CAMPAIGN_CANCELLED} ORDER BY id LIMIT 1"
             ),
             params![
                 c.depth,
@@ -228,14 +231,14 @@ pub(super) fn visit_table(
         let campaign = campaign_by_id(tx, campaign_id)?;
         let mut stopped = false;
         let walked = tx.each(
-            "SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
-                    CASE WHEN w.state = 0 AND w.reverify != 0 THEN 3 ELSE w.state END, w.canonical_digest,
-                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+            &format!("SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
+                    CASE WHEN w.state = {WORKUNIT_OPEN} AND w.reverify != 0 THEN {WORKUNIT_REVERIFYING} ELSE w.state END, w.canonical_digest,
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = {OUTCOME_VALID}),
                     w.family_number,
-                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.state = 1),
+                    (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.state = {REPLICA_RETURNED}),
                     w.check_state
              FROM workunits w WHERE w.campaign_id = ?1
-             ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
+             ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id"),
             params![u64_to_db(campaign_id)],
             &mut |r| {
                 let state = r.i64(5)?;
@@ -245,7 +248,7 @@ pub(super) fn visit_table(
                     family_number: r.opt_i64(8)?.map(|n| n as u32),
                     fen: r.text(2)?,
                     depth: r.i64(3)? as u32,
-                    nodes: if state == 1 {
+                    nodes: if state == WORKUNIT_VALID {
                         r.opt_i64(4)?.map(|n| n as u64)
                     } else {
                         None
@@ -254,7 +257,7 @@ pub(super) fn visit_table(
                     agreeing_results: r.i64(7)? as u32,
                     returned: r.i64(9)? as u32,
                     digest: r.opt_blob(6)?.map(|d| hex(&d)),
-                    audit: if state == 1 { audit_name(r.i64(10)?) } else { "" }.into(),
+                    audit: if state == WORKUNIT_VALID { audit_name(r.i64(10)?) } else { "" }.into(),
                 };
                 if visit(row) {
                     Ok(())
@@ -275,10 +278,10 @@ pub(super) fn visit_table(
 /// The export's name of a valid value's audit, from its `check_state` ([`TableRow::audit`]).
 pub(super) fn audit_name(check_state: i64) -> &'static str {
     match check_state {
-        check::VERIFIED | check::RESPLIT_DONE => "coordinator",
-        check::AUDIT_REPLICA => "replica",
-        check::AUDIT_WANTED | check::RESPLIT_WANTED => "pending",
-        check::UNAUDITED => "unaudited",
+        CHECK_VERIFIED | CHECK_RESPLIT_DONE => "coordinator",
+        CHECK_AUDIT_REPLICA => "replica",
+        CHECK_AUDIT_WANTED | CHECK_RESPLIT_WANTED => "pending",
+        CHECK_UNAUDITED => "unaudited",
         _ => "none",
     }
 }
@@ -305,18 +308,18 @@ pub(super) fn payload_table<R: serde::de::DeserializeOwned>(
         let campaign = campaign_by_id(tx, campaign_id)?;
         let rows = tx
             .query(
-                "SELECT w.id, w.sp, w.fen, w.depth, w.state,
-                        (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = 1),
+                &format!("SELECT w.id, w.sp, w.fen, w.depth, w.state,
+                        (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.outcome = {OUTCOME_VALID}),
                         (SELECT payload FROM results r WHERE r.id = w.canonical_result_id),
                         w.family_number
                  FROM workunits w WHERE w.campaign_id = ?1
-                 ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id",
+                 ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id"),
                 params![u64_to_db(campaign_id)],
             )?
             .iter()
             .map(|r| {
                 let state = r.i64(4)?;
-                let payload = r.opt_text(6)?.filter(|_| state == 1);
+                let payload = r.opt_text(6)?.filter(|_| state == WORKUNIT_VALID);
                 Ok(AnalysisRow {
                     workunit_id: r.u64(0)?,
                     sp: r.opt_i64(1)?.map(|n| n as u16),

@@ -10,8 +10,9 @@ use super::settle::{self, expire, retransition, retransition_many, write_decided
 use super::transition::{Known, bump_setting, decide_many, fail_check, integrity_in};
 use crate::scheduler::{self, ReplicaState};
 use crate::store::codes::{
-    KIND_COLUMN_COUNT, KIND_COLUMNS, KindColumns, kind_of, replica_code, replica_state,
-    trust_level, u64_to_db,
+    CHECK_NONE, CHECK_WANTED, KIND_BUILTIN_ANALYSIS, KIND_COLUMN_COUNT, KIND_COLUMNS, KIND_PERFT,
+    KindColumns, OUTCOME_PENDING, OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED,
+    TRUST_UNTRUSTED, kind_of, replica_code, replica_state, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
 use crate::store::{LeaseInfo, Settlement, StoreError, StoreResult, Submission};
@@ -135,7 +136,7 @@ fn store_results_in(
         let mut b = Batch::new(tx.dialect());
         let in_ids = b.in_ids(&fast);
         tx.exec(
-            &format!("UPDATE workunits SET check_state = 1 WHERE id {in_ids} AND check_state = 0 AND kind = 0"),
+            &format!("UPDATE workunits SET check_state = {CHECK_WANTED} WHERE id {in_ids} AND check_state = {CHECK_NONE} AND kind = {KIND_PERFT}"),
             &b.params(),
         )?;
     }
@@ -149,7 +150,9 @@ fn store_results_in(
         .map(|d| d.take_grades(|id| returning.contains_key(&id)))
         .unwrap_or_default();
     for (row, (lease_id, _)) in updates.iter_mut().zip(&stored) {
-        row.push(Value::I64(grades.get(lease_id).copied().unwrap_or(0)));
+        row.push(Value::I64(
+            grades.get(lease_id).copied().unwrap_or(OUTCOME_PENDING),
+        ));
     }
     let mut b = Batch::new(tx.dialect());
     let now = b.param(now_ms);
@@ -161,15 +164,15 @@ fn store_results_in(
     for r in tx.query(
         &format!(
             "WITH v(id, digest, nodes, divide, elapsed_ms, engine, payload, outcome) AS ({values})
-             UPDATE results SET state = 1, returned_ms = {now}, digest = v.digest, nodes = v.nodes, divide = v.divide,
+             UPDATE results SET state = {REPLICA_RETURNED}, returned_ms = {now}, digest = v.digest, nodes = v.nodes, divide = v.divide,
                elapsed_ms = v.elapsed_ms, engine = v.engine, payload = v.payload, outcome = v.outcome
              FROM v WHERE results.id = v.id
              RETURNING results.worker_id, results.outcome, COALESCE(results.nodes, 0)"
         ),
         &b.params(),
     )? {
-        if r.i64(1)? != 0 {
-            tx.count_vote(r.u64(0)?, r.i64(1)? == 1, r.u64(2)?)?;
+        if r.i64(1)? != OUTCOME_PENDING {
+            tx.count_vote(r.u64(0)?, r.i64(1)? == OUTCOME_VALID, r.u64(2)?)?;
         }
     }
     match decided {
@@ -202,7 +205,7 @@ fn pick_secret_checks(tx: Tx, worker_id: u64, workunits: &[u64]) -> StoreResult<
         let mut b = Batch::new(tx.dialect());
         let in_ids = b.in_ids(&picked);
         tx.exec(
-            &format!("UPDATE workunits SET check_state = 1 WHERE id {in_ids} AND check_state = 0 AND kind IN (0, 1) AND known_nodes IS NULL"),
+            &format!("UPDATE workunits SET check_state = {CHECK_WANTED} WHERE id {in_ids} AND check_state = {CHECK_NONE} AND kind IN ({KIND_PERFT}, {KIND_BUILTIN_ANALYSIS}) AND known_nodes IS NULL"),
             &b.params(),
         )?;
     }
@@ -244,7 +247,7 @@ fn refuse_in(
 /// Leases `worker_id` holds open: issued, not answered, deadline not passed.
 pub(super) fn open_leases_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
     tx.query_one(
-        "SELECT COUNT(*) FROM results WHERE worker_id = ?1 AND state = 0 AND deadline_ms >= ?2",
+        &format!("SELECT COUNT(*) FROM results WHERE worker_id = ?1 AND state = {REPLICA_IN_PROGRESS} AND deadline_ms >= ?2"),
         params![u64_to_db(worker_id), now_ms],
     )?
     .u64(0)
@@ -253,8 +256,10 @@ pub(super) fn open_leases_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult
 /// Open leases held by the workers whose last fetch came from `block`.
 pub(super) fn open_leases_of_block(tx: Tx, block: &str, now_ms: i64) -> StoreResult<u64> {
     tx.query_one(
-        "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
-         WHERE o.last_block = ?1 AND r.state = 0 AND r.deadline_ms >= ?2",
+        &format!(
+            "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
+         WHERE o.last_block = ?1 AND r.state = {REPLICA_IN_PROGRESS} AND r.deadline_ms >= ?2"
+        ),
         params![block, now_ms],
     )?
     .u64(0)
@@ -414,7 +419,7 @@ pub(super) fn fail(
         {
             // Earned again only from scratch: checks spread over time, as a new worker.
             tx.exec(
-                "UPDATE workers SET trusted = 0, trust_checks = 0, trust_check_ms = NULL WHERE id = ?1",
+                &format!("UPDATE workers SET trusted = {TRUST_UNTRUSTED}, trust_checks = 0, trust_check_ms = NULL WHERE id = ?1"),
                 params![u64_to_db(worker_id)],
             )?;
         }
@@ -464,7 +469,7 @@ pub(super) fn renew_leases(
         for r in tx.query(
             &format!(
                 "UPDATE results SET deadline_ms = CASE WHEN hard_deadline_ms < {until} THEN hard_deadline_ms ELSE {until} END
-                 WHERE id {in_ids} AND worker_id = {w} AND state = 0 AND hard_deadline_ms IS NOT NULL
+                 WHERE id {in_ids} AND worker_id = {w} AND state = {REPLICA_IN_PROGRESS} AND hard_deadline_ms IS NOT NULL
                  RETURNING id, deadline_ms"
             ),
             &b.params(),
@@ -489,7 +494,7 @@ pub(super) fn release_all_leases(s: &impl Backend, now_ms: i64) -> StoreResult<u
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
         let ids = tx.query(
-            "SELECT id, workunit_id FROM results WHERE state = 0 ORDER BY workunit_id, id",
+            &format!("SELECT id, workunit_id FROM results WHERE state = {REPLICA_IN_PROGRESS} ORDER BY workunit_id, id"),
             params![],
         )?;
         for r in &ids {

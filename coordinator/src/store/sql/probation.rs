@@ -3,7 +3,9 @@
 
 use super::Tx;
 use crate::store::StoreResult;
-use crate::store::codes::u64_to_db;
+use crate::store::codes::{
+    REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_OPEN, u64_to_db,
+};
 use crate::store::db::params;
 use crate::trust;
 
@@ -12,22 +14,27 @@ use crate::trust;
 pub(super) fn returned_any(tx: Tx, worker_id: u64) -> StoreResult<bool> {
     Ok(tx
         .query_opt(
-            "SELECT 1 FROM results WHERE worker_id = ?1 AND returned_ms IS NOT NULL AND state = 1 LIMIT 1",
+            &format!("SELECT 1 FROM results WHERE worker_id = ?1 AND returned_ms IS NOT NULL AND state = {REPLICA_RETURNED} LIMIT 1"),
             params![u64_to_db(worker_id)],
         )?
         .is_some())
 }
 
 /// Whether the worker `o` of a query is in probation (trust::in_probation), as SQL.
-const IN_PROBATION: &str = "o.trusted = 0 AND NOT EXISTS (
-    SELECT 1 FROM results p WHERE p.worker_id = o.id AND p.returned_ms IS NOT NULL AND p.state = 1)";
+fn in_probation() -> String {
+    format!(
+        "o.trusted = {TRUST_UNTRUSTED} AND NOT EXISTS (
+    SELECT 1 FROM results p WHERE p.worker_id = o.id AND p.returned_ms IS NOT NULL AND p.state = {REPLICA_RETURNED})"
+    )
+}
 
 /// Open leases of the workers in probation whose last fetch came from `block`.
 pub(super) fn probation_leases_of_block(tx: Tx, block: &str, now_ms: i64) -> StoreResult<u64> {
     tx.query_one(
         &format!(
             "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
-             WHERE o.last_block = ?1 AND r.state = 0 AND r.deadline_ms >= ?2 AND {IN_PROBATION}"
+             WHERE o.last_block = ?1 AND r.state = {REPLICA_IN_PROGRESS} AND r.deadline_ms >= ?2 AND {}",
+            in_probation()
         ),
         params![block, now_ms],
     )?
@@ -48,9 +55,10 @@ pub(super) fn probation_hold(
 ) -> StoreResult<trust::ProbationHold> {
     let open = tx.query_one(
         &format!(
-            "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN {IN_PROBATION} THEN 1 ELSE 0 END), 0) AS BIGINT)
+            "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN {} THEN 1 ELSE 0 END), 0) AS BIGINT)
              FROM results r JOIN workunits w ON w.id = r.workunit_id JOIN workers o ON o.id = r.worker_id
-             WHERE w.campaign_id = ?1 AND r.state = 0 AND r.deadline_ms >= ?2"
+             WHERE w.campaign_id = ?1 AND r.state = {REPLICA_IN_PROGRESS} AND r.deadline_ms >= ?2",
+            in_probation()
         ),
         params![u64_to_db(campaign), now_ms],
     )?;
@@ -62,7 +70,7 @@ pub(super) fn probation_hold(
         tx.query_one(
             &format!(
                 "SELECT CAST(COALESCE(SUM(t.needed), 0) AS BIGINT) FROM (SELECT w.needed FROM workunits w{}
-                 WHERE w.campaign_id = ?1 AND w.state = 0 AND w.needed > 0 LIMIT ?2) t",
+                 WHERE w.campaign_id = ?1 AND w.state = {WORKUNIT_OPEN} AND w.needed > 0 LIMIT ?2) t",
                 tx.dialect().ready_index()
             ),
             params![u64_to_db(campaign), u64_to_db(limit)],

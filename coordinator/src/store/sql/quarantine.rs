@@ -30,7 +30,11 @@ use super::Tx;
 use super::reopen::reopen;
 use super::transition::integrity_in;
 use crate::scheduler::ReplicaState;
-use crate::store::codes::{replica_code, trust_code, trust_level, u64_to_db};
+use crate::store::codes::{
+    CHECK_VERIFIED, CHECKED_FAILED, CHECKED_PASSED, OUTCOME_INVALID, OUTCOME_PENDING,
+    OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_FAILED,
+    WORKUNIT_OPEN, WORKUNIT_VALID, replica_code, trust_code, trust_level, u64_to_db,
+};
 use crate::store::db::params;
 use crate::store::{StoreError, StoreResult};
 use crate::trust;
@@ -99,7 +103,7 @@ fn pairs(tx: Tx, sql: &str, worker_id: u64) -> StoreResult<Vec<(i64, i64)>> {
 pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Followup>> {
     let w = u64_to_db(worker_id);
     let newly = tx.exec(
-        "UPDATE workers SET quarantined_ms = ?2, trusted = 0 WHERE id = ?1 AND quarantined_ms IS NULL",
+        &format!("UPDATE workers SET quarantined_ms = ?2, trusted = {TRUST_UNTRUSTED} WHERE id = ?1 AND quarantined_ms IS NULL"),
         params![w, now_ms],
     )?;
     if newly == 0 {
@@ -114,7 +118,9 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec
     // Open leases go back to the pool at once.
     for (id, wu) in pairs(
         tx,
-        "SELECT id, workunit_id FROM results WHERE worker_id = ?1 AND state = 0 ORDER BY id",
+        &format!(
+            "SELECT id, workunit_id FROM results WHERE worker_id = ?1 AND state = {REPLICA_IN_PROGRESS} ORDER BY id"
+        ),
         worker_id,
     )? {
         tx.exec(
@@ -129,7 +135,9 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec
     // those reopen, so the others decide without it.
     for (id, wu) in pairs(
         tx,
-        "SELECT id, workunit_id FROM results WHERE worker_id = ?1 AND state = 1 AND outcome = 0 ORDER BY id",
+        &format!(
+            "SELECT id, workunit_id FROM results WHERE worker_id = ?1 AND state = {REPLICA_RETURNED} AND outcome = {OUTCOME_PENDING} ORDER BY id"
+        ),
         worker_id,
     )? {
         tx.exec(
@@ -137,7 +145,7 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec
             params![id, replica_code(ReplicaState::Error)],
         )?;
         tx.exec(
-            "UPDATE workunits SET state = 0, completed_ms = NULL WHERE id = ?1 AND state = 2",
+            &format!("UPDATE workunits SET state = {WORKUNIT_OPEN}, completed_ms = NULL WHERE id = ?1 AND state = {WORKUNIT_FAILED}"),
             params![wu],
         )?;
         touched.insert(wu);
@@ -146,12 +154,12 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec
     // Workunits it helped validate: void its result, ungrade the others, reopen.
     for (id, wu) in pairs(
         tx,
-        "SELECT r.id, r.workunit_id FROM results r JOIN workunits u ON u.id = r.workunit_id
-         WHERE r.worker_id = ?1 AND r.state = 1 AND r.outcome = 1 AND u.state = 1 ORDER BY r.id",
+        &format!("SELECT r.id, r.workunit_id FROM results r JOIN workunits u ON u.id = r.workunit_id
+         WHERE r.worker_id = ?1 AND r.state = {REPLICA_RETURNED} AND r.outcome = {OUTCOME_VALID} AND u.state = {WORKUNIT_VALID} ORDER BY r.id"),
         worker_id,
     )? {
         tx.exec(
-            "UPDATE results SET state = ?2, outcome = 2, error = 'quarantined' WHERE id = ?1",
+            &format!("UPDATE results SET state = ?2, outcome = {OUTCOME_INVALID}, error = 'quarantined' WHERE id = ?1"),
             params![id, replica_code(ReplicaState::Error)],
         )?;
         reopen(tx, wu)?;
@@ -180,21 +188,21 @@ pub(super) fn overturn(tx: Tx, workunit_id: u64, truth: &[u8; 32]) -> StoreResul
         .ok_or(StoreError::UnknownWorkunit(workunit_id))?;
     let (state, canonical) = (row.i64(0)?, row.opt_blob(1)?);
     tx.exec(
-        "UPDATE workunits SET verified_digest = ?2, check_state = 2 WHERE id = ?1",
+        &format!("UPDATE workunits SET verified_digest = ?2, check_state = {CHECK_VERIFIED} WHERE id = ?1"),
         params![wu, truth],
     )?;
     match state {
-        1 if canonical.as_deref() != Some(&truth[..]) => reopen(tx, wu)?,
-        2 => {
+        WORKUNIT_VALID if canonical.as_deref() != Some(&truth[..]) => reopen(tx, wu)?,
+        WORKUNIT_FAILED => {
             tx.exec(
-                "UPDATE workunits SET state = 0, completed_ms = NULL WHERE id = ?1",
+                &format!("UPDATE workunits SET state = {WORKUNIT_OPEN}, completed_ms = NULL WHERE id = ?1"),
                 params![wu],
             )?;
         }
         _ => {}
     }
     let graded = tx.query(
-        "SELECT id, worker_id, digest, checked FROM results WHERE workunit_id = ?1 AND checked IN (1, 2) ORDER BY id",
+        &format!("SELECT id, worker_id, digest, checked FROM results WHERE workunit_id = ?1 AND checked IN ({CHECKED_PASSED}, {CHECKED_FAILED}) ORDER BY id"),
         params![wu],
     )?;
     let (mut cleared, mut failed) = (Vec::new(), Vec::new());
@@ -202,13 +210,13 @@ pub(super) fn overturn(tx: Tx, workunit_id: u64, truth: &[u8; 32]) -> StoreResul
         let (id, worker, digest, checked) = (r.i64(0)?, r.i64(1)?, r.opt_blob(2)?, r.i64(3)?);
         let right = digest.as_deref() == Some(&truth[..]);
         let (now_checked, sql) = match (checked, right) {
-            (2, true) => (
-                1,
-                "UPDATE workers SET checks_failed = CASE WHEN checks_failed > 0 THEN checks_failed - 1 ELSE 0 END, checks_passed = checks_passed + 1 WHERE id = ?1",
+            (CHECKED_FAILED, true) => (
+                CHECKED_PASSED,
+                "UPDATE workers SET checks_failed = CASE WHEN checks_failed > 0 THEN checks_failed - 1 ELSE 0 END, checks_passed = checks_passed + 1 WHERE id = ?1".to_string(),
             ),
-            (1, false) => (
-                2,
-                "UPDATE workers SET checks_passed = CASE WHEN checks_passed > 0 THEN checks_passed - 1 ELSE 0 END, checks_failed = checks_failed + 1, trusted = 0 WHERE id = ?1",
+            (CHECKED_PASSED, false) => (
+                CHECKED_FAILED,
+                format!("UPDATE workers SET checks_passed = CASE WHEN checks_passed > 0 THEN checks_passed - 1 ELSE 0 END, checks_failed = checks_failed + 1, trusted = {TRUST_UNTRUSTED} WHERE id = ?1"),
             ),
             _ => continue,
         };
@@ -216,7 +224,7 @@ pub(super) fn overturn(tx: Tx, workunit_id: u64, truth: &[u8; 32]) -> StoreResul
             "UPDATE results SET checked = ?2 WHERE id = ?1",
             params![id, now_checked],
         )?;
-        tx.exec(sql, params![worker])?;
+        tx.exec(&sql, params![worker])?;
         if right {
             cleared.push(worker as u64);
         } else {
@@ -281,14 +289,14 @@ pub(super) fn restore(tx: Tx, worker_id: u64) -> StoreResult<Vec<Followup>> {
     )?;
     let mut touched = BTreeSet::new();
     for v in &voided {
-        if v.i64(2)? == 2 {
+        if v.i64(2)? == OUTCOME_INVALID {
             tx.exec(
                 "UPDATE workers SET valid = CASE WHEN valid > 0 THEN valid - 1 ELSE 0 END WHERE id = ?1",
                 params![w],
             )?;
         }
         tx.exec(
-            "UPDATE results SET state = ?2, outcome = 0, error = NULL WHERE id = ?1",
+            &format!("UPDATE results SET state = ?2, outcome = {OUTCOME_PENDING}, error = NULL WHERE id = ?1"),
             params![v.i64(0)?, replica_code(ReplicaState::Returned)],
         )?;
         touched.insert(v.i64(1)?);

@@ -3,7 +3,8 @@
 use super::Tx;
 use crate::assembly::SplitUnit;
 use crate::reads::{StandingsQuery, WorkerHistory, WorkerResult, WorkerStanding};
-use crate::store::codes::{replica_state, result_outcome, u64_to_db};
+use crate::store::RowStatus;
+use crate::store::codes::{replica_state, result_outcome, row_status, u64_to_db};
 use crate::store::db::{Row, params};
 use crate::store::{StoreError, StoreResult};
 
@@ -133,12 +134,12 @@ pub(super) fn visit_split_units_of(
          WHERE campaign_id = ?1 AND origin_sp BETWEEN ?2 AND ?3",
         params![u64_to_db(campaign_id), first_sp, last_sp],
         &mut |r| {
-            let state = r.i64(1)?;
+            let state = row_status(r.i64(1)?);
             let moves = r.text(4)?;
             visit(SplitUnit {
                 origin_sp: r.i64(0)? as u16,
                 state,
-                nodes: if state == 1 {
+                nodes: if state == RowStatus::Valid {
                     r.opt_i64(2)?.map(|n| n as u64)
                 } else {
                     None

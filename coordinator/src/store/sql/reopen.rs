@@ -4,6 +4,10 @@
 
 use super::Tx;
 use crate::store::StoreResult;
+use crate::store::codes::{
+    CHECK_AUDIT_REPLICA, OUTCOME_INVALID, OUTCOME_PENDING, OUTCOME_VALID, REPLICA_RETURNED,
+    WORKUNIT_OPEN,
+};
 use crate::store::db::params;
 
 /// Reopens a settled workunit for re-verification: its canonical result is withdrawn, the
@@ -13,19 +17,19 @@ use crate::store::db::params;
 pub(super) fn reopen(tx: Tx, wu: i64) -> StoreResult<()> {
     tx.flush_deferred()?;
     tx.exec(
-        "UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 1),
-                            lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = 1 AND r.outcome = 2)
-         WHERE id IN (SELECT worker_id FROM results WHERE workunit_id = ?1 AND state = 1 AND outcome != 0)",
+        &format!("UPDATE workers SET valid = valid - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = {REPLICA_RETURNED} AND r.outcome = {OUTCOME_VALID}),
+                            lost_votes = lost_votes - (SELECT COUNT(*) FROM results r WHERE r.workunit_id = ?1 AND r.worker_id = workers.id AND r.state = {REPLICA_RETURNED} AND r.outcome = {OUTCOME_INVALID})
+         WHERE id IN (SELECT worker_id FROM results WHERE workunit_id = ?1 AND state = {REPLICA_RETURNED} AND outcome != {OUTCOME_PENDING})"),
         params![wu],
     )?;
     tx.exec(
-        "UPDATE results SET outcome = 0 WHERE workunit_id = ?1 AND state = 1",
+        &format!("UPDATE results SET outcome = {OUTCOME_PENDING} WHERE workunit_id = ?1 AND state = {REPLICA_RETURNED}"),
         params![wu],
     )?;
     tx.exec(
-        "UPDATE workunits SET state = 0, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
+        &format!("UPDATE workunits SET state = {WORKUNIT_OPEN}, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
                              reverify = 1
-         WHERE id = ?1",
+         WHERE id = ?1"),
         params![wu],
     )?;
     Ok(())
@@ -38,7 +42,7 @@ pub(super) fn reopen_for_audit(tx: Tx, wu: i64) -> StoreResult<()> {
     reopen(tx, wu)?;
     tx.exec(
         "UPDATE workunits SET audit_replicas = 1, check_state = ?2 WHERE id = ?1",
-        params![wu, crate::store::codes::check::AUDIT_REPLICA],
+        params![wu, CHECK_AUDIT_REPLICA],
     )?;
     Ok(())
 }

@@ -4,8 +4,11 @@ use super::Tx;
 use crate::audit;
 use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaState, ReplicaView, Transition};
 use crate::store::codes::{
-    KIND_BUILTIN_ANALYSIS, KIND_PERFT, check, digest_from, replica_code, replica_state, trust_code,
-    trust_level, u64_to_db,
+    CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_RESPLIT_WANTED, CHECK_VERIFIED, CHECK_WANTED,
+    CHECKED_NOT, KIND_BUILTIN_ANALYSIS, KIND_PERFT, OUTCOME_PENDING, OUTCOME_VALID,
+    REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_FAILED, WORKUNIT_OPEN,
+    WORKUNIT_VALID, checked_code, digest_from, outcome_code, replica_code, replica_state,
+    trust_code, trust_level, u64_to_db,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -77,7 +80,7 @@ pub(super) fn grade_checks(
 ) -> StoreResult<Vec<u64>> {
     let integrity = integrity_in(tx)?;
     let rows = tx.query(
-        "SELECT id, worker_id, digest FROM results WHERE workunit_id = ?1 AND state = 1 AND checked = 0 ORDER BY id",
+        &format!("SELECT id, worker_id, digest FROM results WHERE workunit_id = ?1 AND state = {REPLICA_RETURNED} AND checked = {CHECKED_NOT} ORDER BY id"),
         params![u64_to_db(workunit_id)],
     )?;
     let mut failed = Vec::new();
@@ -86,7 +89,7 @@ pub(super) fn grade_checks(
         let good = digest_from(r.opt_blob(2)?).is_some_and(|d| d == *verified);
         tx.exec(
             "UPDATE results SET checked = ?2 WHERE id = ?1",
-            params![id, if good { 1 } else { 2 }],
+            params![id, checked_code(good)],
         )?;
         if good {
             let row = tx.query_one(
@@ -120,7 +123,7 @@ pub(super) fn grade_checks(
 /// Records a failed check against a worker: its trust is gone at once.
 pub(super) fn fail_check(tx: Tx, worker_id: u64) -> StoreResult<()> {
     tx.exec(
-        "UPDATE workers SET checks_failed = checks_failed + 1, trusted = 0 WHERE id = ?1",
+        &format!("UPDATE workers SET checks_failed = checks_failed + 1, trusted = {TRUST_UNTRUSTED} WHERE id = ?1"),
         params![u64_to_db(worker_id)],
     )?;
     Ok(())
@@ -338,7 +341,7 @@ fn decide(
     let verified = digest_from(row.opt_blob(7)?);
     let check_state = row.i64(8)?;
     let canonical = match state {
-        0 => {
+        WORKUNIT_OPEN => {
             let policy = QuorumPolicy {
                 quorum: quorum as u32,
                 max_results: max_results as u32,
@@ -372,7 +375,7 @@ fn decide(
                     if checkable
                         && verified.is_none()
                         && (trusted_only || digests.len() > 1)
-                        && check_state == 0
+                        && check_state == CHECK_NONE
                     {
                         v.want_check.push(id);
                     }
@@ -394,7 +397,7 @@ fn decide(
                     ]);
                     // Audited, or cross-checked one ply deeper (crate::audit), once: a value
                     // reopened after its audit is not drawn again.
-                    if matches!(check_state, check::NONE | check::VERIFIED) {
+                    if matches!(check_state, CHECK_NONE | CHECK_VERIFIED) {
                         if integrity.is_none() {
                             *integrity = Some(integrity_in(tx)?);
                         }
@@ -425,7 +428,7 @@ fn decide(
                 }
             }
         }
-        1 => digest_from(canonical)
+        WORKUNIT_VALID => digest_from(canonical)
             .ok_or_else(|| StoreError::Db("valid workunit without digest".into()))?,
         _ => return Ok(()),
     };
@@ -434,7 +437,7 @@ fn decide(
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
         let Some(d) = r.digest else { continue };
         let good = scheduler::agrees(&canonical, &d);
-        v.grades.push((r.id, if good { 1 } else { 2 }));
+        v.grades.push((r.id, outcome_code(good)));
     }
     Ok(())
 }
@@ -458,7 +461,7 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
         let mut b = Batch::new(tx.dialect());
         let in_ids = b.in_ids(&v.want_check);
         tx.exec(
-            &format!("UPDATE workunits SET check_state = 1 WHERE id {in_ids} AND check_state = 0"),
+            &format!("UPDATE workunits SET check_state = {CHECK_WANTED} WHERE id {in_ids} AND check_state = {CHECK_NONE}"),
             &b.params(),
         )?;
     }
@@ -468,7 +471,7 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
         let in_ids = b.in_ids(&v.failed);
         tx.exec(
             &format!(
-                "UPDATE workunits SET state = 2, needed = 0, trusted_only = 0, completed_ms = {now} WHERE id {in_ids}"
+                "UPDATE workunits SET state = {WORKUNIT_FAILED}, needed = 0, trusted_only = 0, completed_ms = {now} WHERE id {in_ids}"
             ),
             &b.params(),
         )?;
@@ -489,10 +492,10 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
         let changed = tx.exec(
             &format!(
                 "WITH v(id, result_id, digest) AS ({rows})
-                 UPDATE workunits SET state = 1, needed = 0, trusted_only = 0, reverify = 0, completed_ms = {now},
+                 UPDATE workunits SET state = {WORKUNIT_VALID}, needed = 0, trusted_only = 0, reverify = 0, completed_ms = {now},
                    canonical_result_id = v.result_id, canonical_digest = v.digest,
                    nodes = (SELECT r.nodes FROM results r WHERE r.id = v.result_id)
-                 FROM v WHERE workunits.id = v.id AND workunits.state = 0"
+                 FROM v WHERE workunits.id = v.id AND workunits.state = {WORKUNIT_OPEN}"
             ),
             &b.params(),
         )?;
@@ -504,8 +507,8 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
         }
     }
     for (ids, state) in [
-        (&v.resplit, check::RESPLIT_WANTED),
-        (&v.audit, check::AUDIT_WANTED),
+        (&v.resplit, CHECK_RESPLIT_WANTED),
+        (&v.audit, CHECK_AUDIT_WANTED),
     ] {
         if !ids.is_empty() {
             let mut b = Batch::new(tx.dialect());
@@ -528,12 +531,12 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
         for r in tx.query(
             &format!(
                 "WITH v(id, outcome) AS ({rows})
-                 UPDATE results SET outcome = v.outcome FROM v WHERE results.id = v.id AND results.outcome = 0
+                 UPDATE results SET outcome = v.outcome FROM v WHERE results.id = v.id AND results.outcome = {OUTCOME_PENDING}
                  RETURNING results.worker_id, results.outcome, COALESCE(results.nodes, 0)"
             ),
             &b.params(),
         )? {
-            tx.count_vote(r.u64(0)?, r.i64(1)? == 1, r.u64(2)?)?;
+            tx.count_vote(r.u64(0)?, r.i64(1)? == OUTCOME_VALID, r.u64(2)?)?;
         }
     }
     // Last: it may reopen workunits validated above, once their grades are written.
@@ -573,7 +576,7 @@ fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<Fai
         let mut sum: u128 = 0;
         let mut whole = true;
         for u in &units {
-            whole &= u.i64(1)? == 1;
+            whole &= u.i64(1)? == WORKUNIT_VALID;
             sum += u128::from(u.opt_i64(2)?.map_or(0, |n| n as u64)) * u128::from(u.i64(3)? as u64);
         }
         if !whole || sum == u128::from(known) {
@@ -585,8 +588,7 @@ fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<Fai
         );
         for u in &units {
             let (id, check_state, audited) = (u.i64(0)?, u.i64(4)?, u.i64(5)?);
-            if check_state != check::VERIFIED && check_state != check::AUDIT_WANTED && audited == 0
-            {
+            if check_state != CHECK_VERIFIED && check_state != CHECK_AUDIT_WANTED && audited == 0 {
                 super::reopen::reopen_for_audit(tx, id)?;
                 failed.extend(retransition(tx, id as u64, now_ms)?);
             }
@@ -600,13 +602,15 @@ fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<Fai
 pub(super) fn expire(tx: Tx, now_ms: i64) -> StoreResult<(u64, Failed)> {
     let mut failed = Failed::new();
     let ids = tx.query(
-        "SELECT id, workunit_id FROM results WHERE state = 0 AND deadline_ms < ?1 ORDER BY workunit_id, id",
+        &format!("SELECT id, workunit_id FROM results WHERE state = {REPLICA_IN_PROGRESS} AND deadline_ms < ?1 ORDER BY workunit_id, id"),
         params![now_ms],
     )?;
     let mut n = 0;
     for r in &ids {
         let changed = tx.exec(
-            "UPDATE results SET state = ?2 WHERE id = ?1 AND state = 0",
+            &format!(
+                "UPDATE results SET state = ?2 WHERE id = ?1 AND state = {REPLICA_IN_PROGRESS}"
+            ),
             params![r.i64(0)?, replica_code(ReplicaState::Expired)],
         )?;
         if changed == 1 {

@@ -11,7 +11,10 @@ use super::transition::integrity_in;
 use crate::scheduler;
 use crate::scheduler::ReplicaState;
 use crate::stall::{self, Asker, Holder, ReadyUnit};
-use crate::store::codes::{accepted_kinds, db_to_u64, replica_state, trust_level, u64_to_db};
+use crate::store::codes::{
+    OUTCOME_PENDING, OUTCOME_VALID, REPLICA_RETURNED, WORKUNIT_OPEN, accepted_kinds, db_to_u64,
+    replica_state, trust_level, u64_to_db,
+};
 use crate::store::db::{Backend, Batch, params};
 use crate::store::{Stall, StoreError, StoreResult};
 use crate::trust::{self, Party};
@@ -119,7 +122,7 @@ pub(super) fn waiting_for(
             let units = tx.query(
                 &format!(
                     "SELECT w.id, w.kind, w.trusted_only, w.needed FROM workunits w{}
-                     WHERE w.campaign_id = ?1 AND w.state = 0 AND w.needed > 0 ORDER BY w.id LIMIT ?2",
+                     WHERE w.campaign_id = ?1 AND w.state = {WORKUNIT_OPEN} AND w.needed > 0 ORDER BY w.id LIMIT ?2",
                     tx.dialect().ready_index()
                 ),
                 params![u64_to_db(campaign), stall::DIAGNOSIS_UNITS as i64],
@@ -229,11 +232,11 @@ pub(super) fn worker_tally(
     worker_id: u64,
 ) -> StoreResult<c960_common::wire::StandingResponse> {
     s.with_conn(&mut |tx| {
-        // Returned results (state 1) by outcome: 1 valid, 0 not yet decided.
+        // Returned results by outcome: valid, not yet decided.
         let r = tx.query_one(
-            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN outcome = 1 THEN 1 ELSE 0 END), 0),
-                    COALESCE(SUM(CASE WHEN outcome = 0 THEN 1 ELSE 0 END), 0)
-             FROM results WHERE worker_id = ?1 AND state = 1",
+            &format!("SELECT COUNT(*), COALESCE(SUM(CASE WHEN outcome = {OUTCOME_VALID} THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN outcome = {OUTCOME_PENDING} THEN 1 ELSE 0 END), 0)
+             FROM results WHERE worker_id = ?1 AND state = {REPLICA_RETURNED}"),
             params![u64_to_db(worker_id)],
         )?;
         Ok(c960_common::wire::StandingResponse {

@@ -4,7 +4,11 @@ use super::settle::{self, retransition};
 use super::transition::{bump_setting, integrity_in};
 use super::{WORKER_COLS, worker_in, worker_row};
 use crate::audit::{self, AuditPath};
-use crate::store::codes::{KIND_COLUMN_COUNT, KIND_COLUMNS, check, trust_code, u64_to_db};
+use crate::store::codes::{
+    CHECK_AUDIT_WANTED, CHECK_OVER_BUDGET, CHECK_RESPLIT_DONE, CHECK_RESPLIT_WANTED,
+    CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, KIND_COLUMN_COUNT, KIND_COLUMNS, OUTCOME_VALID,
+    REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_VALID, trust_code, u64_to_db,
+};
 use crate::store::db::{Backend, params};
 use crate::store::{
     CheckCost, CheckOutcome, CheckPurpose, CheckRequest, StoreError, StoreResult, WorkerRecord,
@@ -96,11 +100,11 @@ pub(super) fn set_integrity(s: &impl Backend, integrity: &Integrity) -> StoreRes
 pub(super) fn checks_wanted(s: &impl Backend, limit: usize) -> StoreResult<Vec<CheckRequest>> {
     s.with_conn(&mut |tx| {
         tx.query(
-            &format!("SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 0 AS purpose FROM workunits w WHERE w.check_state = 1 ORDER BY w.id LIMIT ?1) AS checks
+            &format!("SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 0 AS purpose FROM workunits w WHERE w.check_state = {CHECK_WANTED} ORDER BY w.id LIMIT ?1) AS checks
              UNION ALL
-             SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 1 AS purpose FROM workunits w WHERE w.check_state = 4 ORDER BY w.id LIMIT ?1) AS resplits
+             SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 1 AS purpose FROM workunits w WHERE w.check_state = {CHECK_RESPLIT_WANTED} ORDER BY w.id LIMIT ?1) AS resplits
              UNION ALL
-             SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 2 AS purpose FROM workunits w WHERE w.check_state = 6 ORDER BY w.id LIMIT ?1) AS audits"),
+             SELECT * FROM (SELECT w.id, {KIND_COLUMNS}, 2 AS purpose FROM workunits w WHERE w.check_state = {CHECK_AUDIT_WANTED} ORDER BY w.id LIMIT ?1) AS audits"),
             params![limit as i64],
         )?
         .iter()
@@ -147,7 +151,7 @@ pub(super) fn record_check(
         match outcome {
             CheckOutcome::Verified { digest, nodes } => {
                 tx.exec(
-                    "UPDATE workunits SET check_state = 2, verified_digest = ?2 WHERE id = ?1",
+                    &format!("UPDATE workunits SET check_state = {CHECK_VERIFIED}, verified_digest = ?2 WHERE id = ?1"),
                     params![u64_to_db(workunit_id), digest],
                 )?;
                 bump_setting(tx, "checks_run", 1)?;
@@ -155,7 +159,7 @@ pub(super) fn record_check(
             }
             CheckOutcome::OverBudget => {
                 tx.exec(
-                    "UPDATE workunits SET check_state = 3 WHERE id = ?1",
+                    &format!("UPDATE workunits SET check_state = {CHECK_OVER_BUDGET} WHERE id = ?1"),
                     params![u64_to_db(workunit_id)],
                 )?;
                 bump_setting(tx, "checks_over_budget", 1)?;
@@ -182,12 +186,12 @@ fn record_resplit(
     else {
         return Ok(false);
     };
-    if row.i64(0)? != 4 {
+    if row.i64(0)? != CHECK_RESPLIT_WANTED {
         return Ok(false);
     }
     let (state, canonical) = (row.i64(1)?, row.opt_blob(2)?);
     tx.exec(
-        "UPDATE workunits SET check_state = 5 WHERE id = ?1",
+        &format!("UPDATE workunits SET check_state = {CHECK_RESPLIT_DONE} WHERE id = ?1"),
         params![u64_to_db(workunit_id)],
     )?;
     let CheckOutcome::Verified { digest, nodes } = outcome else {
@@ -196,7 +200,7 @@ fn record_resplit(
     };
     bump_setting(tx, "resplits_run", 1)?;
     bump_setting(tx, "check_nodes", *nodes)?;
-    if state == 1 && canonical.as_deref() == Some(&digest[..]) {
+    if state == WORKUNIT_VALID && canonical.as_deref() == Some(&digest[..]) {
         return Ok(true);
     }
     bump_setting(tx, "resplits_overturned", 1)?;
@@ -223,7 +227,7 @@ fn record_audit(
     else {
         return Ok(false);
     };
-    if row.i64(0)? != check::AUDIT_WANTED {
+    if row.i64(0)? != CHECK_AUDIT_WANTED {
         return Ok(false);
     }
     let (state, canonical) = (row.i64(1)?, row.opt_blob(2)?);
@@ -231,10 +235,10 @@ fn record_audit(
         CheckOutcome::Verified { digest, nodes } => {
             bump_setting(tx, "audits_run", 1)?;
             bump_setting(tx, "check_nodes", *nodes)?;
-            if state == 1 && canonical.as_deref() == Some(&digest[..]) {
+            if state == WORKUNIT_VALID && canonical.as_deref() == Some(&digest[..]) {
                 tx.exec(
                     "UPDATE workunits SET check_state = ?2, verified_digest = ?3 WHERE id = ?1",
-                    params![wu, check::VERIFIED, digest],
+                    params![wu, CHECK_VERIFIED, digest],
                 )?;
                 retransition(tx, workunit_id, now_ms)?;
             } else {
@@ -245,15 +249,15 @@ fn record_audit(
         CheckOutcome::OverBudget => {
             let trusted = tx
                 .query_one(
-                    "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
-                     WHERE r.workunit_id = ?1 AND r.state = 1 AND r.outcome = 1 AND o.trusted != 0",
+                    &format!("SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
+                     WHERE r.workunit_id = ?1 AND r.state = {REPLICA_RETURNED} AND r.outcome = {OUTCOME_VALID} AND o.trusted != {TRUST_UNTRUSTED}"),
                     params![wu],
                 )?
                 .u64(0)?
                 > 0;
             let draw = rand::random::<u64>() % 1_000_000;
             match audit::unaffordable(trusted, draw, &integrity_in(tx)?) {
-                AuditPath::Replica if state == 1 => {
+                AuditPath::Replica if state == WORKUNIT_VALID => {
                     bump_setting(tx, "audit_replicas", 1)?;
                     super::reopen::reopen_for_audit(tx, wu)?;
                     retransition(tx, workunit_id, now_ms)?;
@@ -261,7 +265,7 @@ fn record_audit(
                 _ => {
                     tx.exec(
                         "UPDATE workunits SET check_state = ?2 WHERE id = ?1",
-                        params![wu, check::UNAUDITED],
+                        params![wu, CHECK_UNAUDITED],
                     )?;
                 }
             }
@@ -278,7 +282,7 @@ pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
         };
         let waiting = tx
             .query_one(
-                "SELECT COUNT(*) FROM workunits WHERE check_state = 1",
+                &format!("SELECT COUNT(*) FROM workunits WHERE check_state = {CHECK_WANTED}"),
                 params![],
             )?
             .u64(0)?;
@@ -308,8 +312,8 @@ pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
             audits_run: get("audits_run")?,
             audits_overturned: get("audits_overturned")?,
             audit_replicas: get("audit_replicas")?,
-            audits_waiting: count(check::RESPLIT_WANTED)? + count(check::AUDIT_WANTED)?,
-            unaudited: count(check::UNAUDITED)?,
+            audits_waiting: count(CHECK_RESPLIT_WANTED)? + count(CHECK_AUDIT_WANTED)?,
+            unaudited: count(CHECK_UNAUDITED)?,
             replicas_per_valid_workunit: if valid > 0 {
                 returned as f64 / valid as f64
             } else {
@@ -344,7 +348,10 @@ pub(super) fn worker_summary(s: &impl Backend, now_ms: i64) -> StoreResult<Worke
             .map(worker_row)
             .collect::<StoreResult<_>>()?;
         let trusted = tx
-            .query_one("SELECT COUNT(*) FROM workers WHERE trusted != 0", params![])?
+            .query_one(
+                &format!("SELECT COUNT(*) FROM workers WHERE trusted != {TRUST_UNTRUSTED}"),
+                params![],
+            )?
             .u64(0)?;
         let boinc = tx.query_one(
             "SELECT COUNT(*), CAST(COALESCE(SUM(valid), 0) AS BIGINT) FROM workers WHERE boinc_account IS NOT NULL",
