@@ -77,6 +77,9 @@ pub struct Client {
     http: reqwest::Client,
     base: String,
     enrol_secret: Option<String>,
+    /// The engine named in registrations and submissions ([`engine`], or
+    /// [`engine_with_seed`] for a worker whose perft table has its own Zobrist seed).
+    engine: EngineInfo,
 }
 
 impl Client {
@@ -111,12 +114,19 @@ impl Client {
             http,
             base: base.trim_end_matches('/').to_string(),
             enrol_secret: None,
+            engine: engine(),
         })
     }
 
     /// The same client, presenting this enrolment secret when it registers.
     pub fn with_enrol_secret(mut self, secret: Option<String>) -> Client {
         self.enrol_secret = secret;
+        self
+    }
+
+    /// The same client naming `engine` in its registration and submissions.
+    pub fn with_engine(mut self, engine: EngineInfo) -> Client {
+        self.engine = engine;
         self
     }
 
@@ -180,7 +190,7 @@ impl Client {
         let req = RegisterRequest {
             protocol: PROTOCOL_VERSION,
             name: name.to_string(),
-            engine: engine(),
+            engine: self.engine.clone(),
             threads,
             hash_mib,
             enrol_secret: self.enrol_secret.clone(),
@@ -264,7 +274,7 @@ impl Client {
             Some(auth),
             &SubmitBatchRequest {
                 protocol: PROTOCOL_VERSION,
-                engine: engine(),
+                engine: self.engine.clone(),
                 results,
             },
         )
@@ -395,6 +405,17 @@ pub fn engine() -> EngineInfo {
     EngineInfo {
         name: crate::ENGINE_NAME.to_string(),
         version: crate::ENGINE_VERSION.to_string(),
+    }
+}
+
+/// This build's engine with the Zobrist seed of its perft table (`0.2.0 zobrist
+/// 0123456789abcdef`): stored with every result, so a table's provenance can show that the two
+/// replicas of a value were counted with different hash keys (a hash collision in one table
+/// cannot then pass a quorum).
+pub fn engine_with_seed(seed: u64) -> EngineInfo {
+    EngineInfo {
+        version: format!("{} zobrist {seed:016x}", crate::ENGINE_VERSION),
+        ..engine()
     }
 }
 

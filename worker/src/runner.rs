@@ -223,14 +223,17 @@ pub async fn run_until(mut cfg: RunnerConfig, shutdown: watch::Receiver<Stop>) -
         }
         None => None,
     };
-    let client =
-        Client::with_ca(&cfg.server, ca.as_deref())?.with_enrol_secret(cfg.enrol_secret.clone());
+    // The perft table's Zobrist seed, drawn per worker, is named with every result.
+    let seed: u64 = rand::random();
+    let client = Client::with_ca(&cfg.server, ca.as_deref())?
+        .with_enrol_secret(cfg.enrol_secret.clone())
+        .with_engine(crate::client::engine_with_seed(seed));
     let backoff = Backoff::new(cfg.backoff_base, cfg.backoff_cap);
     let uci = UciPool::new(cfg.uci.clone(), cfg.uci_timeout);
     let perft = Arc::new(PerftEngine::new(PerftOptions {
         threads: cfg.threads.max(1) as usize,
         hash_mib: cfg.hash_mib as usize,
-        seed: rand::random(),
+        seed,
     }));
     let pace = Pace::new(cfg.pace, Instant::now());
     let mut w = Worker {

@@ -13,6 +13,7 @@ use crate::store::{AnalysisRow, Campaign, TableRow};
 use crate::store::{CampaignKind, RowStatus};
 
 mod balance_report;
+pub mod replicas;
 
 pub use balance_report::{
     BalanceEntry, BalanceJson, BalanceSummary, PublishedAgreement, balance_json, balance_report,
@@ -34,6 +35,9 @@ pub enum Format {
     Depths,
     /// Self-play campaigns: every canonical game as one PGN file.
     Pgn,
+    /// Perft campaigns of whole starts: every returned replica of every row, with its worker,
+    /// engine (and Zobrist seed), digest and time ([`replicas`]): a table's provenance.
+    Replicas,
 }
 
 impl Format {
@@ -46,8 +50,9 @@ impl Format {
             "svg" => Ok(Format::Svg),
             "depths" => Ok(Format::Depths),
             "pgn" => Ok(Format::Pgn),
+            "replicas" => Ok(Format::Replicas),
             other => Err(format!(
-                "unknown format {other:?}; use csv, json, balance, svg, depths or pgn"
+                "unknown format {other:?}; use csv, json, balance, svg, depths, pgn or replicas"
             )),
         }
     }
@@ -55,7 +60,7 @@ impl Format {
     /// The HTTP content type.
     pub fn content_type(self) -> &'static str {
         match self {
-            Format::Csv | Format::Depths => "text/csv; charset=utf-8",
+            Format::Csv | Format::Depths | Format::Replicas => "text/csv; charset=utf-8",
             Format::Json | Format::Balance => "application/json",
             Format::Svg => "image/svg+xml",
             Format::Pgn => "application/x-chess-pgn",
@@ -107,6 +112,7 @@ pub fn render(
             Format::Balance | Format::Svg | Format::Depths => {
                 not_for("balance reports need an analysis campaign")
             }
+            Format::Replicas => not_for("replicas are exported from perft campaigns"),
         });
     }
     if kind == CampaignKind::Analysis {
@@ -118,6 +124,7 @@ pub fn render(
             Format::Svg => balance_svg(&c, &rows),
             Format::Depths => Ok(depths_csv(&rows)),
             Format::Pgn => not_for("games are exported from self-play campaigns"),
+            Format::Replicas => not_for("replicas are exported from perft campaigns"),
         });
     }
     if campaigns
@@ -131,12 +138,16 @@ pub fn render(
             Format::Balance | Format::Svg | Format::Depths | Format::Pgn => Err(format!(
                 "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
             )),
+            Format::Replicas => Err(format!(
+                "campaign {campaign_id} is split; replicas are exported from campaigns of whole starts"
+            )),
         });
     }
     let (c, rows) = store.table(campaign_id)?;
     Ok(match format {
         Format::Csv => Ok(csv_for(&c, &rows)),
         Format::Json => Ok(json(&c, &rows)),
+        Format::Replicas => Ok(replicas::csv(store, &rows)?),
         Format::Balance | Format::Svg | Format::Depths | Format::Pgn => Err(format!(
             "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
         )),

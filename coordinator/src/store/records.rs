@@ -298,6 +298,11 @@ pub struct ResultRecord {
     pub nodes: Option<u64>,
     /// Digest (hex) when returned.
     pub digest: Option<String>,
+    /// The engine that computed it, as its worker named it (`c960-worker 0.2.0 zobrist …`:
+    /// with the perft table's Zobrist seed since 0.2), when returned.
+    pub engine: Option<String>,
+    /// When it was returned (Unix ms, the coordinator's clock).
+    pub returned_ms: Option<i64>,
 }
 
 /// Progress of one campaign.

@@ -108,3 +108,43 @@ async fn a_completed_table_has_an_etag_and_every_json_node_count_is_an_integer()
     let (_, _, live) = get(&format!("{}/api/v1/live", server.url), None).await;
     assert!(assert_counts_are_integers("live", &live) >= 1);
 }
+
+/// `export --format replicas`: every value of a perft table counted twice, by two workers
+/// whose perft tables had different Zobrist seeds (named in the engine of every result), so a
+/// hash collision in one table cannot have passed a quorum (issue 35 item 3).
+#[tokio::test]
+async fn the_replicas_export_shows_two_seeds_per_value() {
+    let s = TestServer::start(quick_config()).await;
+    let c = s.campaign(3, "0-4");
+    s.finish_with_honest_workers(c.id, 2).await;
+    let text = c960_coordinator::export::render(
+        &*s.store,
+        c.id,
+        c960_coordinator::export::Format::Replicas,
+    )
+    .unwrap()
+    .unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(c960_coordinator::export::replicas::HEADER)
+    );
+    let mut seeds = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f.len(), 12, "{l}");
+        assert!(f[6].starts_with("c960"), "the engine: {l}");
+        assert_eq!(f[7].len(), 16, "a seed: {l}");
+        assert!(f[11].ends_with('Z'), "a time: {l}");
+        if f[8] == "valid" {
+            seeds
+                .entry(f[0].to_string())
+                .or_default()
+                .push(f[7].to_string());
+        }
+    }
+    assert_eq!(seeds.len(), 5);
+    for (sp, s) in &seeds {
+        assert!(s.len() >= 2 && s[0] != s[1], "start {sp}: {s:?}");
+    }
+}
