@@ -7,7 +7,8 @@
 #   scripts/chunked-run.sh DEPTH FIRST LAST CHUNK OUTDIR [run options...]
 #   e.g. scripts/chunked-run.sh 8 10 959 10 data/perft_d8_all960 --split-ply 0 --hash 512
 #
-# Writes OUTDIR/spA-B.csv (the campaign's export, with digests and agreeing results) and
+# Writes OUTDIR/spA-B.csv (the campaign's export, with digests and agreeing results),
+# OUTDIR/spA-B.replicas.csv (every replica with its worker, engine and Zobrist seed) and
 # appends "A-B <wall seconds> <user seconds>" to OUTDIR/times.txt. A chunk whose CSV exists is
 # skipped; a chunk's export is written only when every row is valid at quorum (checked below).
 # C960_COORDINATOR names the binary (default target/release/c960-coordinator); the scratch
@@ -38,6 +39,18 @@ for ((a = first; a <= last; a += chunk)); do
         echo "chunk $a-$b: not every row valid at quorum; see $tmp" >&2
         exit 1
     fi
+    # The chunk's provenance: every returned replica with its worker, engine and perft-table
+    # Zobrist seed (workers name it since 0.2); every row's valid replicas must name at least two
+    # different seeds, so a hash collision in one table cannot have passed the quorum.
+    replicas=$out/sp$a-$b.replicas.csv
+    "$bin" export --db "$dbdir/d$depth-sp$a-$b.db" --campaign 1 --format replicas --out "$replicas.part"
+    if ! awk -F, 'NR > 1 && $9 == "valid" { rows[$1] = 1; if ($8 != "") seeds[$1 "," $8] = 1 }
+            END { for (k in seeds) { split(k, p, ","); n[p[1]]++ } for (r in rows) if (n[r] < 2) bad = 1; exit bad }' \
+            "$replicas.part"; then
+        echo "chunk $a-$b: a row's valid replicas do not name two different Zobrist seeds; see $replicas.part" >&2
+        exit 1
+    fi
+    mv "$replicas.part" "$replicas"
     mv "$tmp" "$csv"
     read -r wall user <"$dbdir/sp$a-$b.time"
     echo "$a-$b $wall $user $(date -u +%FT%TZ)" >>"$out/times.txt"
