@@ -44,7 +44,7 @@ for ((a = first; a <= last; a += chunk)); do
     # different seeds, so a hash collision in one table cannot have passed the quorum.
     replicas=$out/sp$a-$b.replicas.csv
     "$bin" export --db "$dbdir/d$depth-sp$a-$b.db" --campaign 1 --format replicas --out "$replicas.part"
-    if ! awk -F, 'NR > 1 && $9 == "valid" { rows[$1] = 1; if ($8 != "") seeds[$1 "," $8] = 1 }
+    if ! awk -F, 'NR > 1 && $10 == "valid" { rows[$1] = 1; if ($9 != "") seeds[$1 "," $9] = 1 }
             END { for (k in seeds) { split(k, p, ","); n[p[1]]++ } for (r in rows) if (n[r] < 2) bad = 1; exit bad }' \
             "$replicas.part"; then
         echo "chunk $a-$b: a row's valid replicas do not name two different Zobrist seeds; see $replicas.part" >&2

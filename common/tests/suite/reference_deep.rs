@@ -190,7 +190,11 @@ fn the_depth_9_table_so_far() {
             let f: Vec<&str> = l.split(',').collect();
             let sp: u32 = f[0].parse().unwrap();
             let pos = StartPosition::new(sp).unwrap().position();
-            assert_eq!(pos.to_fen(c960_common::CastlingNotation::Shredder), f[1], "sp {sp}");
+            assert_eq!(
+                pos.to_fen(c960_common::CastlingNotation::Shredder),
+                f[1],
+                "sp {sp}"
+            );
             assert_eq!((f[2], f[4]), ("9", "valid"), "sp {sp}");
             assert!(f[5].parse::<u32>().unwrap() >= 2, "quorum 2: sp {sp}");
             let nodes: u64 = f[3].parse().unwrap();

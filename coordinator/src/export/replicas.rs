@@ -1,5 +1,5 @@
 //! `export --format replicas`: a perft table's provenance, one CSV row per returned replica of
-//! every start — which worker counted it, with which engine build and perft-table Zobrist seed
+//! every start — which worker counted it (and its build: `BOINC 7.20.5` marks a BOINC host), with which engine build and perft-table Zobrist seed
 //! (named by workers since 0.2: `c960-worker 0.2.0 zobrist 0123456789abcdef`), the count, the
 //! digest, whether it agreed, and when it came back. A researcher checks from it that every
 //! value was counted twice, independently, with different hash keys.
@@ -9,32 +9,41 @@ use c960_common::text::csv_text;
 use crate::store::{ResultOutcome, Store, StoreResult, TableRow};
 
 /// The header of [`csv`].
-pub const HEADER: &str =
-    "sp,fen,depth,workunit,result,worker,engine,zobrist_seed,outcome,nodes,digest,returned_utc";
+pub const HEADER: &str = "sp,fen,depth,workunit,result,worker,worker_build,engine,zobrist_seed,outcome,nodes,digest,returned_utc";
 
 /// The replicas of `rows` (a table of whole starts) as CSV, header first.
 pub fn csv(store: &dyn Store, rows: &[TableRow]) -> StoreResult<String> {
     let mut out = String::from(HEADER);
     out.push('\n');
+    // The build each worker runs (`BOINC 7.20.5` for a BOINC host), read once per worker.
+    let mut builds = std::collections::HashMap::<u64, String>::new();
     for row in rows {
         for r in store.results(row.workunit_id)? {
             let Some(digest) = &r.digest else {
                 continue; // never returned
             };
             let engine = r.engine.as_deref().unwrap_or("");
+            if !builds.contains_key(&r.worker_id) {
+                let build = store
+                    .worker(r.worker_id)?
+                    .and_then(|w| w.build)
+                    .unwrap_or_default();
+                builds.insert(r.worker_id, build);
+            }
             let outcome = match r.outcome {
                 ResultOutcome::Valid => "valid",
                 ResultOutcome::Invalid => "invalid",
                 ResultOutcome::Pending => "pending",
             };
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 row.sp.map(|s| s.to_string()).unwrap_or_default(),
                 csv_text(&row.fen),
                 row.depth,
                 row.workunit_id,
                 r.id,
                 r.worker_id,
+                csv_text(&builds[&r.worker_id]),
                 csv_text(engine),
                 zobrist_seed(engine).unwrap_or(""),
                 outcome,

@@ -132,6 +132,13 @@ fn the_stock_client_attaches_with_a_token_and_completes_a_campaign_with_a_native
     }
     assert_eq!(table.len(), 20);
 
+    // The table's provenance marks the BOINC host's replicas.
+    let replicas = coordinator(&db, &["export", "--campaign", "1", "--format", "replicas"]);
+    let boinc_replicas = replicas
+        .lines()
+        .filter(|l| l.contains(",BOINC 7.20.5,") && l.contains(",valid,"))
+        .count();
+    assert_eq!(boinc_replicas, 20, "{replicas}");
     let host = boinc_line(&db).expect("the BOINC host in worker list");
     let valid: u64 = host.split('\t').nth(3).unwrap().parse().unwrap();
     assert!(valid >= 20, "{host}");

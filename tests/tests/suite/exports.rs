@@ -132,15 +132,16 @@ async fn the_replicas_export_shows_two_seeds_per_value() {
     let mut seeds = std::collections::BTreeMap::<String, Vec<String>>::new();
     for l in lines {
         let f: Vec<&str> = l.split(',').collect();
-        assert_eq!(f.len(), 12, "{l}");
-        assert!(f[6].starts_with("c960"), "the engine: {l}");
-        assert_eq!(f[7].len(), 16, "a seed: {l}");
-        assert!(f[11].ends_with('Z'), "a time: {l}");
-        if f[8] == "valid" {
+        assert_eq!(f.len(), 13, "{l}");
+        assert!(f[6].starts_with("0.2"), "the worker's build: {l}");
+        assert!(f[7].starts_with("c960"), "the engine: {l}");
+        assert_eq!(f[8].len(), 16, "a seed: {l}");
+        assert!(f[12].ends_with('Z'), "a time: {l}");
+        if f[9] == "valid" {
             seeds
                 .entry(f[0].to_string())
                 .or_default()
-                .push(f[7].to_string());
+                .push(f[8].to_string());
         }
     }
     assert_eq!(seeds.len(), 5);
