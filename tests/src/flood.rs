@@ -181,17 +181,7 @@ async fn probe(http: &reqwest::Client, url: &str) -> Option<(Duration, u64)> {
 
 /// `c960-coordinator ARGS… --db DB`, which must succeed.
 fn coordinator(args: &[&str], db: &Path) {
-    let out = Command::new(&bins().0)
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::coordinator_cli(args, db);
 }
 
 /// Runs `flood` against a fresh `serve` and measures it.

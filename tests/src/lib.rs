@@ -355,6 +355,23 @@ pub async fn raw_post(
     (status, code, retry)
 }
 
+/// `c960-coordinator ARGS… --db DB` as an operator runs it, which must succeed; its standard
+/// output.
+pub fn coordinator_cli(args: &[&str], db: &Path) -> String {
+    let out = Command::new(&bins().0)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// An honest answer to a perft assignment, computed here, with its digest.
 pub fn honest_result(a: &c960_common::wire::Assignment) -> c960_common::wire::BatchedResult {
     let perft = c960_compute::compute::compute(&a.kind, &Default::default(), |_, _, _| {})

@@ -23,12 +23,13 @@ pub fn csv(store: &dyn Store, rows: &[TableRow]) -> StoreResult<String> {
                 continue; // never returned
             };
             let engine = r.engine.as_deref().unwrap_or("");
-            if !builds.contains_key(&r.worker_id) {
-                let build = store
-                    .worker(r.worker_id)?
-                    .and_then(|w| w.build)
-                    .unwrap_or_default();
-                builds.insert(r.worker_id, build);
+            if let std::collections::hash_map::Entry::Vacant(e) = builds.entry(r.worker_id) {
+                e.insert(
+                    store
+                        .worker(r.worker_id)?
+                        .and_then(|w| w.build)
+                        .unwrap_or_default(),
+                );
             }
             let outcome = match r.outcome {
                 ResultOutcome::Valid => "valid",

@@ -15,18 +15,7 @@ use super::boinc::boinc_installed;
 
 /// `c960-coordinator ARGS… --db DB`'s standard output (it must succeed).
 fn coordinator(db: &Path, args: &[&str]) -> String {
-    let out = Command::new(&bins().0)
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    c960_tests::coordinator_cli(args, db)
 }
 
 /// `token mint`'s token: the first `ID.SECRET` word it prints.

@@ -79,6 +79,22 @@ async fn post(url: &str, path: &str, body: impl Into<reqwest::Body>) -> (u16, St
     (resp.status().as_u16(), resp.text().await.unwrap())
 }
 
+/// `GET url`'s body.
+async fn get(url: impl reqwest::IntoUrl) -> Vec<u8> {
+    reqwest::get(url)
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+        .to_vec()
+}
+
+/// `GET url`'s body as text.
+async fn get_text(url: impl reqwest::IntoUrl) -> String {
+    String::from_utf8(get(url).await).unwrap()
+}
+
 async fn schedule(url: &str, body: String) -> Element {
     let (status, text) = post(url, "/boinc/cgi", body).await;
     assert_eq!(status, 200, "{text}");
@@ -111,12 +127,7 @@ async fn compute_and_upload(url: &str, reply: &Element, result: &Element) -> Str
         .find(|w| w.text_of("name") == result.text_of("wu_name"))
         .unwrap();
     let input = file_info(reply, wu.child("file_ref").unwrap().text_of("file_name"));
-    let bytes = reqwest::get(input.text_of("url"))
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let bytes = get(input.text_of("url")).await;
     assert_eq!(
         md5_hex(&bytes),
         input.text_of("md5_cksum"),
@@ -157,12 +168,7 @@ async fn a_boinc_host_computes_votes_with_native_workers_and_is_credited() {
     let c = s.campaign(3, "0-3");
     let key = mint(&s, "ann");
 
-    let page = reqwest::get(format!("{}/boinc/", s.url))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = get_text(format!("{}/boinc/", s.url)).await;
     assert!(
         page.contains(&format!("<scheduler>{}/boinc/cgi</scheduler>", s.url)),
         "{page}"
@@ -181,12 +187,7 @@ async fn a_boinc_host_computes_votes_with_native_workers_and_is_credited() {
         assert_eq!(compute_and_upload(&s.url, &reply, r).await, "0");
     }
     // The app downloads as signed.
-    let bin = reqwest::get(main.text_of("url"))
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let bin = get(main.text_of("url")).await;
     assert_eq!(md5_hex(&bin), main.text_of("md5_cksum"));
 
     let names: Vec<&str> = results.iter().map(|r| r.text_of("name")).collect();
@@ -265,20 +266,10 @@ async fn a_boinc_host_computes_votes_with_native_workers_and_is_credited() {
         );
     }
     // The operator sees the host counted, on the metrics and the dashboard.
-    let metrics = reqwest::get(format!("{}/metrics", s.url))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = get_text(format!("{}/metrics", s.url)).await;
     assert!(metrics.contains("\nc960_boinc_hosts 1\n"), "{metrics}");
     assert!(metrics.contains(&format!("\nc960_boinc_valid_results {}\n", host.valid)));
-    let page = reqwest::get(format!("{}/", s.url))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = get_text(format!("{}/", s.url)).await;
     assert!(
         page.contains(&format!("1 ({} valid results)", host.valid)),
         "{page}"

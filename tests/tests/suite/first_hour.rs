@@ -61,18 +61,7 @@ impl Drop for Worker {
 
 /// `c960-coordinator ARGS…`, which must succeed; its stdout.
 fn coordinator(args: &[&str], db: &Path) -> String {
-    let out = Command::new(&bins().0)
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    c960_tests::coordinator_cli(args, db)
 }
 
 /// Polls `/api/v1/status` until campaign 1 is complete; panics after `limit`.
