@@ -68,6 +68,7 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
              ALTER TABLE workunits DROP COLUMN audit_replicas;
              ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              ALTER TABLE workers DROP COLUMN build;
+             DROP INDEX workers_boinc_host; ALTER TABLE workers DROP COLUMN boinc_account; ALTER TABLE workers DROP COLUMN boinc_cpid;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 4;",
         )
@@ -103,6 +104,7 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
              DROP INDEX workunits_audits; DROP INDEX workunits_unaudited; ALTER TABLE workunits DROP COLUMN audit_replicas;
              ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              ALTER TABLE workers DROP COLUMN build;
+             DROP INDEX workers_boinc_host; ALTER TABLE workers DROP COLUMN boinc_account; ALTER TABLE workers DROP COLUMN boinc_cpid;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 6;",
         )
@@ -134,6 +136,7 @@ fn migration_12_fills_in_the_credit_columns() {
              DROP INDEX workunits_audits; DROP INDEX workunits_unaudited; ALTER TABLE workunits DROP COLUMN audit_replicas;
              ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              ALTER TABLE workers DROP COLUMN build;
+             DROP INDEX workers_boinc_host; ALTER TABLE workers DROP COLUMN boinc_account; ALTER TABLE workers DROP COLUMN boinc_cpid;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 11;",
         )
