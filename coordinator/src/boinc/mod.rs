@@ -98,6 +98,14 @@ impl Project {
         key_path: &Path,
         base_url: Option<String>,
     ) -> anyhow::Result<Project> {
+        // The app first: a mistyped path must not leave a new key behind.
+        use anyhow::Context;
+        let app = std::fs::File::open(app_path)
+            .and_then(|f| f.metadata())
+            .with_context(|| format!("cannot read the BOINC app {}", app_path.display()))?;
+        if !app.is_file() {
+            anyhow::bail!("the BOINC app {} is not a file", app_path.display());
+        }
         let key = CodeSigningKey::load_or_generate(key_path)?;
         Project::new(
             app_path,
