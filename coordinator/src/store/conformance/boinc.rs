@@ -3,7 +3,7 @@
 //! its account and CPID (a reattached client), never across accounts; registering one spends
 //! its account's enrolment token in the same transaction (a refused token inserts nothing),
 //! marks the worker enrolled by it — so two hosts of one token never hold replicas of one
-//! workunit — and records its build; the credit a scheduler reply reports sums the host's and
+//! workunit — and records its build, while asking whether a token admits spends nothing; the credit a scheduler reply reports sums the host's and
 //! the account's validated nodes; the worker summary counts the hosts and their valid results.
 
 use std::collections::BTreeSet;
@@ -128,6 +128,13 @@ pub(crate) fn registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_pa
         .mint_enrolment_token("bob", 0, &sha256("u-secret"), 0)
         .unwrap();
     let ann_token = Some((t.id, "t-secret"));
+    // Asking whether a token admits (the Manager's account lookup) spends nothing.
+    let asks = |id: u64, secret: &str| s.enrolment_token_refusal(id, &sha256(secret)).unwrap();
+    for _ in 0..3 {
+        assert_eq!(asks(t.id, "t-secret"), None);
+    }
+    assert_eq!(asks(t.id, "u-secret"), Some(ErrorCode::BadEnrolmentToken));
+    assert_eq!(asks(999, "t-secret"), Some(ErrorCode::BadEnrolmentToken));
     let h1 = s
         .register_boinc_host(&host("h1", ann, "c1", ann_token), 1)
         .unwrap();
@@ -171,6 +178,14 @@ pub(crate) fn registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_pa
     assert_eq!(
         refused(s.register_boinc_host(&host("g2", bob, "c6", Some((u.id, "u-secret"))), 3)),
         ErrorCode::EnrolmentTokenRevoked
+    );
+    assert_eq!(
+        asks(t.id, "t-secret"),
+        Some(ErrorCode::EnrolmentTokenExhausted)
+    );
+    assert_eq!(
+        asks(u.id, "u-secret"),
+        Some(ErrorCode::EnrolmentTokenRevoked)
     );
     let after = s.worker_summary(3).unwrap();
     assert_eq!(
