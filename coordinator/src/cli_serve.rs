@@ -310,12 +310,7 @@ impl ServeArgs {
             }
             (Some(s), _) => Enrolment::secret(&s),
             (None, true) => Enrolment::Open,
-            (None, false) => {
-                eprintln!(
-                    "warning: enrolment is closed (no --enrol-secret, no --open-enrolment): only registered workers can work"
-                );
-                Enrolment::Closed
-            }
+            (None, false) => Enrolment::Closed,
         };
         if admin_token.as_ref().is_some_and(|t| t.len() < 16) {
             return Err(anyhow!("--admin-token must be at least 16 characters"));
@@ -387,6 +382,12 @@ impl ServeArgs {
                 None
             },
         };
+        // Warned once every option is known good, so that a refusal is the only line.
+        if config.enrolment == Enrolment::Closed {
+            eprintln!(
+                "warning: enrolment is closed (no --enrol-secret, no --open-enrolment): only registered workers can work"
+            );
+        }
         let connections = ConnLimits {
             per_address: max_connections_per_address,
             per_block: max_connections_per_block,

@@ -1,28 +1,33 @@
 //! The BOINC routes (`serve --boinc`): the master page `GET /boinc/`, the scheduler
 //! `POST /boinc/cgi`, downloads `GET /boinc/download/{file}`, the upload handler
-//! `POST /boinc/file_upload_handler`, and the Manager's `get_project_config.php`. The protocol
-//! is read and written by [`crate::boinc`]; here it meets the store.
+//! `POST /boinc/file_upload_handler`, and the Manager's wizard: `get_project_config.php`,
+//! `lookup_account.php`, `create_account.php`. The protocol is read and written by
+//! [`crate::boinc`]; here it meets the store.
 //!
 //! BOINC's client treats any HTTP status but 200 from the scheduler or the upload handler as a
 //! failed request and backs off, so both answer 200 with the refusal inside the XML (a
-//! `<message>` and a delay; an upload status). Downloads and unknown paths answer like every
-//! other endpoint (404 with a JSON code).
+//! `<message>` and a delay; an upload status); the wizard's pages answer 200 with BOINC's
+//! `<error>`. Downloads and unknown paths answer like every other endpoint (404 with a JSON
+//! code).
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use c960_common::error_code::ErrorCode;
 use c960_common::wire::{BatchedResult, Capabilities, SubmitRequest};
 
+use super::auth::Enrolment;
 use super::error::ApiError;
 use super::extract::Peer;
 use super::settle::{engine_label, settle_results};
 use super::state::{AppState, blocking};
+use crate::boinc::accounts::{self, AccountQuery, AccountReply, Lookup, WizardMode};
 use crate::boinc::names::TaskName;
 use crate::boinc::scheduler::{self, CreditFigures, Priority, Reply, SchedulerRequest, Task};
 use crate::boinc::upload::{self, UploadRequest, UploadStatus};
@@ -48,6 +53,8 @@ pub fn routes(state: &AppState) -> Router<AppState> {
             )),
         )
         .route("/boinc/get_project_config.php", get(project_config))
+        .route("/boinc/lookup_account.php", get(lookup_account))
+        .route("/boinc/create_account.php", get(create_account))
 }
 
 fn project(st: &AppState) -> Result<Arc<Project>, ApiError> {
@@ -81,10 +88,80 @@ async fn project_config(
 ) -> Result<Response, ApiError> {
     let p = project(&st)?;
     let base = p.base(host_of(&headers));
-    Ok(xml_response(scheduler::project_config(
+    Ok(xml_response(accounts::project_config(
         &format!("{base}/boinc/"),
-        false,
+        wizard_mode(&st.config.enrolment),
     )))
+}
+
+/// The enrolment mode as the Manager's wizard sees it.
+fn wizard_mode(enrolment: &Enrolment) -> WizardMode {
+    match enrolment {
+        Enrolment::Closed => WizardMode::Closed,
+        Enrolment::Open => WizardMode::Open,
+        Enrolment::Secret(_) | Enrolment::Tokens => WizardMode::GivenKey,
+    }
+}
+
+/// The wizard's query; one it cannot read is an empty one (refused inside the XML).
+fn account_query(q: Result<Query<AccountQuery>, QueryRejection>) -> AccountQuery {
+    q.map(|Query(q)| q).unwrap_or_default()
+}
+
+/// `lookup_account.php`: always 200, `<account_out>` or `<error>`.
+async fn lookup_account(
+    State(st): State<AppState>,
+    q: Result<Query<AccountQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let p = project(&st)?;
+    let q = account_query(q);
+    let reply = match accounts::lookup(wizard_mode(&st.config.enrolment), &q, &p.accounts) {
+        Lookup::Answer(reply) => reply,
+        Lookup::Check(key) => {
+            let st2 = st.clone();
+            blocking(move || Ok(given_key_admits(&st2, key)?))
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!("BOINC account lookup failed: {}", e.message);
+                    accounts::project_down()
+                })
+        }
+    };
+    Ok(xml_response(reply.to_xml()))
+}
+
+/// The key typed into the wizard if it admits a new host now, by the rule the scheduler
+/// applies when that host first asks (a token's secret, revocation and cap; the secret),
+/// spending nothing.
+fn given_key_admits(st: &AppState, key: String) -> crate::store::StoreResult<AccountReply> {
+    let why = match &st.config.enrolment {
+        Enrolment::Tokens => match crate::secrets::parse_token(&key) {
+            None => Some("it is not an enrolment token, ID.SECRET"),
+            Some((id, secret)) => st
+                .store
+                .enrolment_token_refusal(id, &crate::secrets::sha256(secret))?
+                .map(|code| code.as_str()),
+        },
+        other => other.admit(Some(&key)).err().map(|e| e.code.as_str()),
+    };
+    Ok(match why {
+        None => AccountReply::Key(key),
+        Some(why) => accounts::refused_key(why),
+    })
+}
+
+/// `create_account.php`: always 200, `<account_out>` (open enrolment) or `<error>`.
+async fn create_account(
+    State(st): State<AppState>,
+    q: Result<Query<AccountQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let p = project(&st)?;
+    let reply = accounts::create(
+        wizard_mode(&st.config.enrolment),
+        &account_query(q),
+        &p.accounts,
+    );
+    Ok(xml_response(reply.to_xml()))
 }
 
 async fn download(
@@ -161,7 +238,6 @@ struct Account {
 
 /// The account a key is, or the reply that refuses it.
 fn account_of(st: &AppState, key: &str) -> Result<Account, Box<Reply>> {
-    use super::auth::Enrolment;
     if key.is_empty() || key.len() > 256 {
         return Err(Box::new(bad_key(
             "Missing or invalid account key: attach with the enrolment token the operator gave you.",

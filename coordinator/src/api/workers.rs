@@ -136,7 +136,7 @@ async fn register(
 }
 
 /// Leases up to `max_units` replicas for `w`, the open-lease cap checked in the same
-/// transaction; when there are none, why ([`Store::waiting_for`]: the first of what it names is
+/// transaction; when there are none, why ([`crate::store::Store::waiting_for`]: the first of what it names is
 /// the worker's, all of it goes to the stall watch).
 async fn lease_for(
     st: &AppState,

@@ -3,6 +3,8 @@
 //! (`boinccmd --project_attach URL/boinc/ KEY`, the key being an enrolment token).
 //!
 //! - [`xml`]: reading BOINC's XML leniently, escaping what we write.
+//! - [`accounts`]: the Manager's "Add project" wizard (project config, account lookup and
+//!   creation) under the enrolment rules.
 //! - [`scheduler`]: the scheduler request, the decisions on it, the reply.
 //! - [`upload`]: the file upload handler's protocol.
 //! - [`names`]: the names of BOINC's workunits, results and files; upload signatures.
@@ -14,6 +16,7 @@
 //! docs/boinc-design.md has the protocol as read from BOINC's source; docs/protocol.md says
 //! what of it c960 speaks.
 
+pub mod accounts;
 pub mod names;
 pub mod scheduler;
 pub mod signing;
@@ -25,6 +28,7 @@ use std::path::{Path, PathBuf};
 use c960_common::wire::Assignment;
 
 use crate::store::LeaseInfo;
+use accounts::OpenAccounts;
 use names::UploadSigner;
 use scheduler::AppFile;
 use signing::CodeSigningKey;
@@ -60,11 +64,14 @@ pub struct Project {
     pub app: AppBinary,
     /// Signs output-file names for uploads.
     pub upload: UploadSigner,
+    /// The accounts of open enrolment, for the Manager's wizard.
+    pub accounts: OpenAccounts,
 }
 
 impl Project {
     /// A project serving the app at `app_path`, signed by `sign_md5_hex` (the code-signing
-    /// key's signature of a file's MD5 hex, in BOINC's text form).
+    /// key's signature of a file's MD5 hex, in BOINC's text form), with `upload_key` the
+    /// project's secret for upload signatures (and, derived from it, open-enrolment accounts).
     pub fn new(
         app_path: &Path,
         public_key: String,
@@ -88,6 +95,7 @@ impl Project {
                 md5,
             },
             upload: UploadSigner::new(upload_key),
+            accounts: OpenAccounts::new(&upload_key),
         })
     }
 
@@ -98,6 +106,14 @@ impl Project {
         key_path: &Path,
         base_url: Option<String>,
     ) -> anyhow::Result<Project> {
+        // The app first: a mistyped path must not leave a new key behind.
+        use anyhow::Context;
+        let app = std::fs::File::open(app_path)
+            .and_then(|f| f.metadata())
+            .with_context(|| format!("cannot read the BOINC app {}", app_path.display()))?;
+        if !app.is_file() {
+            anyhow::bail!("the BOINC app {} is not a file", app_path.display());
+        }
         let key = CodeSigningKey::load_or_generate(key_path)?;
         Project::new(
             app_path,

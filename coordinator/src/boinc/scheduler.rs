@@ -394,20 +394,6 @@ pub fn master_page(scheduler_url: &str) -> String {
     )
 }
 
-/// `get_project_config.php`: what the Manager's "Add project" wizard reads.
-pub fn project_config(master_url: &str, account_creation: bool) -> String {
-    let creation = if account_creation {
-        ""
-    } else {
-        "    <account_creation_disabled/>\n    <client_account_creation_disabled/>\n"
-    };
-    format!(
-        "<project_config>\n    <name>{PROJECT_NAME}</name>\n    <master_url>{}</master_url>\n    <web_rpc_url_base>{}</web_rpc_url_base>\n    <min_passwd_length>1</min_passwd_length>\n{creation}    <platforms>\n        <platform>\n            <platform_name>{PLATFORM}</platform_name>\n            <user_friendly_name>Linux on x86-64</user_friendly_name>\n        </platform>\n    </platforms>\n    <sched_stopped>0</sched_stopped>\n    <web_stopped>0</web_stopped>\n</project_config>\n",
-        xml::escape(master_url),
-        xml::escape(master_url)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,7 +125,7 @@ mod tests {
     use crate::campaign::NewCampaign;
     use crate::export::{Format, render};
     use crate::store::CampaignChange;
-    use crate::store::conformance::{self, ALL, postgres_store, sqlite_store, sub};
+    use crate::store::conformance::{self, ALL, boinc, postgres_store, sqlite_store, sub};
 
     /// Everything an operator can read from a store, for comparing two.
     fn everything(s: &dyn Store) -> Vec<String> {
@@ -135,6 +135,13 @@ mod tests {
             format!("{:?}", s.worker_summary(0).unwrap()),
             format!("{:?}", s.check_cost().unwrap()),
             format!("{:?}", s.enrolment_tokens().unwrap()),
+            // The BOINC host (its account and CPID columns) and its credit.
+            format!(
+                "{:?}",
+                s.boinc_host(&boinc::account(7), 0, "cpid-copy")
+                    .unwrap()
+                    .map(|id| (id, s.boinc_credit(id, &boinc::account(7)).unwrap()))
+            ),
             // The leaderboard: the kept credit columns, in their order.
             format!(
                 "{:?}",
@@ -184,6 +191,14 @@ mod tests {
         let token = s.mint_enrolment_token("volunteer", 3, b"th", 10).unwrap();
         s.register_worker_with_token("tok", b"k4", "e 1", None, token.id, b"th", 10)
             .unwrap();
+        // A BOINC host of that token's account, with a validated result.
+        let mut host = boinc::host("boinc", boinc::account(7), "cpid-copy", None);
+        host.token = Some((token.id, b"th".to_vec()));
+        let h = s.register_boinc_host(&host, 10).unwrap();
+        let l = s.assign_batch(h, &ALL, 11, 1000, 1, 0).unwrap();
+        s.submit(h, l[0].lease_id, &sub(1 << 41, 5), 12).unwrap();
+        let credit = s.boinc_credit(h, &boinc::account(7)).unwrap();
+        assert_eq!(credit.host_nodes, 1 << 41, "validated: {credit:?}");
         let w = s.register_worker("late", b"k2", "e 1", 10).unwrap();
         let l = s.assign_batch(w, &ALL, 11, 1000, 1, 0).unwrap();
         assert_eq!(l.len(), 1);

@@ -142,6 +142,14 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<crate::enrolment::EnrolmentToken>;
     /// Every enrolment token.
     fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>>;
+    /// Why enrolment token `id` with the secret whose SHA-256 this is would register nobody
+    /// now (`None`: it would register one), spending nothing (the BOINC Manager's account
+    /// lookup asks before it attaches).
+    fn enrolment_token_refusal(
+        &self,
+        id: u64,
+        secret_hash: &[u8],
+    ) -> StoreResult<Option<c960_common::error_code::ErrorCode>>;
     /// BOINC: the worker that is this account's host, by host id, else by CPID.
     fn boinc_host(
         &self,

@@ -91,6 +91,102 @@ fn keygen_writes_a_key_once_and_prints_its_public_text() {
     assert!(stderr.contains("no/such/dir/key.pem"), "{stderr}");
 }
 
+/// `serve ARGS…` that must refuse to start: its standard error (killed and failed if it is
+/// still running after 60 s, which would mean it served).
+fn serve_refusal(args: &[&std::ffi::OsStr]) -> String {
+    let mut child = Command::new(&bins().0)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve {args:?} started instead of refusing");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{args:?}");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// `serve --boinc` refuses what it cannot serve before it opens anything: a PostgreSQL database
+/// without `--boinc-key` (no file beside a database URL to keep the key in), a `--boinc-url`
+/// that is not HTTP, an app that is not there — one line on stderr naming the flag or the file,
+/// a non-zero exit, and neither a database nor a key left behind.
+#[test]
+fn serve_boinc_refuses_a_postgres_database_without_a_key_a_bad_url_and_a_missing_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::write(&app, b"an app").unwrap();
+    let db = dir.path().join("c960.sqlite");
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let cases: [(Vec<std::ffi::OsString>, &[&str]); 4] = [
+        (
+            // Port 1: nothing is asked of it; the refusal comes first.
+            vec![
+                os("--db"),
+                os("postgres://c960@127.0.0.1:1/c960"),
+                os("--boinc"),
+                os("--boinc-app"),
+                app.clone().into(),
+            ],
+            &["--boinc-key", "PostgreSQL"],
+        ),
+        (
+            vec![
+                os("--db"),
+                db.clone().into(),
+                os("--boinc"),
+                os("--boinc-app"),
+                app.clone().into(),
+                os("--boinc-url"),
+                os("ftp://x"),
+            ],
+            &["--boinc-url", "ftp://x", "http://"],
+        ),
+        (
+            vec![
+                os("--db"),
+                db.clone().into(),
+                os("--boinc"),
+                os("--boinc-app"),
+                os("/nonexistent"),
+            ],
+            &["/nonexistent", "No such file"],
+        ),
+        (
+            vec![
+                os("--db"),
+                db.clone().into(),
+                os("--boinc"),
+                os("--boinc-app"),
+                dir.path().into(),
+            ],
+            &["is not a file"],
+        ),
+    ];
+    for (args, says) in cases {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let err = serve_refusal(&args);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        for s in says {
+            assert!(err.contains(s), "{args:?} should say {s}: {err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [os("app")], "nothing but the app: {left:?}");
+}
+
 #[test]
 fn the_harness_starts_a_client_that_answers_and_quits_it() {
     if !boinc_installed() {

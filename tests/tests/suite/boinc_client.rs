@@ -2,7 +2,9 @@
 //! processes on 127.0.0.1: `serve --enrolment tokens --boinc` with default BOINC flags, a key
 //! from `token mint`, `boinccmd --project_attach URL/boinc/ KEY`, and a native worker on another
 //! token, complete a depth-4 campaign of starts 0–19 at quorum 2; a BOINC host whose app lies is
-//! caught like a native worker; an app file changed after it was signed is refused by the client.
+//! caught like a native worker; an app file changed after it was signed is refused by the client;
+//! the Manager's wizard (`boinccmd --lookup_account`) finds a token typed as user name and
+//! password.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -263,4 +265,52 @@ fn an_app_file_changed_after_signing_is_refused_by_the_client() {
     let show = coordinator(&db, &["worker", "list"]);
     let host = show.lines().find(|l| l.contains("BOINC 7.20.5")).unwrap();
     assert_eq!(host.split('\t').nth(3), Some("0"), "{host}");
+}
+
+/// The Manager's "Add project" wizard as the stock client runs it: `boinccmd
+/// --get_project_config` and `--lookup_account` go through the client's own HTTP, hashing
+/// (`md5(password + lowercased name)`) and parsing, as the Manager's do.
+#[test]
+fn the_client_looks_up_a_token_typed_as_user_name_and_password() {
+    if !boinc_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.sqlite");
+    let serve = ServeProcess::start(&db, &["--enrolment", "tokens", "--boinc"], Stdio::null());
+    let key = mint(&db, "ann");
+    let client = BoincClient::start(&dir.path().join("boinc")).unwrap();
+    let url = format!("{}/boinc/", serve.url);
+    let run = |args: &[&str]| match client.boinccmd(args) {
+        Ok(out) => out,
+        Err(e) => format!("{e:#}"),
+    };
+    let config = run(&["--get_project_config", &url]);
+    assert!(
+        config.contains("uses_username: 1") && config.contains("name: c960"),
+        "{config}"
+    );
+    // The token as user name and password: the account key is the token.
+    let found = run(&["--lookup_account", &url, &key, &key]);
+    assert!(found.contains(&format!("account key: {key}")), "{found}");
+    let wrong = run(&["--lookup_account", &url, &key, "hunter22"]);
+    assert!(wrong.contains("poll status: bad password"), "{wrong}");
+    let create = run(&["--create_account", &url, &key, &key, "ann"]);
+    assert!(
+        create.contains("poll status: account creation disabled"),
+        "{create}"
+    );
+    // What the Manager does next: attach with the key found. The host registers.
+    let found_key = found
+        .lines()
+        .find_map(|l| l.strip_prefix("account key: "))
+        .unwrap()
+        .trim();
+    client.attach(&url, found_key);
+    wait_for(
+        Duration::from_secs(120),
+        &client,
+        "the host registered",
+        || boinc_line(&db).is_some(),
+    );
 }

@@ -1,6 +1,7 @@
 //! BOINC's client protocol (issue 33) spoken by hand, the way boinc-client 7.20 speaks it: the
 //! master page, the scheduler RPC, downloads and the upload handler of `serve --boinc`, on a real
-//! server. The stock client itself attaches in `boinc_client.rs`; here every refusal is tried too.
+//! server, and the Manager's "Add project" wizard under every enrolment mode. The stock client
+//! itself attaches in `boinc_client.rs`; here every refusal is tried too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +17,11 @@ use c960_tests::{TestServer, honest_submission, quick_config};
 /// A server with BOINC on, enrolment by tokens; a fake app file and signer (the real key and
 /// the real client are `boinc_client.rs`'s).
 async fn server() -> (TestServer, tempfile::TempDir) {
+    server_with(Enrolment::Tokens).await
+}
+
+/// [`server`] with another enrolment mode.
+async fn server_with(enrolment: Enrolment) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let app = dir.path().join("c960-worker");
     std::fs::write(&app, b"not really a worker").unwrap();
@@ -28,7 +34,7 @@ async fn server() -> (TestServer, tempfile::TempDir) {
     )
     .unwrap();
     let mut config = quick_config();
-    config.enrolment = Enrolment::Tokens;
+    config.enrolment = enrolment;
     config.boinc = Some(Arc::new(project));
     (TestServer::start(config).await, dir)
 }
@@ -424,5 +430,210 @@ async fn refuses_bad_keys_bad_xml_and_forged_or_oversize_uploads() {
     assert_ne!(
         lease.state,
         c960_coordinator::scheduler::ReplicaState::InProgress
+    );
+}
+
+/// `GET /boinc/PAGE?QUERY` of the Manager's wizard: HTTP 200 always, and the account key or
+/// BOINC's error number and message.
+async fn wizard(url: &str, page: &str, query: &str) -> Result<String, (i32, String)> {
+    let resp = reqwest::get(format!("{url}/boinc/{page}?{query}"))
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200, "{page}?{query}");
+    let text = resp.text().await.unwrap();
+    if let Ok(out) = xml::parse(text.as_bytes(), "account_out") {
+        return Ok(out.text_of("authenticator").to_string());
+    }
+    let e = xml::parse(text.as_bytes(), "error").unwrap_or_else(|e| panic!("{e}: {text}"));
+    Err((
+        e.number("error_num").unwrap(),
+        e.text_of("error_msg").to_string(),
+    ))
+}
+
+/// What the Manager sends for a user name (or e-mail address) and a password.
+fn typed(name: &str, password: &str) -> String {
+    let name = name.to_lowercase();
+    format!(
+        "email_addr={name}&passwd_hash={}",
+        md5_hex(format!("{password}{name}").as_bytes())
+    )
+}
+
+async fn project_config(url: &str) -> Element {
+    let text = reqwest::get(format!("{url}/boinc/get_project_config.php"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    xml::parse(text.as_bytes(), "project_config").unwrap()
+}
+
+/// The Manager's "Add project" wizard with enrolment tokens: the config asks for a user name
+/// and disables account creation; the token typed as user name and password is the account,
+/// checked by the scheduler's rule without spending it (an unknown, revoked or exhausted token
+/// is refused with the reason and the boinccmd way); any other password, BOINC's usual e-mail +
+/// key, and account creation are refused; every answer is a 200.
+#[tokio::test]
+async fn the_managers_wizard_finds_a_token_typed_as_user_name_and_password() {
+    let (s, _dir) = server().await;
+    s.campaign(3, "0");
+    let cfg = project_config(&s.url).await;
+    assert!(cfg.has("uses_username"), "{cfg:?}");
+    assert!(cfg.has("account_creation_disabled") && cfg.has("client_account_creation_disabled"));
+
+    let secret = secrets::new_secret();
+    let t = s
+        .store
+        .mint_enrolment_token("ann", 1, &secrets::sha256(&secret), 0)
+        .unwrap();
+    let key = secrets::format_token(t.id, &secret);
+    assert_eq!(
+        wizard(&s.url, "lookup_account.php", &typed(&key, &key)).await,
+        Ok(key.clone())
+    );
+    for (name, password) in [
+        (key.as_str(), "hunter22"),
+        ("ann@example.org", key.as_str()),
+    ] {
+        let (n, msg) = wizard(&s.url, "lookup_account.php", &typed(name, password))
+            .await
+            .unwrap_err();
+        assert_eq!(n, -206, "{name} {password}");
+        assert!(msg.contains("both user name and password"), "{msg}");
+    }
+    let unknown = secrets::format_token(t.id + 100, &secret);
+    let (n, msg) = wizard(&s.url, "lookup_account.php", &typed(&unknown, &unknown))
+        .await
+        .unwrap_err();
+    assert_eq!(n, -136);
+    assert!(
+        msg.contains("bad_enrolment_token") && msg.contains("boinccmd --project_attach"),
+        "{msg}"
+    );
+    // Looking up spends nothing: the one registration the token allows is still there.
+    assert_eq!(s.store.enrolment_tokens().unwrap()[0].used, 0);
+    let (n, _) = wizard(
+        &s.url,
+        "create_account.php",
+        &format!("{}&user_name=ann", typed(&key, &key)),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(n, -208);
+
+    // The key the wizard answered attaches: the host registers with it, spending the token…
+    let reply = schedule(&s.url, request(&key, 0, "cpid-a", 1, &[], &[])).await;
+    assert!(reply.number::<u64>("hostid").is_some(), "{reply:?}");
+    assert_eq!(reply.children_named("result").count(), 1);
+    // …which now admits no other new host: the wizard says so before the Manager attaches.
+    let (n, msg) = wizard(&s.url, "lookup_account.php", &typed(&key, &key))
+        .await
+        .unwrap_err();
+    assert_eq!(n, -136);
+    assert!(msg.contains("enrolment_token_exhausted"), "{msg}");
+    let other = mint(&s, "bob");
+    let (bob_id, _) = secrets::parse_token(&other).unwrap();
+    s.store.revoke_enrolment_token(bob_id, 1).unwrap();
+    let (n, msg) = wizard(&s.url, "lookup_account.php", &typed(&other, &other))
+        .await
+        .unwrap_err();
+    assert_eq!(n, -136);
+    assert!(msg.contains("enrolment_token_revoked"), "{msg}");
+    // No query, a query it cannot read, a key that is no token: refusals, not 4xx.
+    for q in ["", "email_addr=%ZZ&passwd_hash=%", "passwd_hash=0"] {
+        assert!(
+            wizard(&s.url, "lookup_account.php", q).await.is_err(),
+            "{q}"
+        );
+        assert!(
+            wizard(&s.url, "create_account.php", q).await.is_err(),
+            "{q}"
+        );
+    }
+    let (n, msg) = wizard(&s.url, "lookup_account.php", &typed("no-dot", "no-dot"))
+        .await
+        .unwrap_err();
+    assert_eq!(n, -136);
+    assert!(msg.contains("not an enrolment token"), "{msg}");
+}
+
+/// Open enrolment: the wizard creates accounts (one e-mail and password is one account key,
+/// found again by a lookup), and that key attaches; the shared enrolment secret works like a
+/// token; closed enrolment finds and creates nothing.
+#[tokio::test]
+async fn the_managers_wizard_under_open_secret_and_closed_enrolment() {
+    let (s, _dir) = server_with(Enrolment::Open).await;
+    s.campaign(3, "0");
+    let cfg = project_config(&s.url).await;
+    assert!(!cfg.has("account_creation_disabled") && !cfg.has("uses_username"));
+    let ann = typed("Ann@Example.org", "correct horse");
+    let key = wizard(
+        &s.url,
+        "create_account.php",
+        &format!("{ann}&user_name=ann&consent_flag=1"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        wizard(&s.url, "lookup_account.php", &ann).await,
+        Ok(key.clone())
+    );
+    let bob = wizard(
+        &s.url,
+        "lookup_account.php",
+        &typed("bob@example.org", "correct horse"),
+    )
+    .await
+    .unwrap();
+    assert_ne!(bob, key);
+    let reply = schedule(&s.url, request(&key, 0, "cpid-a", 1, &[], &[])).await;
+    assert_eq!(reply.children_named("result").count(), 1, "{reply:?}");
+    assert_eq!(
+        schedule(&s.url, request(&key, 0, "cpid-a", 0, &[], &[]))
+            .await
+            .number::<u64>("hostid"),
+        reply.number::<u64>("hostid"),
+        "the same account and host"
+    );
+
+    let secret = "a-shared-enrolment-secret-0001";
+    let (s, _dir) = server_with(Enrolment::secret(secret)).await;
+    assert!(project_config(&s.url).await.has("uses_username"));
+    assert_eq!(
+        wizard(&s.url, "lookup_account.php", &typed(secret, secret)).await,
+        Ok(secret.to_string())
+    );
+    let wrong = "a-shared-enrolment-secret-0002";
+    assert_eq!(
+        wizard(&s.url, "lookup_account.php", &typed(wrong, wrong))
+            .await
+            .unwrap_err()
+            .0,
+        -136
+    );
+    assert_eq!(
+        wizard(&s.url, "create_account.php", &typed(secret, secret))
+            .await
+            .unwrap_err()
+            .0,
+        -208
+    );
+
+    let (s, _dir) = server_with(Enrolment::Closed).await;
+    let cfg = project_config(&s.url).await;
+    assert!(cfg.has("account_creation_disabled") && !cfg.has("uses_username"));
+    let (n, msg) = wizard(&s.url, "lookup_account.php", &typed("x@y.z", "secret12"))
+        .await
+        .unwrap_err();
+    assert_eq!(n, -136);
+    assert!(msg.contains("enrols no new hosts"), "{msg}");
+    assert_eq!(
+        wizard(&s.url, "create_account.php", &typed("x@y.z", "secret12"))
+            .await
+            .unwrap_err()
+            .0,
+        -208
     );
 }

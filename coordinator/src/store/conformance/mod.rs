@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
+pub(crate) mod boinc;
 pub(crate) mod credit;
 mod integrity;
 mod quarantine;
@@ -21,6 +22,11 @@ use crate::store::postgres::{Clock, PgOptions, PgStore};
 use crate::store::{Campaign, CheckOutcome, SqliteStore, Store, StoreError, Submission};
 use crate::store::{ResultOutcome, RowStatus};
 use crate::trust::Integrity;
+pub(crate) use boinc::{
+    a_boinc_host_is_found_within_its_account_by_id_or_cpid_never_across,
+    boinc_credit_sums_the_hosts_and_the_accounts_validated_nodes,
+    registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_party,
+};
 pub(crate) use credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
 pub(crate) use integrity::{
     a_split_start_that_misses_its_known_total_is_recounted,
@@ -692,4 +698,7 @@ conformance!(
     an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
     a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
     credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration,
+    a_boinc_host_is_found_within_its_account_by_id_or_cpid_never_across,
+    registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_party,
+    boinc_credit_sums_the_hosts_and_the_accounts_validated_nodes,
 );

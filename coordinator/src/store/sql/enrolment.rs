@@ -2,6 +2,8 @@
 //! the same transaction that inserts the worker. The rule that admits or refuses a token is
 //! [`crate::enrolment::refusal`]; only SHA-256 of a token's secret is stored.
 
+use c960_common::error_code::ErrorCode;
+
 use crate::enrolment::{EnrolmentToken, refusal};
 use crate::secrets::same_hash;
 use crate::store::codes::u64_to_db;
@@ -80,11 +82,7 @@ pub(crate) fn list(tx: &dyn Conn) -> StoreResult<Vec<EnrolmentToken>> {
 /// ([`refusal`]); the caller inserts the worker and records the token with
 /// [`mark_enrolled`] in the same transaction.
 pub(crate) fn spend(tx: &dyn Conn, id: u64, secret_hash: &[u8]) -> StoreResult<()> {
-    let found = get(tx, id)?;
-    let matches = found
-        .as_ref()
-        .is_some_and(|(_, h)| same_hash(h, secret_hash));
-    if let Some(code) = refusal(found.as_ref().map(|(t, _)| t), matches) {
+    if let Some(code) = refusal_of(tx, id, secret_hash)? {
         return Err(StoreError::Enrolment(code));
     }
     tx.exec(
@@ -92,6 +90,20 @@ pub(crate) fn spend(tx: &dyn Conn, id: u64, secret_hash: &[u8]) -> StoreResult<(
         params![u64_to_db(id)],
     )?;
     Ok(())
+}
+
+/// Why token `id` with this secret would register nobody now ([`refusal`]; `None`: it would
+/// register one), spending nothing.
+pub(crate) fn refusal_of(
+    tx: &dyn Conn,
+    id: u64,
+    secret_hash: &[u8],
+) -> StoreResult<Option<ErrorCode>> {
+    let found = get(tx, id)?;
+    let matches = found
+        .as_ref()
+        .is_some_and(|(_, h)| same_hash(h, secret_hash));
+    Ok(refusal(found.as_ref().map(|(t, _)| t), matches))
 }
 
 /// Records which token enrolled a worker.

@@ -254,6 +254,14 @@ impl<B: Backend> Store for B {
         self.with_reader(&mut |tx| enrolment::list(tx))
     }
 
+    fn enrolment_token_refusal(
+        &self,
+        id: u64,
+        secret_hash: &[u8],
+    ) -> StoreResult<Option<c960_common::error_code::ErrorCode>> {
+        self.with_reader(&mut |tx| enrolment::refusal_of(tx, id, secret_hash))
+    }
+
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>> {
         workers::worker(self, id)
     }
