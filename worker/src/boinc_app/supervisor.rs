@@ -14,7 +14,7 @@
 //! [`FINISH_FILE`]: super::FINISH_FILE
 
 use std::io::{self, BufRead as _, BufReader};
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -173,6 +173,7 @@ fn spawn_compute(slot: &Path) -> Result<Child> {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
     unsafe {
+        use std::os::unix::process::CommandExt as _;
         command.pre_exec(|| {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
                 return Err(io::Error::last_os_error());
