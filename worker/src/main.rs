@@ -26,6 +26,7 @@ mod cli_perft;
 mod cli_position;
 mod cli_work;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -56,7 +57,14 @@ enum Command {
     Balance(cli_balance::BalanceArgs),
     /// Compute one workunit as a BOINC application, in the slot directory the BOINC client
     /// starts it in (wu.json in, result.json out); not for running by hand.
-    BoincApp,
+    BoincApp(BoincAppArgs),
+}
+
+#[derive(clap::Args)]
+struct BoincAppArgs {
+    /// The computing child of the supervising `boinc-app` (progress lines on stdout).
+    #[arg(long, hide = true)]
+    compute: bool,
 }
 
 /// The version line: the build (version, commit, protocol), and the CPU features its perft
@@ -73,6 +81,16 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// `boinc-app --compute`: the workunit of the current directory, a progress line on stdout for
+/// the supervisor after each step (none when it is gone).
+fn boinc_compute() -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout();
+    c960_worker::boinc_app::compute(std::path::Path::new("."), |done, total| {
+        let line = c960_worker::boinc_app::progress_line(done, total);
+        let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
     })
 }
 
@@ -103,7 +121,11 @@ fn main() -> ExitCode {
         Command::Work(args) => cli_work::run(args),
         Command::Analyse(args) => cli_analyse::run(args),
         Command::Balance(args) => cli_balance::run(args),
-        Command::BoincApp => c960_worker::boinc_app::run(std::path::Path::new(".")),
+        Command::BoincApp(args) if args.compute => boinc_compute(),
+        Command::BoincApp(_) => match c960_worker::boinc_app::run(std::path::Path::new(".")) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,7 +4,8 @@
 //! token, complete a depth-4 campaign of starts 0–19 at quorum 2; a BOINC host whose app lies is
 //! caught like a native worker; an app file changed after it was signed is refused by the client;
 //! the Manager's wizard (`boinccmd --lookup_account`) finds a token typed as user name and
-//! password.
+//! password; a task the client suspends stops computing, and goes on to the right result when
+//! resumed.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -313,4 +314,126 @@ fn the_client_looks_up_a_token_typed_as_user_name_and_password() {
         "the host registered",
         || boinc_line(&db).is_some(),
     );
+}
+
+/// One `key: value` field of `boinccmd --get_tasks` (the output of a client with one task).
+fn task_field(tasks: &str, key: &str) -> Option<String> {
+    tasks
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("{key}: ")))
+        .map(str::to_string)
+}
+
+/// The computing process of the app the client runs under `dir` (`boinc-app --compute`, the
+/// supervisor's child), if it runs.
+fn computing_process(dir: &Path) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"));
+            cmdline.windows(20).any(|w| w == b"boinc-app\0--compute\0")
+                && cwd.is_ok_and(|c| c.starts_with(dir))
+        })
+}
+
+/// A process's state letter and its user plus system CPU ticks (`/proc/PID/stat`).
+fn state_and_ticks(pid: u32) -> (String, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    (fields[0].to_string(), ticks)
+}
+
+#[test]
+fn a_task_the_client_suspends_stops_computing_and_resumes_to_the_right_result() {
+    if !boinc_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c960.sqlite");
+    let serve = ServeProcess::start(&db, &["--enrolment", "tokens", "--boinc"], Stdio::null());
+    // One workunit of some seconds on one thread: perft(8) of the classical start, unsplit.
+    coordinator(
+        &db,
+        &[
+            "campaign",
+            "add",
+            "--depth",
+            "8",
+            "--positions",
+            "518",
+            "--split-ply",
+            "0",
+            "--quorum",
+            "1",
+        ],
+    );
+    let client = BoincClient::start(&dir.path().join("boinc")).unwrap();
+    let url = format!("{}/boinc/", serve.url);
+    client.attach(&url, &mint(&db, "ann"));
+    // Running, and telling the client its CPU time (the status channel; 0 without it).
+    let mut name = String::new();
+    wait_for(
+        Duration::from_secs(300),
+        &client,
+        "the task computing",
+        || {
+            let tasks = client.tasks();
+            let cpu = task_field(&tasks, "current CPU time").and_then(|c| c.parse::<f64>().ok());
+            name = task_field(&tasks, "name").unwrap_or_default();
+            task_field(&tasks, "active_task_state").as_deref() == Some("EXECUTING")
+                && cpu.is_some_and(|c| c > 0.0)
+        },
+    );
+    let child = computing_process(client.dir()).expect("the computing process");
+    client
+        .boinccmd(&["--task", &url, &name, "suspend"])
+        .unwrap();
+    // The client only asks (on the channel); the app stops its computation itself.
+    wait_for(
+        Duration::from_secs(60),
+        &client,
+        "the computation stopped",
+        || state_and_ticks(child).0 == "T",
+    );
+    let (_, ticks) = state_and_ticks(child);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(state_and_ticks(child), ("T".to_string(), ticks));
+    let tasks = client.tasks();
+    assert_eq!(
+        task_field(&tasks, "active_task_state").as_deref(),
+        Some("SUSPENDED"),
+        "{tasks}"
+    );
+    client.boinccmd(&["--task", &url, &name, "resume"]).unwrap();
+    wait_for(
+        Duration::from_secs(60),
+        &client,
+        "the computation going on",
+        || state_and_ticks(child).1 > ticks,
+    );
+    let mut fraction_seen = 0.0f64;
+    wait_for(
+        Duration::from_secs(600),
+        &client,
+        "the workunit valid",
+        || {
+            let tasks = client.tasks();
+            if let Some(f) = task_field(&tasks, "fraction done").and_then(|f| f.parse().ok()) {
+                fraction_seen = fraction_seen.max(f);
+            }
+            valid_rows(&db) == 1
+        },
+    );
+    // The progress the app reported reached the client on the way.
+    assert!(fraction_seen > 0.0, "no fraction done shown");
+    let table = parse_table(&coordinator(&db, &["export", "--campaign", "1"]));
+    assert_eq!(table[&518], (8, Some(84_998_978_956), "valid".to_string()));
 }

@@ -13,23 +13,38 @@
 //! written where its link points (never over the link file), and success is the file
 //! [`FINISH_FILE`] holding `0` written last, then exit status 0. Bad input is one line on
 //! stderr and a non-zero exit without that file: the client reports a compute error with the
-//! line. There is no progress and no suspend (they need the shared-memory channel): the client
-//! shows 0 % until the end, and a workunit of minutes is simply recomputed after a restart.
+//! line.
+//!
+//! The client controls a running task only through the shared-memory channels of
+//! `boinc_mmap_file` ([`shm`]): it asks for suspend, resume, quit and abort there and never
+//! signals the app itself. So `boinc-app` is a small supervisor ([`supervisor`], BOINC's own
+//! wrapper works the same way): it runs the computation as a child process (itself again, as
+//! `boinc-app --compute`: [`compute`]), stops and continues it on suspend and resume, kills it
+//! and exits on quit, abort or when the client is gone, and reports the child's CPU time and
+//! the fraction done. There is no checkpoint: a task quit (the client exiting, or preempted
+//! out of memory) is recomputed from the beginning when the client restarts it, so a restart
+//! can never change a result.
 //!
 //! [`wire::Assignment`]: c960_common::wire::Assignment
 //! [`wire::SubmitRequest`]: c960_common::wire::SubmitRequest
 
+pub mod shm;
+#[cfg(unix)]
+pub mod supervisor;
+
 use std::fs;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow, bail};
 use c960_common::wire::{AnalysisEngine, Assignment, WorkUnitKind};
 use c960_common::{PerftEngine, PerftOptions};
+use c960_compute::compute::compute_any;
 
-use crate::assignment::{UciPool, compute_one, submit_request};
+use crate::assignment::submit_request;
 use crate::machine;
 use crate::report::{self, thousands};
 
@@ -47,8 +62,29 @@ const MAX_THREADS: u32 = 1024;
 /// How much of a link file's first line the client reads (`resolve_soft_link`'s buffer).
 const LINK_LINE_BYTES: u64 = 512;
 
-/// Runs the workunit of the slot `slot` (the current directory when the client starts it).
-pub fn run(slot: &Path) -> Result<()> {
+/// Runs the workunit of the slot `slot` (the current directory when the client starts it)
+/// under the client's control: the computation in a child process ([`supervisor::run`]), and
+/// [`FINISH_FILE`] written when it succeeded. `Ok` holds the exit status (a failed child's,
+/// whose stderr already said why); `Err` is one line for stderr.
+#[cfg(unix)]
+pub fn run(slot: &Path) -> Result<ExitCode> {
+    supervisor::run(slot)
+}
+
+/// Runs the workunit of the slot `slot` in this process (no process control off Unix).
+#[cfg(not(unix))]
+pub fn run(slot: &Path) -> Result<ExitCode> {
+    compute(slot, |_, _| {})?;
+    finish(slot)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Computes the workunit of the slot `slot` and writes the result where [`OUTPUT`] points,
+/// with one summary line on stderr (the client sends stderr to the project with the result);
+/// `progress` hears `(done, total)` steps as they complete (root moves of a perft, games of a
+/// self-play; nothing for an analysis). The child process of [`run`] (`boinc-app --compute`).
+pub fn compute(slot: &Path, progress: impl FnMut(usize, usize)) -> Result<()> {
+    let mut progress = progress;
     let input = resolve(slot, INPUT);
     let bytes = fs::read(&input)
         .with_context(|| format!("cannot read the workunit {INPUT} ({})", input.display()))?;
@@ -70,13 +106,13 @@ pub fn run(slot: &Path) -> Result<()> {
         seed: rand::random(),
     });
     let started = Instant::now();
-    let result = compute_one(
-        &assignment,
+    // No UCI engine: `check_kind` refused the workunits that need one.
+    let result = compute_any(
+        &assignment.kind,
         &AtomicBool::new(false),
         &perft,
-        &UciPool::new(None, Duration::ZERO),
-        false,
-        started,
+        None,
+        |done, total, _| progress(done, total),
     )
     .map_err(|e| anyhow!("workunit {}: {e}", assignment.workunit_id))?;
     let elapsed = started.elapsed();
@@ -84,8 +120,6 @@ pub fn run(slot: &Path) -> Result<()> {
     let submission = submit_request(&assignment, result, elapsed);
     let json = serde_json::to_vec(&submission).context("cannot encode the result")?;
     write_whole(&resolve(slot, OUTPUT), &json)?;
-    write_whole(&slot.join(FINISH_FILE), b"0\n")?;
-    // The client sends stderr to the project with the result.
     eprintln!(
         "c960-worker {} boinc-app: workunit {} ({}): {} nodes in {} with {}",
         crate::ENGINE_VERSION,
@@ -96,6 +130,24 @@ pub fn run(slot: &Path) -> Result<()> {
         report::count(u64::from(threads), "thread"),
     );
     Ok(())
+}
+
+/// Tells the client the task finished: [`FINISH_FILE`] holding `0`, written after the output.
+pub fn finish(slot: &Path) -> Result<()> {
+    write_whole(&slot.join(FINISH_FILE), b"0\n")
+}
+
+/// The line the computing child prints on stdout for its supervisor when `done` of `total`
+/// steps are complete.
+pub fn progress_line(done: usize, total: usize) -> String {
+    format!("progress {done}/{total}")
+}
+
+/// The fraction done a [`progress_line`] says: in 0..=1, `None` for any other line.
+pub fn parse_progress_line(line: &str) -> Option<f64> {
+    let (done, total) = line.strip_prefix("progress ")?.split_once('/')?;
+    let (done, total) = (done.parse::<usize>().ok()?, total.parse::<usize>().ok()?);
+    (total > 0 && done <= total).then(|| done as f64 / total as f64)
 }
 
 /// Refuses what the app cannot compute: a slot has no UCI engine.
@@ -152,6 +204,14 @@ pub fn init_data_threads(xml: &str) -> u32 {
         .and_then(|t| t.trim().parse::<f64>().ok())
         .filter(|n| n.is_finite() && *n > 0.0)
         .map_or(1, |n| (n.ceil() as u32).clamp(1, MAX_THREADS))
+}
+
+/// The process id of the client that started the app: the top-level `<client_pid>` of
+/// `init_data.xml`; `None` when there is none (or it is 0, "unknown").
+pub fn init_data_client_pid(xml: &str) -> Option<u32> {
+    top_level_text(xml, "client_pid")
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .filter(|&pid| pid > 0)
 }
 
 /// The text of the first element `name` directly inside the root element, skipping nested
@@ -279,6 +339,38 @@ mod tests {
             init_data_threads("<app_init_data><ncpus>1e9</ncpus></app_init_data>"),
             MAX_THREADS
         );
+    }
+
+    #[test]
+    fn the_client_pid_is_the_top_level_one() {
+        let xml = "<app_init_data>\n<host_info><client_pid>9</client_pid></host_info>\n\
+                   <client_pid>4321</client_pid>\n</app_init_data>\n";
+        assert_eq!(init_data_client_pid(xml), Some(4321));
+        for none in [
+            "<app_init_data></app_init_data>",
+            "<app_init_data><client_pid>0</client_pid></app_init_data>",
+            "<app_init_data><client_pid>-1</client_pid></app_init_data>",
+            "<app_init_data><client_pid>x</client_pid></app_init_data>",
+        ] {
+            assert_eq!(init_data_client_pid(none), None, "{none:?}");
+        }
+    }
+
+    #[test]
+    fn progress_lines_say_the_fraction_done() {
+        assert_eq!(parse_progress_line(&progress_line(5, 20)), Some(0.25));
+        assert_eq!(parse_progress_line(&progress_line(0, 3)), Some(0.0));
+        assert_eq!(parse_progress_line(&progress_line(3, 3)), Some(1.0));
+        for other in [
+            "",
+            "progress 1/0",
+            "progress 4/3",
+            "progress x/3",
+            "1/2",
+            "progress 1/2/3",
+        ] {
+            assert_eq!(parse_progress_line(other), None, "{other:?}");
+        }
     }
 
     #[test]
