@@ -129,7 +129,12 @@ pub fn batched_result(a: &Assignment, result: WorkResult, elapsed: Duration) -> 
 }
 
 /// The same as one [`SubmitRequest`] (what `boinc-app` hands the coordinator through BOINC).
-pub fn submit_request(a: &Assignment, result: WorkResult, elapsed: Duration) -> SubmitRequest {
+pub fn submit_request(
+    a: &Assignment,
+    result: WorkResult,
+    elapsed: Duration,
+    engine: c960_common::wire::EngineInfo,
+) -> SubmitRequest {
     let b = batched_result(a, result, elapsed);
     SubmitRequest {
         protocol: PROTOCOL_VERSION,
@@ -137,7 +142,7 @@ pub fn submit_request(a: &Assignment, result: WorkResult, elapsed: Duration) -> 
         workunit_id: b.workunit_id,
         result: b.result,
         elapsed_ms: b.elapsed_ms,
-        engine: crate::client::engine(),
+        engine,
         digest: b.digest,
     }
 }

@@ -124,11 +124,13 @@ fn the_stock_client_attaches_with_a_token_and_completes_a_campaign_with_a_native
     }
     assert_eq!(table.len(), 20);
 
-    // The table's provenance marks the BOINC host's replicas.
+    // The table's provenance marks the BOINC host's replicas, each with its Zobrist seed.
     let replicas = coordinator(&db, &["export", "--campaign", "1", "--format", "replicas"]);
     let boinc_replicas = replicas
         .lines()
-        .filter(|l| l.contains(",BOINC 7.20.5,") && l.contains(",valid,"))
+        .filter(|l| {
+            l.contains(",BOINC 7.20.5,") && l.contains(",valid,") && l.contains(" zobrist ")
+        })
         .count();
     assert_eq!(boinc_replicas, 20, "{replicas}");
     let host = boinc_line(&db).expect("the BOINC host in worker list");

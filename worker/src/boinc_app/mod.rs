@@ -100,10 +100,12 @@ pub fn compute(slot: &Path, progress: impl FnMut(usize, usize)) -> Result<()> {
         WorkUnitKind::Perft { .. } => machine::default_hash_mib(machine::memory_mib()),
         _ => 0,
     };
+    // Named with the result, as `work` names it: the table's provenance shows two seeds.
+    let seed: u64 = rand::random();
     let perft = PerftEngine::new(PerftOptions {
         threads: threads as usize,
         hash_mib: hash_mib as usize,
-        seed: rand::random(),
+        seed,
     });
     let started = Instant::now();
     // No UCI engine: `check_kind` refused the workunits that need one.
@@ -117,7 +119,12 @@ pub fn compute(slot: &Path, progress: impl FnMut(usize, usize)) -> Result<()> {
     .map_err(|e| anyhow!("workunit {}: {e}", assignment.workunit_id))?;
     let elapsed = started.elapsed();
     let nodes = result.nodes();
-    let submission = submit_request(&assignment, result, elapsed);
+    let submission = submit_request(
+        &assignment,
+        result,
+        elapsed,
+        crate::client::engine_with_seed(seed),
+    );
     let json = serde_json::to_vec(&submission).context("cannot encode the result")?;
     write_whole(&resolve(slot, OUTPUT), &json)?;
     eprintln!(
