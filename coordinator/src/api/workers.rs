@@ -68,26 +68,7 @@ async fn register(
         _ => None,
     };
     let block = peer.block();
-    if let Some(b) = &block
-        && let Err(wait) = st.registrations.check(b.clone(), now_ms().max(0) as u64)
-    {
-        let secs = wait.as_secs().max(1) as u32;
-        return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            ErrorCode::RateLimited,
-            format!("too many registrations from {b}; retry in {secs} s"),
-        )
-        .with_retry_after(secs));
-    }
-    if let Err(wait) = st.registrations_total.check((), now_ms().max(0) as u64) {
-        let secs = wait.as_secs().max(1) as u32;
-        return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            ErrorCode::RateLimited,
-            format!("too many registrations from all addresses right now; retry in {secs} s"),
-        )
-        .with_retry_after(secs));
-    }
+    st.check_registration(block.as_deref())?;
     let secret = crate::secrets::new_secret();
     let hash = crate::secrets::sha256(&secret);
     let operator_own = st
