@@ -22,8 +22,9 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use c960_common::error_code::ErrorCode;
@@ -62,17 +63,60 @@ pub fn routes(state: &AppState) -> Router<AppState> {
             state.clone(),
             layers::per_address,
         ));
-    // The scheduler and the upload handler apply the same limits themselves (`schedule`,
-    // `answer`, `upload_file`, `receive`), answering 200 with the refusal inside.
+    // The scheduler and the upload handler: the same limits, before the body is read, the
+    // refusal inside a 200 (the per-host limit, once the host is known: `answer`, `receive`).
     Router::new()
-        .route("/boinc/cgi", post(schedule))
         .route(
-            "/boinc/file_upload_handler",
-            post(upload_file).layer(DefaultBodyLimit::max(
-                upload::MAX_OUTPUT_BYTES as usize + upload::MAX_HEADER_BYTES,
+            "/boinc/cgi",
+            post(schedule).route_layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                scheduler_per_address,
             )),
         )
+        .route(
+            "/boinc/file_upload_handler",
+            post(upload_file)
+                .layer(DefaultBodyLimit::max(
+                    upload::MAX_OUTPUT_BYTES as usize + upload::MAX_HEADER_BYTES,
+                ))
+                .route_layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    upload_per_address,
+                )),
+        )
         .merge(pages)
+}
+
+/// Middleware of the scheduler: the per-address limit ([`layers::per_address`]'s bucket),
+/// refused as a scheduler reply ([`rate_limited`]).
+async fn scheduler_per_address(
+    State(st): State<AppState>,
+    peer: Peer,
+    req: Request,
+    next: Next,
+) -> Response {
+    if let Some(ip) = peer.0
+        && let Err(e) = st.limiter.check_address(ip)
+    {
+        return xml_response(rate_limited(&e).to_xml());
+    }
+    next.run(req).await
+}
+
+/// Middleware of the upload handler: the per-address limit, refused as a transient upload
+/// status (the client uploads again later).
+async fn upload_per_address(
+    State(st): State<AppState>,
+    peer: Peer,
+    req: Request,
+    next: Next,
+) -> Response {
+    if let Some(ip) = peer.0
+        && let Err(e) = st.limiter.check_address(ip)
+    {
+        return xml_response(upload::reply(UploadStatus::Transient, Some(&e.message)));
+    }
+    next.run(req).await
 }
 
 fn project(st: &AppState) -> Result<Arc<Project>, ApiError> {
@@ -222,11 +266,6 @@ async fn schedule(
 ) -> Result<Response, ApiError> {
     let p = project(&st)?;
     let base = p.base(host_of(&headers));
-    if let Some(ip) = peer.0
-        && let Err(e) = st.limiter.check_address(ip)
-    {
-        return Ok(xml_response(rate_limited(&e).to_xml()));
-    }
     let reply = match SchedulerRequest::parse(&body) {
         Err(e) => Reply::message(
             Priority::Notice,
@@ -519,20 +558,8 @@ fn host_name(domain: &str) -> String {
 }
 
 /// The upload handler: always 200 with a `<data_server_reply>`.
-async fn upload_file(
-    State(st): State<AppState>,
-    peer: Peer,
-    body: Bytes,
-) -> Result<Response, ApiError> {
+async fn upload_file(State(st): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
     let p = project(&st)?;
-    if let Some(ip) = peer.0
-        && let Err(e) = st.limiter.check_address(ip)
-    {
-        return Ok(xml_response(upload::reply(
-            UploadStatus::Transient,
-            Some(&e.message),
-        )));
-    }
     let reply = match upload::parse(&body) {
         Err(e) => upload::reply(UploadStatus::Permanent, Some(&e.to_string())),
         // Nothing partial is kept: a file is whole once judged, or absent.
