@@ -301,6 +301,14 @@ fn bad_key(text: &str) -> Reply {
     Reply::message(Priority::Notice, text, scheduler::DELAY_BAD_KEY_SECS)
 }
 
+/// A refused enrolment token (wrong secret, unknown, revoked, exhausted) as a scheduler reply.
+fn refused_token(code: ErrorCode) -> Reply {
+    bad_key(&format!(
+        "c960 refuses this account key ({}): ask the operator for a new enrolment token.",
+        code.as_str()
+    ))
+}
+
 /// The account a key is.
 struct Account {
     /// SHA-256 of the key.
@@ -364,8 +372,13 @@ fn answer(
                     e.message
                 )));
             }
-            if let Err(e) = st.check_registration(block.as_deref()) {
-                return Ok(rate_limited(&e));
+            let presented = token.as_ref().map(|(id, hash)| (*id, hash.as_slice()));
+            if let Err(e) = st.check_registration(block.as_deref(), presented) {
+                return match e.status {
+                    StatusCode::TOO_MANY_REQUESTS => Ok(rate_limited(&e)),
+                    StatusCode::UNAUTHORIZED => Ok(refused_token(e.code)),
+                    _ => Err(e),
+                };
             }
             let name = host_name(&req.domain_name);
             let host = NewBoincHost {
@@ -380,12 +393,7 @@ fn answer(
             };
             let id = match store.register_boinc_host(&host, now) {
                 Ok(id) => id,
-                Err(crate::store::StoreError::Enrolment(code)) => {
-                    return Ok(bad_key(&format!(
-                        "c960 refuses this account key ({}): ask the operator for a new enrolment token.",
-                        code.as_str()
-                    )));
-                }
+                Err(crate::store::StoreError::Enrolment(code)) => return Ok(refused_token(code)),
                 Err(e) => return Err(e.into()),
             };
             if st

@@ -227,3 +227,49 @@ async fn a_host_cannot_fail_or_renew_another_hosts_task() {
     let again = schedule(&s.url, request(&ann, owner_id, "cpid-a", 0, &[], &[&task])).await;
     assert!(!again.has("result_abort"), "still the owner's: {again:?}");
 }
+
+/// Wrong enrolment tokens spend no registration budget: with room for two new identities from
+/// all addresses, a flood of wrong keys at the scheduler and at `/api/v1/register` is refused as
+/// wrong keys (BOINC's hour of delay; 401), and two honest newcomers, a BOINC host and a native
+/// worker, still get in; the next is refused for the rate.
+#[tokio::test]
+async fn wrong_tokens_spend_no_registration_budget() {
+    let mut config = quick_config();
+    config.enrolment = Enrolment::Tokens;
+    config.limits = Limits {
+        registrations_total: Rate {
+            per_sec: 0.0001,
+            burst: 2.0,
+        },
+        ..quick_config().limits
+    };
+    let (s, _dir) = server_of(config).await;
+    s.campaign(3, "5");
+    let good = mint(&s, "ann");
+    let (id, _) = good.split_once('.').unwrap();
+    let wrong = [
+        format!("{id}.wrongsecretwrongsecret"),
+        "999.nosuchtoken".into(),
+    ];
+    for key in wrong.iter().cycle().take(6) {
+        let r = schedule(&s.url, request(key, 0, "cpid-x", 1, &[], &[])).await;
+        assert!(
+            r.text_of("message").contains("refuses this account key"),
+            "{r:?}"
+        );
+        assert_eq!(r.text_of("request_delay"), "3600", "{r:?}");
+        let native = c960_worker::client::Client::new(&s.url)
+            .unwrap()
+            .with_enrol_secret(Some(key.clone()));
+        let err = native.register("w", 1, 0).await.unwrap_err();
+        assert_ne!(err.code(), Some(ErrorCode::RateLimited), "{err}");
+    }
+    let host = schedule(&s.url, request(&good, 0, "cpid-a", 1, &[], &[])).await;
+    assert!(host.has("hostid") && host.has("result"), "{host:?}");
+    let native = c960_worker::client::Client::new(&s.url)
+        .unwrap()
+        .with_enrol_secret(Some(mint(&s, "bob")));
+    native.register("bob", 1, 0).await.unwrap();
+    let third = schedule(&s.url, request(&mint(&s, "cy"), 0, "cpid-c", 1, &[], &[])).await;
+    assert_rate_refusal(&third, "too many registrations from all addresses");
+}
