@@ -6,17 +6,25 @@
 //!
 //! BOINC's client treats any HTTP status but 200 from the scheduler or the upload handler as a
 //! failed request and backs off, so both answer 200 with the refusal inside the XML (a
-//! `<message>` and a delay; an upload status); the wizard's pages answer 200 with BOINC's
-//! `<error>`. Downloads and unknown paths answer like every other endpoint (404 with a JSON
-//! code).
+//! `<message>` and a delay; an upload status), their rate limits included; the wizard's pages
+//! answer 200 with BOINC's `<error>`. Downloads and unknown paths answer like every other
+//! endpoint (404 with a JSON code), and the pages and downloads meet the per-address limit as
+//! the worker routes do (429 `rate_limited` + `Retry-After`).
+//!
+//! The limits are the worker routes' own: a request takes a token of its address's bucket
+//! ([`super::limits::Limiter::check_address`]) and, once its host is known, of the host's
+//! (`check_worker`: a BOINC host is a worker); a new host is a registration
+//! ([`AppState::check_registration`]); an upload is judged at most once at a time per lease
+//! ([`super::limits::Submissions`]) and not past the request's end.
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use c960_common::error_code::ErrorCode;
@@ -25,8 +33,9 @@ use c960_common::wire::{BatchedResult, Capabilities, SubmitRequest};
 use super::auth::Enrolment;
 use super::error::ApiError;
 use super::extract::Peer;
+use super::layers;
 use super::settle::{engine_label, settle_results};
-use super::state::{AppState, blocking};
+use super::state::{AppState, blocking, blocking_until_dropped};
 use crate::boinc::accounts::{self, AccountQuery, AccountReply, Lookup, WizardMode};
 use crate::boinc::names::TaskName;
 use crate::boinc::scheduler::{self, CreditFigures, Priority, Reply, SchedulerRequest, Task};
@@ -41,20 +50,73 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     if state.config.boinc.is_none() {
         return Router::new();
     }
-    Router::new()
+    // Pages and downloads: the per-address limit as on the worker routes (429 + Retry-After;
+    // the client retries a download later, the Manager's wizard says it could not connect).
+    let pages = Router::new()
         .route("/boinc/", get(master))
         .route("/boinc", get(master))
-        .route("/boinc/cgi", post(schedule))
         .route("/boinc/download/{file}", get(download))
-        .route(
-            "/boinc/file_upload_handler",
-            post(upload_file).layer(DefaultBodyLimit::max(
-                upload::MAX_OUTPUT_BYTES as usize + upload::MAX_HEADER_BYTES,
-            )),
-        )
         .route("/boinc/get_project_config.php", get(project_config))
         .route("/boinc/lookup_account.php", get(lookup_account))
         .route("/boinc/create_account.php", get(create_account))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            layers::per_address,
+        ));
+    // The scheduler and the upload handler: the same limits, before the body is read, the
+    // refusal inside a 200 (the per-host limit, once the host is known: `answer`, `receive`).
+    Router::new()
+        .route(
+            "/boinc/cgi",
+            post(schedule).route_layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                scheduler_per_address,
+            )),
+        )
+        .route(
+            "/boinc/file_upload_handler",
+            post(upload_file)
+                .layer(DefaultBodyLimit::max(
+                    upload::MAX_OUTPUT_BYTES as usize + upload::MAX_HEADER_BYTES,
+                ))
+                .route_layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    upload_per_address,
+                )),
+        )
+        .merge(pages)
+}
+
+/// Middleware of the scheduler: the per-address limit ([`layers::per_address`]'s bucket),
+/// refused as a scheduler reply ([`rate_limited`]).
+async fn scheduler_per_address(
+    State(st): State<AppState>,
+    peer: Peer,
+    req: Request,
+    next: Next,
+) -> Response {
+    if let Some(ip) = peer.0
+        && let Err(e) = st.limiter.check_address(ip)
+    {
+        return xml_response(rate_limited(&e).to_xml());
+    }
+    next.run(req).await
+}
+
+/// Middleware of the upload handler: the per-address limit, refused as a transient upload
+/// status (the client uploads again later).
+async fn upload_per_address(
+    State(st): State<AppState>,
+    peer: Peer,
+    req: Request,
+    next: Next,
+) -> Response {
+    if let Some(ip) = peer.0
+        && let Err(e) = st.limiter.check_address(ip)
+    {
+        return xml_response(upload::reply(UploadStatus::Transient, Some(&e.message)));
+    }
+    next.run(req).await
 }
 
 fn project(st: &AppState) -> Result<Arc<Project>, ApiError> {
@@ -223,9 +285,28 @@ async fn schedule(
     Ok(xml_response(reply.to_xml()))
 }
 
+/// A rate limit's refusal ([`ApiError`] 429 with its wait) as a scheduler reply: BOINC's client
+/// backs off after any status but 200, so the reply is 200 and says how long to wait in its
+/// `<request_delay>`, which the client honours before its next request to the project.
+fn rate_limited(e: &ApiError) -> Reply {
+    Reply::message(
+        Priority::Low,
+        format!("c960: {}", e.message),
+        e.retry_after_secs.unwrap_or(1).max(1),
+    )
+}
+
 /// What a refusal of the account key looks like: a notice and BOINC's hour of delay.
 fn bad_key(text: &str) -> Reply {
     Reply::message(Priority::Notice, text, scheduler::DELAY_BAD_KEY_SECS)
+}
+
+/// A refused enrolment token (wrong secret, unknown, revoked, exhausted) as a scheduler reply.
+fn refused_token(code: ErrorCode) -> Reply {
+    bad_key(&format!(
+        "c960 refuses this account key ({}): ask the operator for a new enrolment token.",
+        code.as_str()
+    ))
 }
 
 /// The account a key is.
@@ -291,17 +372,13 @@ fn answer(
                     e.message
                 )));
             }
-            if let Some(b) = &block
-                && st
-                    .registrations
-                    .check(b.clone(), now.max(0) as u64)
-                    .is_err()
-            {
-                return Ok(Reply::message(
-                    Priority::Low,
-                    format!("c960: too many new hosts from {b} right now"),
-                    600,
-                ));
+            let presented = token.as_ref().map(|(id, hash)| (*id, hash.as_slice()));
+            if let Err(e) = st.check_registration(block.as_deref(), presented) {
+                return match e.status {
+                    StatusCode::TOO_MANY_REQUESTS => Ok(rate_limited(&e)),
+                    StatusCode::UNAUTHORIZED => Ok(refused_token(e.code)),
+                    _ => Err(e),
+                };
             }
             let name = host_name(&req.domain_name);
             let host = NewBoincHost {
@@ -316,12 +393,7 @@ fn answer(
             };
             let id = match store.register_boinc_host(&host, now) {
                 Ok(id) => id,
-                Err(crate::store::StoreError::Enrolment(code)) => {
-                    return Ok(bad_key(&format!(
-                        "c960 refuses this account key ({}): ask the operator for a new enrolment token.",
-                        code.as_str()
-                    )));
-                }
+                Err(crate::store::StoreError::Enrolment(code)) => return Ok(refused_token(code)),
                 Err(e) => return Err(e.into()),
             };
             if st
@@ -335,6 +407,12 @@ fn answer(
             id
         }
     };
+    if let Err(e) = st.limiter.check_worker(worker_id) {
+        // The host id still goes back: a new host learns it even when refused.
+        let mut refused = rate_limited(&e);
+        refused.hostid = (req.hostid != worker_id).then_some(worker_id);
+        return Ok(refused);
+    }
     if req.hostid != worker_id {
         reply.hostid = Some(worker_id);
     }
@@ -549,13 +627,19 @@ async fn receive(
     if lease.state == ReplicaState::Returned {
         return (UploadStatus::Done, None);
     }
+    // The host is known now (the signature names its lease): its own rate, as a worker's.
+    if let Err(e) = st.limiter.check_worker(lease.worker_id) {
+        return (UploadStatus::Transient, Some(e.message));
+    }
     let claim = match st.submissions.claim(lease.worker_id, &[lease.id]) {
         Ok(c) => c,
         Err(e) => return (UploadStatus::Transient, Some(e.message)),
     };
     let store = st.store.clone();
     let nps = st.config.integrity.max_nodes_per_sec;
-    let outcome = blocking(move || {
+    // Judging stops, nothing written, once the request is answered without it (the timeout)
+    // or the client is gone, as for a native submission.
+    let outcome = blocking_until_dropped(move |dropped| {
         let _claim = claim;
         let result = BatchedResult {
             lease_id: sub.lease_id,
@@ -570,7 +654,7 @@ async fn receive(
             vec![result],
             &engine,
             nps,
-            &|| false,
+            dropped,
         )?
         .pop()
         .unwrap_or(Ok(()));

@@ -116,7 +116,7 @@ mod layout {
         (
             "boinc",
             include_str!("boinc.rs"),
-            &["error", "auth", "extract", "settle", "state"],
+            &["error", "auth", "extract", "layers", "settle", "state"],
         ),
         (
             "admin",

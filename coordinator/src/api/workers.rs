@@ -68,35 +68,19 @@ async fn register(
         _ => None,
     };
     let block = peer.block();
-    if let Some(b) = &block
-        && let Err(wait) = st.registrations.check(b.clone(), now_ms().max(0) as u64)
-    {
-        let secs = wait.as_secs().max(1) as u32;
-        return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            ErrorCode::RateLimited,
-            format!("too many registrations from {b}; retry in {secs} s"),
-        )
-        .with_retry_after(secs));
-    }
-    if let Err(wait) = st.registrations_total.check((), now_ms().max(0) as u64) {
-        let secs = wait.as_secs().max(1) as u32;
-        return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            ErrorCode::RateLimited,
-            format!("too many registrations from all addresses right now; retry in {secs} s"),
-        )
-        .with_retry_after(secs));
-    }
     let secret = crate::secrets::new_secret();
     let hash = crate::secrets::sha256(&secret);
     let operator_own = st
         .config
         .enrolment
         .trusts_at_registration(st.config.trust_enrolled, req.enrol_secret.is_some());
-    let store = st.store.clone();
+    let (st2, store) = (st.clone(), st.store.clone());
     let (name, engine_log) = (req.name.clone(), engine.clone());
     let id = blocking(move || {
+        st2.check_registration(
+            block.as_deref(),
+            token.as_ref().map(|(id, hash)| (*id, hash.as_slice())),
+        )?;
         let id = match token {
             Some((token_id, token_hash)) => store.register_worker_with_token(
                 &req.name,

@@ -83,6 +83,20 @@ pub struct SchedulerRequest {
 /// The most bytes of stderr kept from one reported result.
 const STDERR_KEPT: usize = 2048;
 
+/// The most CPUs a host is counted for ([`SchedulerRequest::ncpus`]).
+pub const MAX_NCPUS: u32 = 1024;
+
+/// The most held tasks (`<other_result>`s) read from one request: the most a host can have been
+/// sent ([`SchedulerRequest::tasks_wanted`]: two per CPU). Their leases are renewed in one
+/// transaction; a client naming more is lying, and the rest are neither renewed nor aborted.
+pub const MAX_HELD: usize = 2 * MAX_NCPUS as usize;
+
+/// The most finished tasks (`<result>`s) read from one request, as many as a native worker's
+/// batch ([`c960_common::wire::MAX_BATCH`]): each failure is a transaction of its own. Those
+/// past it are not acknowledged, so the client reports them again at its next request (as
+/// it does after any failed request).
+pub const MAX_REPORTED: usize = c960_common::wire::MAX_BATCH as usize;
+
 impl SchedulerRequest {
     /// Reads a request body.
     pub fn parse(body: &[u8]) -> Result<SchedulerRequest, XmlError> {
@@ -108,7 +122,10 @@ impl SchedulerRequest {
                 r.number::<u32>("core_client_release").unwrap_or(0)
             ),
             platforms,
-            ncpus: host.number::<u32>("p_ncpus").unwrap_or(1).clamp(1, 1024),
+            ncpus: host
+                .number::<u32>("p_ncpus")
+                .unwrap_or(1)
+                .clamp(1, MAX_NCPUS),
             work_req_seconds: number(&r, "work_req_seconds").max(number(&r, "cpu_req_secs")),
             dont_send_work: r.has("dont_send_work") && !matches!(r.text_of("dont_send_work"), "0"),
             reported: r
@@ -120,6 +137,7 @@ impl SchedulerRequest {
                     cpu_time: number(x, "final_cpu_time"),
                     stderr: x.text_of("stderr_out").chars().take(STDERR_KEPT).collect(),
                 })
+                .take(MAX_REPORTED)
                 .collect(),
             has_code_sign_key: !r.text_of("code_sign_key").is_empty(),
             other_results: r
@@ -127,6 +145,7 @@ impl SchedulerRequest {
                 .map(|o| {
                     o.children_named("other_result")
                         .map(|x| x.text_of("name").to_string())
+                        .take(MAX_HELD)
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -447,6 +466,28 @@ mod tests {
         assert_eq!(r.tasks_wanted(0), 4, "two per CPU");
         assert_eq!(r.tasks_wanted(3), 1, "two per CPU in progress at most");
         assert_eq!(r.tasks_wanted(4), 0);
+    }
+
+    #[test]
+    fn reads_at_most_what_a_host_can_hold_and_a_batch_of_reports() {
+        let results: String = (0..MAX_REPORTED + 5)
+            .map(|i| format!("<result><name>c960_wu1_l{i}_0</name><state>3</state></result>"))
+            .collect();
+        let held: String = (0..MAX_HELD + 5)
+            .map(|i| format!("<other_result><name>c960_wu2_l{i}_0</name></other_result>"))
+            .collect();
+        let body = format!(
+            "<scheduler_request><p_ncpus>99999</p_ncpus>{results}<other_results>{held}</other_results></scheduler_request>"
+        );
+        let r = SchedulerRequest::parse(body.as_bytes()).unwrap();
+        assert_eq!(r.reported.len(), MAX_REPORTED);
+        assert_eq!(
+            r.reported[0].name, "c960_wu1_l0_0",
+            "the first ones, in order"
+        );
+        assert_eq!(r.other_results.len(), MAX_HELD);
+        // What the scheduler could have sent the most CPUs counted fits in what is read.
+        assert!(2 * MAX_NCPUS as usize <= MAX_HELD);
     }
 
     #[test]

@@ -22,6 +22,15 @@ async fn server() -> (TestServer, tempfile::TempDir) {
 
 /// [`server`] with another enrolment mode.
 async fn server_with(enrolment: Enrolment) -> (TestServer, tempfile::TempDir) {
+    let mut config = quick_config();
+    config.enrolment = enrolment;
+    server_of(config).await
+}
+
+/// A server with BOINC on and this configuration (a fake app file and signer).
+pub(crate) async fn server_of(
+    mut config: c960_coordinator::api::Config,
+) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let app = dir.path().join("c960-worker");
     std::fs::write(&app, b"not really a worker").unwrap();
@@ -33,13 +42,11 @@ async fn server_with(enrolment: Enrolment) -> (TestServer, tempfile::TempDir) {
         None,
     )
     .unwrap();
-    let mut config = quick_config();
-    config.enrolment = enrolment;
     config.boinc = Some(Arc::new(project));
     (TestServer::start(config).await, dir)
 }
 
-fn mint(s: &TestServer, name: &str) -> String {
+pub(crate) fn mint(s: &TestServer, name: &str) -> String {
     let secret = secrets::new_secret();
     let t = s
         .store
@@ -49,7 +56,7 @@ fn mint(s: &TestServer, name: &str) -> String {
 }
 
 /// A scheduler request as the client writes it (the parts c960 reads, and some it ignores).
-fn request(
+pub(crate) fn request(
     key: &str,
     hostid: u64,
     cpid: &str,
@@ -73,7 +80,7 @@ fn request(
     )
 }
 
-async fn post(url: &str, path: &str, body: impl Into<reqwest::Body>) -> (u16, String) {
+pub(crate) async fn post(url: &str, path: &str, body: impl Into<reqwest::Body>) -> (u16, String) {
     let resp = reqwest::Client::new()
         .post(format!("{url}{path}"))
         // What the client's libcurl sends for a POST of a file.
@@ -101,13 +108,13 @@ async fn get_text(url: impl reqwest::IntoUrl) -> String {
     String::from_utf8(get(url).await).unwrap()
 }
 
-async fn schedule(url: &str, body: String) -> Element {
+pub(crate) async fn schedule(url: &str, body: String) -> Element {
     let (status, text) = post(url, "/boinc/cgi", body).await;
     assert_eq!(status, 200, "{text}");
     xml::parse(text.as_bytes(), "scheduler_reply").unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
-fn upload_body(name: &str, signature: &str, max: u64, data: &[u8]) -> Vec<u8> {
+pub(crate) fn upload_body(name: &str, signature: &str, max: u64, data: &[u8]) -> Vec<u8> {
     let mut b = format!(
         "<data_server_request>\n    <core_client_major_version>7</core_client_major_version>\n    <core_client_minor_version>20</core_client_minor_version>\n    <core_client_release>5</core_client_release>\n<file_upload>\n<file_info>\n    <name>{name}</name>\n<xml_signature>\n{signature}</xml_signature>\n    <max_nbytes>{max}</max_nbytes>\n</file_info>\n<nbytes>{}</nbytes>\n<md5_cksum>{}</md5_cksum>\n<offset>0</offset>\n<data>\n",
         data.len(),
@@ -118,7 +125,7 @@ fn upload_body(name: &str, signature: &str, max: u64, data: &[u8]) -> Vec<u8> {
     b
 }
 
-fn file_info<'a>(reply: &'a Element, name: &str) -> &'a Element {
+pub(crate) fn file_info<'a>(reply: &'a Element, name: &str) -> &'a Element {
     reply
         .children_named("file_info")
         .find(|f| f.text_of("name") == name)
@@ -127,7 +134,7 @@ fn file_info<'a>(reply: &'a Element, name: &str) -> &'a Element {
 
 /// Downloads a task's input, computes it honestly, uploads the output; returns the upload's
 /// `<data_server_reply>` status.
-async fn compute_and_upload(url: &str, reply: &Element, result: &Element) -> String {
+pub(crate) async fn compute_and_upload(url: &str, reply: &Element, result: &Element) -> String {
     let wu = reply
         .children_named("workunit")
         .find(|w| w.text_of("name") == result.text_of("wu_name"))

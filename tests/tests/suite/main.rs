@@ -11,6 +11,7 @@ mod batch;
 mod big_submissions;
 mod boinc;
 mod boinc_client;
+mod boinc_limits;
 mod boinc_protocol;
 mod campaigns;
 mod cli;
