@@ -376,10 +376,31 @@ impl Worker {
                 return Ok(());
             }
             let capabilities = self.cfg.capabilities();
-            let fetched = tokio::select! {
-                r = self.client.fetch_batch(&auth, &capabilities, if self.cfg.once { 1 } else { self.batch }) => r,
-                // A fetch in flight at the first stop completes: what it brings is in hand.
-                _ = stop_reached(&mut self.shutdown, Stop::Now) => { self.summary.interrupted = true; return Ok(()) }
+            let fetched = {
+                let fetch = self.client.fetch_batch(
+                    &auth,
+                    &capabilities,
+                    if self.cfg.once { 1 } else { self.batch },
+                );
+                tokio::pin!(fetch);
+                tokio::select! {
+                    // A fetch in flight at the first stop completes: what it brings is in hand.
+                    r = &mut fetch => r,
+                    _ = stop_reached(&mut self.shutdown, Stop::Now) => {
+                        // The coordinator may have leased what this fetch asked for already: wait
+                        // for its answer (briefly) and give that back, so that no lease is left to
+                        // expire (dropping the request would orphan it).
+                        if let Ok(Ok(FetchBatchResponse::Assigned(batch))) =
+                            tokio::time::timeout(Duration::from_secs(5), &mut fetch).await
+                        {
+                            let leases: Vec<u64> = batch.iter().map(|a| a.lease_id).collect();
+                            self.summary.given_back += leases.len() as u64;
+                            self.give_back_all(&auth, &leases).await;
+                        }
+                        self.summary.interrupted = true;
+                        return Ok(());
+                    }
+                }
             };
             match fetched {
                 Ok(FetchBatchResponse::Assigned(batch)) => {
