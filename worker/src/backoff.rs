@@ -1,6 +1,7 @@
 //! Jittered, capped exponential backoff for retries against a coordinator that is down, busy or
 //! has no work, and the worker's own pace ([`Pace`]): how often it may ask at most, so that it
-//! stays under the coordinator's rate limits instead of running into them.
+//! stays under the coordinator's rate limits instead of running into them; and how many workunits
+//! to ask for at once ([`next_batch_size`]).
 
 use std::time::{Duration, Instant};
 
@@ -114,6 +115,23 @@ impl Pace {
     }
 }
 
+/// How long a batch of workunits should take to compute.
+pub const BATCH_TARGET: Duration = Duration::from_secs(2);
+
+/// The size of the next batch: as many workunits as fit in [`BATCH_TARGET`] at the last batch's
+/// pace, between 1 and `max`.
+pub fn next_batch_size(units: usize, elapsed: Duration, max: u32) -> u32 {
+    let per_unit = elapsed.as_secs_f64() / units.max(1) as f64;
+    let fits = if per_unit <= 0.0 {
+        f64::from(max)
+    } else {
+        BATCH_TARGET.as_secs_f64() / per_unit
+    };
+    // At most double per step, so one fast batch does not overshoot for the next.
+    let grown = (units.max(1) as f64 * 2.0).min(fits);
+    (grown as u32).clamp(1, max.clamp(1, c960_common::wire::MAX_BATCH))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +200,22 @@ mod tests {
         let t0 = Instant::now();
         let mut p = Pace::new(PaceRate::UNLIMITED, t0);
         assert!((0..1000).all(|_| p.delay(t0).is_zero()));
+    }
+
+    #[test]
+    fn batches_grow_for_tiny_workunits_and_shrink_for_long_ones() {
+        let ms = Duration::from_millis;
+        // 1 ms per workunit: doubles each time, up to the cap.
+        assert_eq!(next_batch_size(1, ms(1), 64), 2);
+        assert_eq!(next_batch_size(32, ms(32), 64), 64);
+        assert_eq!(next_batch_size(64, ms(64), 64), 64);
+        assert_eq!(next_batch_size(64, ms(64), 1000), 128);
+        // 100 ms per workunit: 20 fit in the target.
+        assert_eq!(next_batch_size(16, ms(1600), 64), 20);
+        // A minute per workunit: one at a time.
+        assert_eq!(next_batch_size(1, Duration::from_secs(60), 64), 1);
+        assert_eq!(next_batch_size(8, Duration::from_secs(16), 64), 1);
+        // Never zero, whatever comes in.
+        assert_eq!(next_batch_size(0, Duration::ZERO, 0), 1);
     }
 }

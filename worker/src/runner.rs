@@ -13,7 +13,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use c960_common::wait::Waiting;
 use c960_common::wire::{
     Assignment, BatchedOutcome, BatchedResult, Capabilities, FetchBatchResponse, HEARTBEAT_SECS,
-    MAX_BATCH, WorkResult, WorkUnitKind, WorkerAuth,
+    WorkResult, WorkUnitKind, WorkerAuth,
 };
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
@@ -89,22 +89,7 @@ pub const DEFAULT_PACE: PaceRate = PaceRate {
 /// workers back within a minute.
 pub const DEFAULT_BACKOFF_CAP: Duration = Duration::from_secs(60);
 
-/// How long a batch of workunits should take to compute.
-pub const BATCH_TARGET: Duration = Duration::from_secs(2);
-
-/// The size of the next batch: as many workunits as fit in [`BATCH_TARGET`] at the last batch's
-/// pace, between 1 and `max`.
-pub fn next_batch_size(units: usize, elapsed: Duration, max: u32) -> u32 {
-    let per_unit = elapsed.as_secs_f64() / units.max(1) as f64;
-    let fits = if per_unit <= 0.0 {
-        f64::from(max)
-    } else {
-        BATCH_TARGET.as_secs_f64() / per_unit
-    };
-    // At most double per step, so one fast batch does not overshoot for the next.
-    let grown = (units.max(1) as f64 * 2.0).min(fits);
-    (grown as u32).clamp(1, max.clamp(1, MAX_BATCH))
-}
+pub use crate::backoff::{BATCH_TARGET, next_batch_size};
 
 impl RunnerConfig {
     /// Defaults for a volunteer worker talking to `server`.
@@ -778,26 +763,4 @@ struct Done {
     assignment: Assignment,
     outcome: Result<WorkResult, ComputeError>,
     elapsed: Duration,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn batches_grow_for_tiny_workunits_and_shrink_for_long_ones() {
-        let ms = Duration::from_millis;
-        // 1 ms per workunit: doubles each time, up to the cap.
-        assert_eq!(next_batch_size(1, ms(1), 64), 2);
-        assert_eq!(next_batch_size(32, ms(32), 64), 64);
-        assert_eq!(next_batch_size(64, ms(64), 64), 64);
-        assert_eq!(next_batch_size(64, ms(64), 1000), 128);
-        // 100 ms per workunit: 20 fit in the target.
-        assert_eq!(next_batch_size(16, ms(1600), 64), 20);
-        // A minute per workunit: one at a time.
-        assert_eq!(next_batch_size(1, Duration::from_secs(60), 64), 1);
-        assert_eq!(next_batch_size(8, Duration::from_secs(16), 64), 1);
-        // Never zero, whatever comes in.
-        assert_eq!(next_batch_size(0, Duration::ZERO, 0), 1);
-    }
 }
