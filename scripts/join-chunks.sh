@@ -9,7 +9,10 @@ set -euo pipefail
 depth=$1 out=$2
 shift 2
 shopt -s nullglob
-chunks=("$out"/sp*.csv)
+chunks=()
+for f in "$out"/sp*.csv; do
+    [[ $f == *.replicas.csv ]] || chunks+=("$f")   # the replicas exports are provenance, not values
+done
 awk -F, -v depth="$depth" '
 FNR == 1 {
     chunk = ($1 == "sp" && $2 == "fen" && $3 == "depth")
