@@ -87,6 +87,12 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .merge(pages)
 }
 
+/// The per-address limit's refusal of this request, if its address is past its rate (the bucket
+/// of [`layers::per_address`]); the two middlewares below answer it each in its protocol's way.
+fn over_address_rate(st: &AppState, peer: &Peer) -> Option<ApiError> {
+    st.limiter.check_address(peer.0?).err()
+}
+
 /// Middleware of the scheduler: the per-address limit ([`layers::per_address`]'s bucket),
 /// refused as a scheduler reply ([`rate_limited`]).
 async fn scheduler_per_address(
@@ -95,9 +101,7 @@ async fn scheduler_per_address(
     req: Request,
     next: Next,
 ) -> Response {
-    if let Some(ip) = peer.0
-        && let Err(e) = st.limiter.check_address(ip)
-    {
+    if let Some(e) = over_address_rate(&st, &peer) {
         return xml_response(rate_limited(&e).to_xml());
     }
     next.run(req).await
@@ -111,9 +115,7 @@ async fn upload_per_address(
     req: Request,
     next: Next,
 ) -> Response {
-    if let Some(ip) = peer.0
-        && let Err(e) = st.limiter.check_address(ip)
-    {
+    if let Some(e) = over_address_rate(&st, &peer) {
         return xml_response(upload::reply(UploadStatus::Transient, Some(&e.message)));
     }
     next.run(req).await

@@ -398,13 +398,9 @@ async fn off_thread(f: impl FnOnce() -> Result<Markup, StoreError> + Send + 'sta
     }
 }
 
-/// "3 (41 valid results)": BOINC hosts and their valid results, for the dashboard.
+/// "3 · 41": BOINC hosts and their valid results, for the dashboard (short: one line in a card).
 fn boinc_hosts((hosts, valid): (u64, u64)) -> String {
-    format!(
-        "{} ({} valid results)",
-        grouped(hosts.into()),
-        grouped(valid.into())
-    )
+    format!("{} · {}", grouped(hosts.into()), grouped(valid.into()))
 }
 
 fn own_view(pages: &Pages, progress: &[CampaignProgress], now: i64) -> Result<OwnView, StoreError> {

@@ -184,7 +184,7 @@ fn own_rates(o: &OwnView) -> Markup {
                 (stat("leases in flight", "own.in_flight", &grouped(o.in_flight.into())))
                 (stat("workers seen (1 h)", "own.active", &grouped(o.active_last_hour.into())))
                 (stat("workers registered", "own.registered", &grouped(o.registered.into())))
-                (stat("of them BOINC hosts", "own.boinc", &super::boinc_hosts(o.boinc)))
+                (stat("BOINC hosts · valid results", "own.boinc", &super::boinc_hosts(o.boinc)))
             }
             p.note {
                 "Rates over the last "
