@@ -8,12 +8,13 @@ use crate::zobrist::ZobristKey;
 /// A perft hash table: subtree counts keyed by (position, remaining depth), shared by threads
 /// without locks.
 ///
-/// **Layout.** 64-byte buckets (one cache line each) in two regions. The key's low 64 bits pick
-/// the bucket (multiply-shift, any table size); its high 64 bits are checked.
+/// **Layout.** 64-byte buckets (one cache line each) in two regions, each used only as far as
+/// the job needs it (see [`Region`]: it starts at 8 MiB and doubles). The key's low 64 bits
+/// pick the bucket; its high 64 bits are checked.
 ///
 /// - **Remaining depth 2** (the leaves' parents, by far the most entries: about ten times those
-///   of depth 3 in a deep tree, and the most probed): a region that starts at 8 MiB and doubles with the job, up to half the
-///   table, six entries per bucket: six `check` words, six 16-bit `stored` counts (the count
+///   of depth 3 in a deep tree, and the most probed): up to half the table (rounded down to a
+///   power of two), six entries per bucket: six `check` words, six 16-bit `stored` counts (the count
 ///   plus one, 0 for an empty entry; a depth-2 count is at most 218² = 47,524) and six 4-bit
 ///   generation stamps. `check` = the key's high half XORed with `stored` spread over 64 bits
 ///   (times an odd constant).
@@ -48,17 +49,122 @@ use crate::zobrist::ZobristKey;
 /// ageing, 50.7 s with).
 pub struct PerftTable {
     memory: TableMemory,
-    /// The depth-2 region in use: its first 2^`leaf_bits` buckets.
-    leaf_bits: AtomicU32,
-    /// The bounds of `leaf_bits`: the region starts at 2^`MIN_LEAF_BITS` buckets (8 MiB) or
-    /// less in a small table, and takes at most half the table.
-    leaf_min_bits: u32,
-    leaf_max_bits: u32,
-    /// Depth-2 stores in this generation, sampled: one in `LEAF_STORE_SAMPLE`.
-    leaf_stores: AtomicU64,
-    /// Buckets of the deep region, after the largest depth-2 region.
-    deep_buckets: usize,
+    /// The depth-2 entries: the first half of the memory (rounded down to a power of two).
+    leaf: Region,
+    /// Deeper entries: the rest.
+    deep: Region,
     generation: AtomicU64,
+}
+
+/// A region of the table that is only as large as the job needs: its first 2^`bits` buckets,
+/// or all of them once it has outgrown the largest power of two it holds.
+///
+/// A key's bucket is its low `bits` bits, so a doubling keeps the entries whose new index bit
+/// is 0 and loses the others (about what a moment of a half-size region costs), and threads
+/// that read `bits` before and after a doubling only miss each other's entries, never read a
+/// wrong one. Only the last step, to a whole region that is not a power of two, indexes by
+/// multiply-shift and loses every entry once.
+///
+/// Why not the whole table from the start: a big region spreads the most probed entries over
+/// more memory and more pages (each probe a cache and TLB miss), and every page a job touches
+/// for the first time is one the kernel must zero — on this project's VM about 8 CPU-seconds a
+/// GiB of system time, 41 s of a 202 CPU-s perft(9) of SP 518 with an 8 GiB table whose deep
+/// entries were spread over all of its 4 GiB. A small region evicts counts that
+/// transpositions would have found, so it doubles once a generation has stored more entries
+/// than it holds. Measured on perft(8) of SP 518 with a 1 GiB table, a fixed depth-2 region of
+/// half the table took 1.10–1.15× the time of a sixteenth; on perft(9) with 2 GiB, a sixteenth
+/// took 1.07× the time of a half.
+struct Region {
+    /// The region's first bucket in the table's memory.
+    offset: usize,
+    /// Its buckets when fully grown.
+    full: usize,
+    /// The bounds of `bits`: 2^`min_bits` buckets to start (or fewer in a small table), and
+    /// `max_bits + 1` meaning all `full` buckets when `full` is not a power of two.
+    min_bits: u32,
+    max_bits: u32,
+    bits: AtomicU32,
+    /// Entries per bucket.
+    entries: u64,
+    /// Stores in this generation, sampled: one in `STORE_SAMPLE`.
+    stores: AtomicU64,
+}
+
+impl Region {
+    fn new(offset: usize, full: usize, entries: usize) -> Region {
+        let largest = full.ilog2();
+        let max_bits = largest + u32::from(full != 1 << largest);
+        let min_bits = MIN_REGION_BITS.min(largest);
+        Region {
+            offset,
+            full,
+            min_bits,
+            max_bits,
+            bits: AtomicU32::new(min_bits),
+            entries: entries as u64,
+            stores: AtomicU64::new(0),
+        }
+    }
+
+    /// The buckets in use at `bits`.
+    fn buckets(&self, bits: u32) -> usize {
+        if 1usize.checked_shl(bits).is_none_or(|n| n > self.full) {
+            self.full
+        } else {
+            1 << bits
+        }
+    }
+
+    /// The fewest bits (within the bounds) whose buckets hold `entries` entries.
+    fn bits_for(&self, entries: u64) -> u32 {
+        let mut bits = self.min_bits;
+        while bits < self.max_bits && (self.buckets(bits) as u64) * self.entries < entries {
+            bits += 1;
+        }
+        bits
+    }
+
+    /// Grows the region to hold `entries` entries, if it is smaller.
+    fn reserve(&self, entries: u64) {
+        self.bits
+            .fetch_max(self.bits_for(entries), Ordering::Relaxed);
+    }
+
+    /// A new generation starts at the size the last one needed.
+    fn new_generation(&self) {
+        let stores = self.stores.swap(0, Ordering::Relaxed) * STORE_SAMPLE;
+        self.bits.store(self.bits_for(stores), Ordering::Relaxed);
+    }
+
+    /// Counts a store (one in `STORE_SAMPLE`, judged by key bits, so that threads rarely
+    /// write the shared counter) and doubles the region once this generation has stored more
+    /// entries than it holds.
+    #[inline(always)]
+    fn count_store(&self, key: ZobristKey) {
+        if !((key >> 120) as u64).is_multiple_of(STORE_SAMPLE) {
+            return;
+        }
+        let stores = (self.stores.fetch_add(1, Ordering::Relaxed) + 1) * STORE_SAMPLE;
+        let bits = self.bits.load(Ordering::Relaxed);
+        if bits < self.max_bits && stores > self.buckets(bits) as u64 * self.entries {
+            let _ =
+                self.bits
+                    .compare_exchange(bits, bits + 1, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+
+    /// The index in the table's memory of `key`'s bucket.
+    #[inline(always)]
+    fn bucket_index(&self, key: ZobristKey) -> usize {
+        let bits = self.bits.load(Ordering::Relaxed);
+        let i = if bits < usize::BITS && 1 << bits <= self.full {
+            key as usize & ((1 << bits) - 1)
+        } else {
+            // Multiply-shift on the key's low half: any region size.
+            (((key as u64 as u128) * self.full as u128) >> 64) as usize
+        };
+        self.offset + i
+    }
 }
 
 /// A bucket of the depth-2 region.
@@ -90,11 +196,10 @@ const DEPTH_SHIFT: u32 = COUNT_BITS + GEN_BITS;
 const MAX_TABLE_DEPTH: u32 = 63;
 /// The remaining depth whose entries have a region of their own.
 const LEAF_DEPTH: u32 = 2;
-/// The depth-2 region starts at 2^17 buckets (8 MiB) and doubles as a generation needs it.
-const MIN_LEAF_BITS: u32 = 17;
-/// One depth-2 store in this many (judged by key bits) is counted towards the region's growth,
-/// so that threads rarely write the shared counter.
-const LEAF_STORE_SAMPLE: u64 = 256;
+/// A region starts at 2^17 buckets (8 MiB) and doubles as a generation needs it.
+const MIN_REGION_BITS: u32 = 17;
+/// One store in this many (judged by key bits) is counted towards a region's growth.
+const STORE_SAMPLE: u64 = 256;
 
 const fn mask(bits: u32) -> u64 {
     (1 << bits) - 1
@@ -106,109 +211,54 @@ fn spread(stored: u16) -> u64 {
     u64::from(stored).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// The entries of a depth-2 region of 2^`bits` buckets.
-fn leaf_capacity(bits: u32) -> u64 {
-    (LEAF_ENTRIES as u64) << bits
-}
-
-/// The bucket of `key` in a region of `count` buckets: multiply-shift on the key's low half.
-#[inline(always)]
-fn index(key: ZobristKey, count: usize) -> usize {
-    (((key as u64 as u128) * count as u128) >> 64) as usize
-}
-
 impl PerftTable {
     /// A zeroed table of about `mib` MiB (at least one bucket per region).
     pub fn new(mib: usize) -> PerftTable {
         let buckets = ((mib << 20) / BUCKET_BYTES).max(2);
         // The largest power of two at most half the table.
-        let leaf_max_bits = (buckets / 2).ilog2();
-        let leaf_min_bits = MIN_LEAF_BITS.min(leaf_max_bits);
+        let leaf_buckets = 1 << (buckets / 2).ilog2();
         PerftTable {
             memory: TableMemory::zeroed(buckets),
-            leaf_bits: AtomicU32::new(leaf_min_bits),
-            leaf_min_bits,
-            leaf_max_bits,
-            leaf_stores: AtomicU64::new(0),
-            deep_buckets: buckets - (1 << leaf_max_bits),
+            leaf: Region::new(0, leaf_buckets, LEAF_ENTRIES),
+            deep: Region::new(leaf_buckets, buckets - leaf_buckets, DEEP_ENTRIES),
             generation: AtomicU64::new(0),
         }
     }
 
-    /// Number of entries (with the depth-2 region at its largest).
+    /// Number of entries (with both regions at their largest).
     pub fn entries(&self) -> usize {
-        (1 << self.leaf_max_bits) * LEAF_ENTRIES + self.deep_buckets * DEEP_ENTRIES
+        self.leaf.full * LEAF_ENTRIES + self.deep.full * DEEP_ENTRIES
     }
 
     /// Starts a new generation: entries stored from now on are kept in preference to older
-    /// ones, which stay readable until replaced. The depth-2 region starts the generation at the
-    /// size the previous one needed (see [`PerftTable::grow_leaf_region`]).
+    /// ones, which stay readable until replaced. Each region starts the generation at the size
+    /// the previous one needed (see [`Region`]).
     pub fn new_generation(&self) {
         self.generation.fetch_add(1, Ordering::Relaxed);
-        let stores = self.leaf_stores.swap(0, Ordering::Relaxed) * LEAF_STORE_SAMPLE;
-        let mut bits = self.leaf_min_bits;
-        while bits < self.leaf_max_bits && leaf_capacity(bits) < stores {
-            bits += 1;
-        }
-        self.leaf_bits.store(bits, Ordering::Relaxed);
+        self.leaf.new_generation();
+        self.deep.new_generation();
     }
 
-    /// Makes the depth-2 region at least large enough for `leaf_parents` entries (within its
-    /// bounds), for a job expected to count that many distinct leaf parents: growing from the
-    /// start avoids the doublings, each of which loses half the region's entries.
+    /// Makes both regions large enough (within their bounds) for a job expected to count
+    /// `leaf_parents` distinct leaf parents: growing from the start avoids the doublings, each
+    /// of which loses half a region's entries. The deep region gets room for twice the
+    /// entries such a job stores (about one per nine leaf parents: a tenth at depth 3, a
+    /// hundredth at depth 4, …): its entries are the dearest to lose and the fewest.
     pub fn reserve_leaf_parents(&self, leaf_parents: u64) {
-        let mut bits = self.leaf_min_bits;
-        while bits < self.leaf_max_bits && leaf_capacity(bits) < leaf_parents {
-            bits += 1;
-        }
-        self.leaf_bits.fetch_max(bits, Ordering::Relaxed);
-    }
-
-    /// Counts a depth-2 store (one in `LEAF_STORE_SAMPLE`) and doubles the depth-2 region once
-    /// this generation has stored more counts than it holds.
-    ///
-    /// The region is the first 2^`leaf_bits` buckets and a key's bucket is its low `leaf_bits`
-    /// bits, so it is only as large as the job needs: a big region spreads the most probed
-    /// entries over more memory and more pages (each probe a cache and TLB miss), a small one
-    /// evicts counts that transpositions would have found. Measured on perft(8) of SP 518 with
-    /// a 1 GiB table, a fixed region of half the table took 1.10–1.15× the time of a sixteenth;
-    /// on perft(9) with 2 GiB, a sixteenth (the old layout) took 1.07× the time of a half.
-    /// Doubling keeps the entries whose new index bit is 0 and loses the others, which costs
-    /// about as much as a moment of a half-size region; threads that read `leaf_bits` before
-    /// and after a doubling only miss each other's entries, never read a wrong one.
-    #[inline(always)]
-    fn grow_leaf_region(&self, key: ZobristKey) {
-        if !((key >> 120) as u64).is_multiple_of(LEAF_STORE_SAMPLE) {
-            return;
-        }
-        let stores = (self.leaf_stores.fetch_add(1, Ordering::Relaxed) + 1) * LEAF_STORE_SAMPLE;
-        let bits = self.leaf_bits.load(Ordering::Relaxed);
-        if bits < self.leaf_max_bits && stores > leaf_capacity(bits) {
-            let _ = self.leaf_bits.compare_exchange(
-                bits,
-                bits + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-        }
+        self.leaf.reserve(leaf_parents);
+        self.deep.reserve(leaf_parents / 9 * 2);
     }
 
     #[inline(always)]
     fn leaf_bucket(&self, key: ZobristKey) -> &LeafBucket {
-        let bits = self.leaf_bits.load(Ordering::Relaxed);
-        // SAFETY: the index is below 2^leaf_bits ≤ 2^leaf_max_bits, the depth-2 region's
-        // largest extent, which only depth-2 buckets use.
-        unsafe { self.memory.bucket(key as usize & ((1 << bits) - 1)) }
+        // SAFETY: the region's indices are its own, which only depth-2 buckets use.
+        unsafe { self.memory.bucket(self.leaf.bucket_index(key)) }
     }
 
     #[inline(always)]
     fn deep_bucket(&self, key: ZobristKey) -> &DeepBucket {
-        // SAFETY: the index is below the table's length and at or past the depth-2 region's
-        // largest extent.
-        unsafe {
-            self.memory
-                .bucket((1 << self.leaf_max_bits) + index(key, self.deep_buckets))
-        }
+        // SAFETY: the region's indices are its own, which only deep buckets use.
+        unsafe { self.memory.bucket(self.deep.bucket_index(key)) }
     }
 
     /// The stored count for `key` (which includes the remaining depth `depth`), if present and
@@ -263,17 +313,14 @@ impl PerftTable {
     pub fn store(&self, key: ZobristKey, depth: u32, count: u64) {
         let high = (key >> 64) as u64;
         let generation = self.generation.load(Ordering::Relaxed);
-        // The key's lowest bits barely move the bucket index (its top bits do): they pick
-        // where ties start.
-        let start = key as usize;
+        // The key's low bits pick the bucket: ties start from higher ones.
+        let start = (key >> 32) as usize;
         if depth == LEAF_DEPTH {
             let Some(stored) = count.checked_add(1).and_then(|s| u16::try_from(s).ok()) else {
                 return;
             };
-            self.grow_leaf_region(key);
+            self.leaf.count_store(key);
             let bucket = self.leaf_bucket(key);
-            // The low bits pick the bucket here: ties start from higher ones.
-            let start = (key >> 32) as usize;
             let current = generation as u32 & mask(STAMP_BITS) as u32;
             let stamps = bucket.stamps.load(Ordering::Relaxed);
             // Worth keeping: empty 0, older generation 1, current 2.
@@ -304,6 +351,7 @@ impl PerftTable {
             let stamps = stamps & !((mask(STAMP_BITS) as u32) << shift) | current << shift;
             bucket.stamps.store(stamps, Ordering::Relaxed);
         } else if depth > LEAF_DEPTH && depth <= MAX_TABLE_DEPTH && count <= mask(COUNT_BITS) {
+            self.deep.count_store(key);
             let bucket = self.deep_bucket(key);
             let current = generation & mask(GEN_BITS);
             let mut victim = 0;
@@ -337,19 +385,18 @@ impl PerftTable {
 
     /// Forgets every entry.
     pub fn clear(&self) {
-        let leaf_buckets = 1 << self.leaf_max_bits;
-        for i in 0..leaf_buckets {
+        for i in 0..self.leaf.full {
             // SAFETY: `i` is in the depth-2 region.
-            let bucket: &LeafBucket = unsafe { self.memory.bucket(i) };
+            let bucket: &LeafBucket = unsafe { self.memory.bucket(self.leaf.offset + i) };
             for e in 0..LEAF_ENTRIES {
                 bucket.checks[e].store(0, Ordering::Relaxed);
                 bucket.stored[e].store(0, Ordering::Relaxed);
             }
             bucket.stamps.store(0, Ordering::Relaxed);
         }
-        for i in leaf_buckets..leaf_buckets + self.deep_buckets {
+        for i in 0..self.deep.full {
             // SAFETY: `i` is in the deep region.
-            let bucket: &DeepBucket = unsafe { self.memory.bucket(i) };
+            let bucket: &DeepBucket = unsafe { self.memory.bucket(self.deep.offset + i) };
             for w in &bucket.words {
                 w.store(0, Ordering::Relaxed);
             }
@@ -441,5 +488,72 @@ impl Drop for TableMemory {
             // SAFETY: `ptr` came from `alloc_zeroed` with this layout.
             unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_region_grows_by_doublings_then_to_its_whole_size() {
+        // 3·2^20 buckets: not a power of two, so the last step takes the whole region.
+        let region = Region::new(5, 3 << 20, DEEP_ENTRIES);
+        assert_eq!(region.bits.load(Ordering::Relaxed), MIN_REGION_BITS);
+        assert_eq!((region.min_bits, region.max_bits), (17, 22));
+        assert_eq!(region.buckets(21), 1 << 21);
+        assert_eq!(region.buckets(22), 3 << 20);
+        assert_eq!(region.bits_for(0), 17);
+        assert_eq!(region.bits_for(4 << 20), 20);
+        assert_eq!(region.bits_for(u64::MAX), 22);
+        // Indices stay inside the region at every size.
+        for bits in 17..=22 {
+            region.bits.store(bits, Ordering::Relaxed);
+            for key in [0, u128::MAX, 0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210] {
+                let i = region.bucket_index(key);
+                assert!(
+                    (5..5 + region.buckets(bits)).contains(&i),
+                    "bits {bits}: {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_generation_that_stores_more_than_the_region_holds_doubles_it() {
+        let region = Region::new(0, 1 << 20, LEAF_ENTRIES);
+        let holds = (LEAF_ENTRIES as u64) << MIN_REGION_BITS;
+        // Only sampled keys count: those whose top byte is a multiple of STORE_SAMPLE.
+        for _ in 0..=holds / STORE_SAMPLE {
+            region.count_store(0);
+        }
+        assert_eq!(region.bits.load(Ordering::Relaxed), MIN_REGION_BITS + 1);
+        // Keys outside the sample never touch the counter.
+        region.count_store(1 << 120);
+        assert_eq!(
+            region.stores.load(Ordering::Relaxed),
+            holds / STORE_SAMPLE + 1
+        );
+        // The next generation starts at the size this one needed; one that stores nothing at
+        // the smallest.
+        region.new_generation();
+        assert_eq!(region.bits.load(Ordering::Relaxed), MIN_REGION_BITS + 1);
+        region.new_generation();
+        assert_eq!(region.bits.load(Ordering::Relaxed), MIN_REGION_BITS);
+        // A reservation never shrinks it.
+        region.reserve(holds * 4);
+        region.reserve(0);
+        assert_eq!(region.bits.load(Ordering::Relaxed), MIN_REGION_BITS + 2);
+    }
+
+    #[test]
+    fn an_eight_gib_table_reserves_a_fraction_of_itself_for_perft_9() {
+        let table = PerftTable::new(8 << 10);
+        table.reserve_leaf_parents(96_400_068);
+        let used = |r: &Region| r.buckets(r.bits.load(Ordering::Relaxed)) * BUCKET_BYTES;
+        // 1 GiB of depth-2 buckets (six entries each) and 512 MiB of deep ones, of 8 GiB.
+        assert_eq!(used(&table.leaf), 1 << 30);
+        assert_eq!(used(&table.deep), 512 << 20);
+        assert_eq!(table.entries(), (64 << 20) * 6 + (64 << 20) * 4);
     }
 }
