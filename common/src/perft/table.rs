@@ -67,9 +67,10 @@ pub struct PerftTable {
 ///
 /// Why not the whole table from the start: a big region spreads the most probed entries over
 /// more memory and more pages (each probe a cache and TLB miss), and every page a job touches
-/// for the first time is one the kernel must zero — on this project's VM about 8 CPU-seconds a
-/// GiB of system time, 41 s of a 202 CPU-s perft(9) of SP 518 with an 8 GiB table whose deep
-/// entries were spread over all of its 4 GiB. A small region evicts counts that
+/// for the first time is one the kernel must zero and the host may have to back afresh — on the
+/// development VM up to 45 s of system time for a perft(9) of SP 518 with an 8 GiB table
+/// whose deep entries were spread over all of its 4 GiB (BENCHMARKS.md, "Regions sized to the
+/// job"). A small region evicts counts that
 /// transpositions would have found, so it doubles once a generation has stored more entries
 /// than it holds. Measured on perft(8) of SP 518 with a 1 GiB table, a fixed depth-2 region of
 /// half the table took 1.10–1.15× the time of a sixteenth; on perft(9) with 2 GiB, a sixteenth
