@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -561,4 +561,14 @@ pub async fn wait_until(limit: Duration, mut ready: impl FnMut() -> Result<(), S
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Sends `sig` (`TERM`, `INT`, `STOP`, `CONT`, `KILL`…) to `child` with kill(1), as an operator
+/// or a service manager would.
+pub fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{sig}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{sig} {}", child.id());
 }

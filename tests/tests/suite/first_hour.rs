@@ -14,7 +14,7 @@ use c960_common::wire::{AnalysisEngine, Capabilities, FetchBatchResponse, Worker
 use c960_coordinator::api::Config;
 use c960_coordinator::store::Store;
 use c960_coordinator::trust::{AddressSeparation, Integrity};
-use c960_tests::{ServeProcess, TestServer, bins, honest_result, quick_config, reference};
+use c960_tests::{ServeProcess, TestServer, bins, honest_result, quick_config, reference, signal};
 use c960_worker::client::Client;
 
 const SECRET: &str = "first-hour-secret";
@@ -135,9 +135,7 @@ async fn serve_and_two_default_workers_on_one_machine_complete_a_quorum_2_campai
     // Stopped as a volunteer stops them: each prints its totals, the coordinator's count of its
     // validated results among them.
     for mut w in workers {
-        let _ = Command::new("kill")
-            .args(["-TERM", &w.id().to_string()])
-            .status();
+        signal(&w, "TERM");
         assert!(w.wait().unwrap().success());
     }
     for i in 0..2 {
@@ -159,9 +157,9 @@ async fn serve_and_two_default_workers_on_one_machine_complete_a_quorum_2_campai
     assert!(list.contains("\tcomplete\t"), "{list}");
 }
 
-/// A worker killed with SIGKILL 4 s into a depth-6 campaign of 30 starts stops renewing its
-/// leases; with the default renewal (90 s) they return to the queue and a third worker finishes
-/// the campaign, though the lease's whole life is an hour.
+/// A worker killed with SIGKILL while it holds leases of a depth-6 campaign of 30 starts stops
+/// renewing them; with the default renewal (90 s) they return to the queue and a third worker
+/// finishes the campaign, though the lease's whole life is an hour.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_with_sigkill_gives_its_leases_back_within_minutes() {
     let took = a_worker_killed_with_sigkill(CoordinatorToo::No).await;
@@ -185,7 +183,8 @@ enum CoordinatorToo {
 }
 
 /// Two default workers on a depth-6 campaign of 30 starts at quorum 2; one is killed with SIGKILL
-/// after 4 s (and `serve` too, restarted on its address, when asked); a third worker is started.
+/// while it holds leases (and `serve` too, restarted on its address, when asked); a third worker
+/// is started.
 /// Asserts the export is the reference, no lease is left open and some expired; returns the time
 /// from the kill to completion.
 async fn a_worker_killed_with_sigkill(coordinator_too: CoordinatorToo) -> Duration {
@@ -216,9 +215,7 @@ async fn a_worker_killed_with_sigkill(coordinator_too: CoordinatorToo) -> Durati
     let log = |i: usize| dir.path().join(format!("w{i}.log"));
     let mut killed = work(&server.url, &home(0), &log(0));
     let steady = work(&server.url, &home(1), &log(1));
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    killed.kill().unwrap();
-    killed.wait().unwrap();
+    kill_holding_leases(&mut killed, &db, &log(0)).await;
     let killed_at = Instant::now();
     let restarted = coordinator_too == CoordinatorToo::KilledAndRestarted;
     if restarted {
@@ -253,6 +250,44 @@ async fn a_worker_killed_with_sigkill(coordinator_too: CoordinatorToo) -> Durati
         assert!(after.contains(" accepted: "), "{steady}");
     }
     took
+}
+
+/// Kills `worker` (its output in `log`) with SIGKILL at a moment it holds leases in the store at
+/// `db`. The whole campaign takes seconds on a fast machine, so a kill after a fixed delay may
+/// find nothing leased: the worker is frozen (SIGSTOP, so it cannot return what it holds),
+/// its leases are read, and it is killed if it holds one, else let go (SIGCONT) and tried again.
+async fn kill_holding_leases(worker: &mut Worker, db: &Path, log: &Path) {
+    const REGISTERED: &str = " as worker ";
+    wait_for_line(log, REGISTERED, Duration::from_secs(60)).await;
+    let text = std::fs::read_to_string(log).unwrap();
+    let after = &text[text.find(REGISTERED).unwrap() + REGISTERED.len()..];
+    let id: u64 = after[..after.find(' ').unwrap()].parse().unwrap();
+    let store = c960_coordinator::store::open(db).unwrap();
+    let holds_a_lease = || {
+        store.table(1).unwrap().1.iter().any(|row| {
+            store
+                .results(row.workunit_id)
+                .unwrap()
+                .iter()
+                .any(|r| r.worker_id == id && r.state == ReplicaState::InProgress)
+        })
+    };
+    let began = Instant::now();
+    loop {
+        signal(worker, "STOP");
+        if holds_a_lease() {
+            break;
+        }
+        signal(worker, "CONT");
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "worker {id} held no lease in 60 s: {}",
+            std::fs::read_to_string(log).unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    worker.kill().unwrap();
+    worker.wait().unwrap();
 }
 
 /// What a worker logs when the coordinator cannot be reached and it will try again.

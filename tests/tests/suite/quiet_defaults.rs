@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use c960_coordinator::store::{SqliteStore, Store};
-use c960_tests::{ServeProcess, bins};
+use c960_tests::{ServeProcess, bins, signal};
 
 /// `c960-worker work --server URL` with default flags (its state under `home`), its output
 /// (stdout and stderr) into `log`.
@@ -59,11 +59,7 @@ fn wait_complete(db: &Path) {
 
 /// Stops a worker as a service manager would (SIGTERM: finish and submit, then exit 0).
 fn stop(mut worker: Child) {
-    let status = Command::new("kill")
-        .args(["-TERM", &worker.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(&worker, "TERM");
     let exit = worker.wait().unwrap();
     assert!(exit.success(), "worker exit {exit:?}");
 }
@@ -164,11 +160,7 @@ fn ctrl_c_on_run_says_what_was_done_and_how_to_resume_and_gives_the_leases_back(
             break;
         }
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(&child, "INT");
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = (
         String::from_utf8(out.stdout).unwrap(),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
-use c960_tests::{TestServer, bins};
+use c960_tests::{TestServer, bins, signal};
 
 /// `c960-worker work` with this HOME (no XDG_STATE_HOME, so the default state file is
 /// `$HOME/.local/state/c960/worker.json`), output to `log`.
@@ -27,14 +27,6 @@ fn work(server_url: &str, home: &Path, log: &Path, extra: &[&str]) -> Child {
         .stderr(out)
         .spawn()
         .unwrap()
-}
-
-fn signal(child: &Child, sig: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{sig}"), &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 /// The worker id a state file keeps for its only coordinator.

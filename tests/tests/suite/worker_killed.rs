@@ -9,7 +9,7 @@ use std::time::Duration;
 use c960_coordinator::api::Config;
 use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
-use c960_tests::{TestServer, bins, reference};
+use c960_tests::{TestServer, bins, reference, signal};
 
 fn worker(server: &TestServer, name: &str) -> Child {
     let (_, w) = bins();
@@ -107,11 +107,7 @@ async fn twice_interrupted_worker_gives_its_lease_back() {
     let lease = wait_lease(&server, wu, &[]).await;
     // The first Ctrl-C would finish the workunit; the second gives it back.
     for _ in 0..2 {
-        let status = Command::new("kill")
-            .args(["-INT", &a.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        signal(&a, "INT");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let exit = a.wait().unwrap();
