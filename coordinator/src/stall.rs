@@ -123,6 +123,17 @@ pub fn diagnose(
     })
 }
 
+/// What a worker that got nothing is told: the first cause its diagnosis named, except that
+/// its own earlier result ([`WaitCause::AlreadyComputed`]) is no reason to start another worker
+/// while `others_busy` (another connected worker got work at its last fetch). At the end of
+/// every campaign the last replicas wait for the worker that did not compute their twins, and it
+/// takes them at its next fetch: nothing waits on a rule, and the worker is told so (`None`).
+/// The stall watch still gets the whole diagnosis; if the busy worker may not take them either,
+/// it says why when it next gets nothing, and this worker hears its own cause again.
+pub fn told(first: Option<Waiting>, others_busy: bool) -> Option<Waiting> {
+    first.filter(|w| !(others_busy && w.cause == WaitCause::AlreadyComputed))
+}
+
 /// What a worker's last fetch brought.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum FetchOutcome {
@@ -209,6 +220,17 @@ impl StallWatch {
             }
         }
         (!reports.is_empty()).then_some(reports)
+    }
+
+    /// Whether a connected worker other than `worker` got work at its last fetch.
+    pub fn others_busy(&self, worker: u64, now: Instant) -> bool {
+        self.last_fetch.lock().is_ok_and(|last| {
+            last.iter().any(|(id, (at, outcome))| {
+                *id != worker
+                    && now.duration_since(*at) < CONNECTED
+                    && *outcome == FetchOutcome::Work
+            })
+        })
     }
 
     /// The recorded stalls that have now lasted [`LASTING`], each returned once (to warn of).
@@ -373,6 +395,37 @@ mod tests {
         let free = unit(vec![held_by(2, "198.51.100.0/24")]);
         assert_eq!(diagnose(5, &me, &[block, free], &i), None);
         assert_eq!(diagnose(5, &me, &[], &i), None);
+    }
+
+    #[test]
+    fn a_worker_hears_its_own_result_only_while_no_other_computes() {
+        let w = StallWatch::default();
+        let t0 = Instant::now();
+        let own = Waiting {
+            cause: WaitCause::AlreadyComputed,
+            campaign: Some(3),
+            replicas: 2,
+        };
+        let nothing = || FetchOutcome::Nothing(vec![own]);
+        w.record(1, nothing(), t0);
+        assert!(!w.others_busy(1, t0), "alone");
+        assert_eq!(told(Some(own), w.others_busy(1, t0)), Some(own));
+        // Worker 2 computing: it takes the last replicas at its next fetch.
+        w.record(2, FetchOutcome::Work, t0);
+        assert!(w.others_busy(1, t0) && !w.others_busy(2, t0));
+        assert_eq!(told(Some(own), w.others_busy(1, t0)), None);
+        // A rule that keeps the replicas from everyone is still said.
+        let block = Waiting {
+            cause: WaitCause::AddressBlock,
+            ..own
+        };
+        assert_eq!(told(Some(block), true), Some(block));
+        assert_eq!(told(None, true), None);
+        // Worker 2 idle, or gone (not connected), and worker 1 is told again.
+        let later = t0 + CONNECTED;
+        assert!(!w.others_busy(1, later));
+        w.record(2, nothing(), t0);
+        assert!(!w.others_busy(1, t0));
     }
 
     #[test]

@@ -121,7 +121,7 @@ async fn register(
 
 /// Leases up to `max_units` replicas for `w`, the open-lease cap checked in the same
 /// transaction; when there are none, why ([`crate::store::Store::waiting_for`]: the first of what it names is
-/// the worker's, all of it goes to the stall watch).
+/// the worker's, as [`stall::told`] words it; all of it goes to the stall watch).
 async fn lease_for(
     st: &AppState,
     worker_id: u64,
@@ -164,7 +164,8 @@ async fn lease_for(
         FetchOutcome::Work
     };
     note_fetch(st, worker_id, outcome).await;
-    Ok((leases, first))
+    let others_busy = st.stall.others_busy(worker_id, std::time::Instant::now());
+    Ok((leases, stall::told(first, others_busy)))
 }
 
 fn assignment(l: Lease) -> Assignment {

@@ -408,6 +408,30 @@ async fn one_worker_alone_waits_for_a_second_worker_and_is_told_so() {
     assert_eq!((p.state().name(), p.campaign.stall), ("complete", None));
 }
 
+/// At the end of a campaign the last replicas wait for the worker that did not compute their
+/// twins. While it computes, the other worker is told that nothing waits on a rule, not to start
+/// another worker (the README's quick start told one so a second before the other took them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_is_not_told_to_start_another_while_the_other_computes_the_rest() {
+    let server = TestServer::start(quick_config()).await;
+    let c = server.campaign(2, "0-3");
+    let (w1, a1) = client(&server, "first").await;
+    let (w2, a2) = client(&server, "second").await;
+    compute_all(&w1, &a1).await;
+    let caps = Capabilities::builtin();
+    let FetchBatchResponse::Assigned(held) = w2.fetch_batch(&a2, &caps, 1).await.unwrap() else {
+        panic!("no work for the second worker");
+    };
+    assert_eq!(waits(&w1, &a1, &caps).await, None);
+    w2.submit_batch(&a2, held.iter().map(honest_result).collect())
+        .await
+        .unwrap();
+    compute_all(&w2, &a2).await;
+    server.wait_finished(c.id, Duration::from_secs(30)).await;
+    let p = server.store.progress().unwrap().remove(0);
+    assert_eq!((p.state().name(), p.campaign.stall), ("complete", None));
+}
+
 /// Two workers `one` and `two` (made by `enrol`) on a quorum-2 campaign: `one` computes every
 /// first replica; a party rule keeps `two` from the second ones, and `cause` names it everywhere.
 async fn one_party_waits(server: &TestServer, enrol: impl Fn() -> Client, cause: WaitCause) {
