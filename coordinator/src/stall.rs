@@ -123,15 +123,19 @@ pub fn diagnose(
     })
 }
 
-/// What a worker that got nothing is told: the first cause its diagnosis named, except that
-/// its own earlier result ([`WaitCause::AlreadyComputed`]) is no reason to start another worker
-/// while `others_busy` (another connected worker got work at its last fetch). At the end of
-/// every campaign the last replicas wait for the worker that did not compute their twins, and it
-/// takes them at its next fetch: nothing waits on a rule, and the worker is told so (`None`).
-/// The stall watch still gets the whole diagnosis; if the busy worker may not take them either,
-/// it says why when it next gets nothing, and this worker hears its own cause again.
-pub fn told(first: Option<Waiting>, others_busy: bool) -> Option<Waiting> {
-    first.filter(|w| !(others_busy && w.cause == WaitCause::AlreadyComputed))
+/// What a worker that got nothing is told: the first cause its diagnosis named (`waiting`, in
+/// serving order), except that its own earlier result ([`WaitCause::AlreadyComputed`]) is no
+/// reason to start another worker while `others_busy` (another connected worker got work at its
+/// last fetch). At the end of every campaign the last replicas wait for the worker that did not
+/// compute their twins, and it takes them at its next fetch: nothing waits on a rule there, so
+/// the next campaign's cause is said, or none (`None`). The stall watch still gets the whole
+/// diagnosis; if the busy worker may not take them either, it says why when it next gets
+/// nothing, and this worker hears its own cause again.
+pub fn told(waiting: &[Waiting], others_busy: bool) -> Option<Waiting> {
+    waiting
+        .iter()
+        .find(|w| !(others_busy && w.cause == WaitCause::AlreadyComputed))
+        .copied()
 }
 
 /// What a worker's last fetch brought.
@@ -409,18 +413,21 @@ mod tests {
         let nothing = || FetchOutcome::Nothing(vec![own]);
         w.record(1, nothing(), t0);
         assert!(!w.others_busy(1, t0), "alone");
-        assert_eq!(told(Some(own), w.others_busy(1, t0)), Some(own));
+        assert_eq!(told(&[own], w.others_busy(1, t0)), Some(own));
         // Worker 2 computing: it takes the last replicas at its next fetch.
         w.record(2, FetchOutcome::Work, t0);
         assert!(w.others_busy(1, t0) && !w.others_busy(2, t0));
-        assert_eq!(told(Some(own), w.others_busy(1, t0)), None);
-        // A rule that keeps the replicas from everyone is still said.
+        assert_eq!(told(&[own], w.others_busy(1, t0)), None);
+        // A rule that keeps replicas from everyone is still said, also after its own result.
         let block = Waiting {
             cause: WaitCause::AddressBlock,
+            campaign: Some(4),
             ..own
         };
-        assert_eq!(told(Some(block), true), Some(block));
-        assert_eq!(told(None, true), None);
+        assert_eq!(told(&[block], true), Some(block));
+        assert_eq!(told(&[own, block], true), Some(block));
+        assert_eq!(told(&[own, block], false), Some(own));
+        assert_eq!(told(&[], true), None);
         // Worker 2 idle, or gone (not connected), and worker 1 is told again.
         let later = t0 + CONNECTED;
         assert!(!w.others_busy(1, later));

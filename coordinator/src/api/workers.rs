@@ -157,15 +157,15 @@ async fn lease_for(
         Ok((leases, waiting))
     })
     .await?;
-    let first = waiting.first().copied();
+    let others_busy = st.stall.others_busy(worker_id, std::time::Instant::now());
+    let told = stall::told(&waiting, others_busy);
     let outcome = if leases.is_empty() {
         FetchOutcome::Nothing(waiting)
     } else {
         FetchOutcome::Work
     };
     note_fetch(st, worker_id, outcome).await;
-    let others_busy = st.stall.others_busy(worker_id, std::time::Instant::now());
-    Ok((leases, stall::told(first, others_busy)))
+    Ok((leases, told))
 }
 
 fn assignment(l: Lease) -> Assignment {
