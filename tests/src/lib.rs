@@ -572,3 +572,11 @@ pub fn signal(child: &Child, sig: &str) {
         .unwrap();
     assert!(status.success(), "kill -{sig} {}", child.id());
 }
+
+/// The worker id a worker's state file keeps for its only coordinator.
+pub fn worker_id(state: &Path) -> u64 {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
+    assert_eq!(v["identities"].as_array().unwrap().len(), 1, "{v}");
+    v["identities"][0]["worker_id"].as_u64().unwrap()
+}

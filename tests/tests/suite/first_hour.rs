@@ -12,9 +12,12 @@ use std::time::{Duration, Instant};
 use c960_common::wait::WaitCause;
 use c960_common::wire::{AnalysisEngine, Capabilities, FetchBatchResponse, WorkerAuth};
 use c960_coordinator::api::Config;
+use c960_coordinator::clock::now_ms;
 use c960_coordinator::store::Store;
 use c960_coordinator::trust::{AddressSeparation, Integrity};
-use c960_tests::{ServeProcess, TestServer, bins, honest_result, quick_config, reference, signal};
+use c960_tests::{
+    ServeProcess, TestServer, bins, honest_result, quick_config, reference, signal, worker_id,
+};
 use c960_worker::client::Client;
 
 const SECRET: &str = "first-hour-secret";
@@ -215,7 +218,7 @@ async fn a_worker_killed_with_sigkill(coordinator_too: CoordinatorToo) -> Durati
     let log = |i: usize| dir.path().join(format!("w{i}.log"));
     let mut killed = work(&server.url, &home(0), &log(0));
     let steady = work(&server.url, &home(1), &log(1));
-    kill_holding_leases(&mut killed, &db, &log(0)).await;
+    kill_holding_leases(&mut killed, &db, &home(0), &log(0)).await;
     let killed_at = Instant::now();
     let restarted = coordinator_too == CoordinatorToo::KilledAndRestarted;
     if restarted {
@@ -252,30 +255,19 @@ async fn a_worker_killed_with_sigkill(coordinator_too: CoordinatorToo) -> Durati
     took
 }
 
-/// Kills `worker` (its output in `log`) with SIGKILL at a moment it holds leases in the store at
-/// `db`. The whole campaign takes seconds on a fast machine, so a kill after a fixed delay may
-/// find nothing leased: the worker is frozen (SIGSTOP, so it cannot return what it holds),
-/// its leases are read, and it is killed if it holds one, else let go (SIGCONT) and tried again.
-async fn kill_holding_leases(worker: &mut Worker, db: &Path, log: &Path) {
-    const REGISTERED: &str = " as worker ";
-    wait_for_line(log, REGISTERED, Duration::from_secs(60)).await;
-    let text = std::fs::read_to_string(log).unwrap();
-    let after = &text[text.find(REGISTERED).unwrap() + REGISTERED.len()..];
-    let id: u64 = after[..after.find(' ').unwrap()].parse().unwrap();
+/// Kills `worker` (its state under `home`, its output in `log`) with SIGKILL at a moment it holds
+/// leases in the store at `db`. The whole campaign takes seconds on a fast machine, so a kill
+/// after a fixed delay may find nothing leased: the worker is frozen (SIGSTOP, so it cannot
+/// return what it holds), its open leases are counted, and it is killed if it holds one, else
+/// let go (SIGCONT) and tried again.
+async fn kill_holding_leases(worker: &mut Worker, db: &Path, home: &Path, log: &Path) {
+    wait_for_line(log, " as worker ", Duration::from_secs(60)).await;
+    let id = worker_id(&home.join(".local/state/c960/worker.json"));
     let store = c960_coordinator::store::open(db).unwrap();
-    let holds_a_lease = || {
-        store.table(1).unwrap().1.iter().any(|row| {
-            store
-                .results(row.workunit_id)
-                .unwrap()
-                .iter()
-                .any(|r| r.worker_id == id && r.state == ReplicaState::InProgress)
-        })
-    };
     let began = Instant::now();
     loop {
         signal(worker, "STOP");
-        if holds_a_lease() {
+        if store.open_leases(id, now_ms()).unwrap() > 0 {
             break;
         }
         signal(worker, "CONT");

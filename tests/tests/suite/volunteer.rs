@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
-use c960_tests::{TestServer, bins, signal};
+use c960_tests::{TestServer, bins, signal, worker_id};
 
 /// `c960-worker work` with this HOME (no XDG_STATE_HOME, so the default state file is
 /// `$HOME/.local/state/c960/worker.json`), output to `log`.
@@ -27,14 +27,6 @@ fn work(server_url: &str, home: &Path, log: &Path, extra: &[&str]) -> Child {
         .stderr(out)
         .spawn()
         .unwrap()
-}
-
-/// The worker id a state file keeps for its only coordinator.
-fn worker_id(state: &Path) -> u64 {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
-    assert_eq!(v["identities"].as_array().unwrap().len(), 1, "{v}");
-    v["identities"][0]["worker_id"].as_u64().unwrap()
 }
 
 /// `work --once` to the end: its exit and its log.
