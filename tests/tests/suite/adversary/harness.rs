@@ -1,0 +1,289 @@
+//! Runs a scenario (a coordinator, honest runners, liars) and measures what came out.
+
+use c960_coordinator::trust::TrustLevel;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use c960_common::digest::result_digest;
+use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
+use c960_coordinator::api::Config;
+use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::checker::CheckBudget;
+use c960_coordinator::store::RowStatus;
+use c960_coordinator::store::Store;
+use c960_coordinator::trust::Integrity;
+use c960_tests::{TestServer, quick_config};
+
+use super::client::*;
+use super::liar::*;
+
+/// One scenario: a split campaign (plus, optionally, a start-position campaign with public
+/// answers), honest runners and liars.
+pub(super) struct Scenario {
+    pub(super) name: &'static str,
+    pub(super) honest: usize,
+    pub(super) liars: Vec<Strategy>,
+    /// (depth, split ply, positions) of each campaign.
+    pub(super) campaigns: Vec<(u32, u32, &'static str)>,
+    pub(super) integrity: Integrity,
+    pub(super) limit: Duration,
+}
+
+/// What came out of a scenario.
+#[derive(Debug)]
+pub(super) struct Figures {
+    pub(super) name: &'static str,
+    pub(super) workers: usize,
+    pub(super) liars: usize,
+    pub(super) units: u64,
+    pub(super) wrong_values: u64,
+    pub(super) wrong_divides: u64,
+    pub(super) audits: u64,
+    pub(super) audits_overturned: u64,
+    pub(super) audit_replicas: u64,
+    pub(super) honest_quarantined: u64,
+    pub(super) liars_quarantined: u64,
+    pub(super) lies_told: u64,
+    pub(super) liars_who_lied: u64,
+    pub(super) replicas_per_valid: f64,
+    pub(super) checks_run: u64,
+    pub(super) check_nodes: u64,
+    pub(super) resplits: u64,
+    pub(super) resplits_overturned: u64,
+    pub(super) secs: f64,
+    pub(super) complete: bool,
+}
+
+pub(super) fn config(integrity: Integrity) -> Config {
+    Config {
+        integrity,
+        checks: CheckBudget {
+            max_nodes: 50_000_000,
+            hash_mib: 16,
+            ..CheckBudget::default()
+        },
+        ..quick_config()
+    }
+}
+
+/// The integrity settings of the scenarios: the defaults, except address-block separation
+/// (everything is 127.0.0.1 here; `sybils_from_one_block_…` tests it on its own).
+pub(super) fn scenario_integrity() -> Integrity {
+    Integrity {
+        address_separation: c960_coordinator::trust::AddressSeparation::Off,
+        // `serve`'s default share of validated values recounted one ply deeper.
+        resplit_rate_ppm: 10_000,
+        ..Integrity::default()
+    }
+}
+
+/// `serve`'s integrity defaults on top of [`scenario_integrity`]: every value not vouched for by
+/// the coordinator or the operator audited, replicas drawn from a pool of 64. (Trust from
+/// checks at any pace: the colluders earn it as fast as they can.)
+pub(super) fn serve_integrity() -> Integrity {
+    Integrity {
+        audit_rate_ppm: 1_000_000,
+        draw_pool: c960_coordinator::scheduler::DRAW_POOL,
+        ..scenario_integrity()
+    }
+}
+
+pub(super) async fn run(s: Scenario) -> Figures {
+    run_with(s, None).await
+}
+
+/// [`run`] with the coordinator's check budget at `over_budget` nodes (so that it can check
+/// nothing) and every worker trusted by the operator as it registers: the case where only
+/// workers, never the coordinator, can settle a value.
+pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
+    let mut cfg = config(s.integrity);
+    if let Some(max_nodes) = over_budget {
+        cfg.checks.max_nodes = max_nodes;
+    }
+    let trust_everyone = over_budget.is_some();
+    let server = TestServer::start(cfg).await;
+    let mut campaigns = Vec::new();
+    for (depth, ply, positions) in &s.campaigns {
+        let spec = NewCampaign::new(*depth, 2, None, parse_positions(positions).unwrap())
+            .unwrap()
+            .split_by(&ply.to_string())
+            .unwrap();
+        campaigns.push(
+            server
+                .store
+                .create_campaign(&spec, c960_coordinator::clock::now_ms())
+                .unwrap(),
+        );
+    }
+    let began = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut honest_tasks = Vec::new();
+    // Liars register first and answer at once: the worst case for the honest workers.
+    let mut liar_ids = BTreeSet::new();
+    let mut liar_tasks = Vec::new();
+    let logs: Vec<Arc<LiarLog>> = s.liars.iter().map(|_| Arc::default()).collect();
+    let store = server.store.clone();
+    let collusion = Collusion {
+        pairs: Arc::default(),
+        trusted: Arc::new(move |id| {
+            store
+                .worker(id)
+                .ok()
+                .flatten()
+                .is_some_and(|w| w.trust != TrustLevel::Untrusted)
+        }),
+    };
+    for (i, strategy) in s.liars.iter().enumerate() {
+        let client = RawClient::new(&server.url, None);
+        let auth = client.register(&format!("liar-{i}")).await.unwrap();
+        if trust_everyone {
+            server.store.set_trust(auth.worker_id, true).unwrap();
+        }
+        liar_ids.insert(auth.worker_id);
+        liar_tasks.push(tokio::spawn(liar(
+            client,
+            auth,
+            *strategy,
+            stop.clone(),
+            logs[i].clone(),
+            collusion.clone(),
+        )));
+    }
+    for i in 0..s.honest {
+        let mut cfg = c960_worker::runner::RunnerConfig::new(&server.url);
+        cfg.name = format!("honest-{i}");
+        cfg.progress = false;
+        cfg.backoff_base = Duration::from_millis(50);
+        cfg.backoff_cap = Duration::from_millis(500);
+        cfg.hash_mib = 16;
+        honest_tasks.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
+    }
+    let total: u64 = campaigns.iter().map(|c| progress(&server, c.id).0).sum();
+    let until = Instant::now() + s.limit;
+    let mut complete = false;
+    let mut settled_since: Option<Instant> = None;
+    while Instant::now() < until {
+        if trust_everyone {
+            let now = c960_coordinator::clock::now_ms();
+            for w in server.store.worker_summary(now).unwrap().list {
+                if w.trust == TrustLevel::Untrusted && !w.quarantined {
+                    server.store.set_trust(w.id, true).unwrap();
+                }
+            }
+        }
+        let valid: u64 = campaigns.iter().map(|c| progress(&server, c.id).1).sum();
+        let cost = server.store.check_cost().unwrap();
+        let waiting = cost.checks_waiting + cost.audits_waiting;
+        // Complete, and stays complete with no check waiting for a moment (a late check may
+        // catch a liar and reopen what it validated).
+        if valid == total && waiting == 0 {
+            let since = *settled_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > Duration::from_millis(500) {
+                complete = true;
+                break;
+            }
+        } else {
+            settled_since = None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let secs = began.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    tx.send(true).unwrap();
+    for t in honest_tasks {
+        let _ = t.await;
+    }
+    for t in liar_tasks {
+        let _ = t.await;
+    }
+
+    // Every valid value against the truth, computed here: its total, and its digest (the
+    // divide and the total).
+    let mut wrong = 0;
+    let mut wrong_divides = 0;
+    let mut truths: BTreeMap<String, PerftResult> = BTreeMap::new();
+    for c in &campaigns {
+        let (_, rows) = server.store.table(c.id).unwrap();
+        for r in rows.iter().filter(|r| r.status == RowStatus::Valid) {
+            let kind = match r.sp {
+                Some(sp) => WorkUnitKind::Perft {
+                    position: PositionSpec::StartPosition(sp),
+                    depth: r.depth,
+                },
+                None => WorkUnitKind::Perft {
+                    position: PositionSpec::Fen(r.fen.clone()),
+                    depth: r.depth,
+                },
+            };
+            let key = format!("{}/{}", r.fen, r.depth);
+            let t = truths.entry(key).or_insert_with(|| truth(&kind)).clone();
+            let digest = result_digest(r.workunit_id, &kind, &WorkResult::Perft(t.clone()));
+            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            if r.nodes != Some(t.nodes) {
+                wrong += 1;
+            } else if r.digest.as_deref() != Some(hex.as_str()) {
+                wrong_divides += 1;
+            }
+        }
+    }
+    let workers = server
+        .store
+        .worker_summary(c960_coordinator::clock::now_ms())
+        .unwrap();
+    let quarantined = |liar: bool| {
+        workers
+            .list
+            .iter()
+            .filter(|w| w.quarantined && liar_ids.contains(&w.id) == liar)
+            .count() as u64
+    };
+    let cost = server.store.check_cost().unwrap();
+    Figures {
+        name: s.name,
+        workers: s.honest + s.liars.len(),
+        liars: s.liars.len(),
+        units: total,
+        wrong_values: wrong,
+        wrong_divides,
+        audits: cost.audits_run,
+        audits_overturned: cost.audits_overturned,
+        audit_replicas: cost.audit_replicas,
+        honest_quarantined: quarantined(false),
+        liars_quarantined: quarantined(true),
+        lies_told: logs.iter().map(|l| l.lies.load(Ordering::Relaxed)).sum(),
+        liars_who_lied: logs
+            .iter()
+            .filter(|l| l.lies.load(Ordering::Relaxed) > 0)
+            .count() as u64,
+        replicas_per_valid: cost.replicas_per_valid_workunit,
+        checks_run: cost.checks_run,
+        check_nodes: cost.check_nodes,
+        resplits: cost.resplits_run,
+        resplits_overturned: cost.resplits_overturned,
+        secs,
+        complete,
+    }
+}
+
+/// (total, valid) of a campaign.
+pub(super) fn progress(server: &TestServer, id: u64) -> (u64, u64) {
+    let p = server
+        .store
+        .progress()
+        .unwrap()
+        .into_iter()
+        .find(|p| p.campaign.id == id)
+        .unwrap();
+    (p.total, p.valid)
+}
+
+pub(super) fn assert_targets(f: &Figures) {
+    eprintln!("{f:?}");
+    assert_eq!(f.wrong_values, 0, "wrong values accepted: {f:?}");
+    assert_eq!(f.wrong_divides, 0, "wrong divides accepted: {f:?}");
+    assert_eq!(f.honest_quarantined, 0, "honest workers quarantined: {f:?}");
+    assert!(f.complete, "campaign not complete: {f:?}");
+}
