@@ -1,15 +1,19 @@
 //! `export --format replicas`: a perft table's provenance, one CSV row per returned replica of
 //! every start — which worker counted it (and its build: `BOINC 7.20.5` marks a BOINC host), with which engine build and perft-table Zobrist seed
 //! (named by workers since 0.2: `c960-worker 0.2.0 zobrist 0123456789abcdef`), the count, the
-//! digest, whether it agreed, and when it came back. A researcher checks from it that every
-//! value was counted twice, independently, with different hash keys.
+//! digest, whether it agreed, when its lease was issued and when it came back, and the wall
+//! time its worker reported for the count. A researcher checks from it that every value was
+//! counted twice, independently, with different hash keys; an operator reads each replica's cost
+//! from it, even for a campaign resumed across restarts.
 
 use c960_common::text::csv_text;
 
 use crate::store::{ResultOutcome, Store, StoreResult, TableRow};
 
 /// The header of [`csv`].
-pub const HEADER: &str = "sp,fen,depth,workunit,result,worker,worker_build,engine,zobrist_seed,outcome,nodes,digest,returned_utc";
+/// The columns before `issued_utc` are those of the first version (0.2), so that a reader of
+/// its files reads these too.
+pub const HEADER: &str = "sp,fen,depth,workunit,result,worker,worker_build,engine,zobrist_seed,outcome,nodes,digest,returned_utc,issued_utc,elapsed_ms";
 
 /// The replicas of `rows` (a table of whole starts) as CSV, header first.
 pub fn csv(store: &dyn Store, rows: &[TableRow]) -> StoreResult<String> {
@@ -37,7 +41,7 @@ pub fn csv(store: &dyn Store, rows: &[TableRow]) -> StoreResult<String> {
                 ResultOutcome::Pending => "pending",
             };
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 row.sp.map(|s| s.to_string()).unwrap_or_default(),
                 csv_text(&row.fen),
                 row.depth,
@@ -51,6 +55,8 @@ pub fn csv(store: &dyn Store, rows: &[TableRow]) -> StoreResult<String> {
                 r.nodes.map(|n| n.to_string()).unwrap_or_default(),
                 digest,
                 r.returned_ms.map(utc).unwrap_or_default(),
+                utc(r.issued_ms),
+                r.elapsed_ms.map(|ms| ms.to_string()).unwrap_or_default(),
             ));
         }
     }

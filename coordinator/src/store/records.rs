@@ -301,8 +301,12 @@ pub struct ResultRecord {
     /// The engine that computed it, as its worker named it (`c960-worker 0.2.0 zobrist …`:
     /// with the perft table's Zobrist seed since 0.2), when returned.
     pub engine: Option<String>,
+    /// When its lease was issued (Unix ms, the coordinator's clock).
+    pub issued_ms: i64,
     /// When it was returned (Unix ms, the coordinator's clock).
     pub returned_ms: Option<i64>,
+    /// The wall time of the count as its worker reported it (milliseconds), when returned.
+    pub elapsed_ms: Option<u64>,
 }
 
 /// Progress of one campaign.

@@ -132,11 +132,16 @@ async fn the_replicas_export_shows_two_seeds_per_value() {
     let mut seeds = std::collections::BTreeMap::<String, Vec<String>>::new();
     for l in lines {
         let f: Vec<&str> = l.split(',').collect();
-        assert_eq!(f.len(), 13, "{l}");
+        assert_eq!(f.len(), 15, "{l}");
         assert!(f[6].starts_with("0.2"), "the worker's build: {l}");
         assert!(f[7].starts_with("c960"), "the engine: {l}");
         assert_eq!(f[8].len(), 16, "a seed: {l}");
         assert!(f[12].ends_with('Z'), "a time: {l}");
+        assert!(
+            f[13].ends_with('Z') && f[13] <= f[12],
+            "issued before returned: {l}"
+        );
+        assert!(f[14].parse::<u64>().is_ok(), "the worker's wall time: {l}");
         if f[9] == "valid" {
             seeds
                 .entry(f[0].to_string())

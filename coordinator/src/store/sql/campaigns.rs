@@ -346,7 +346,8 @@ pub(super) fn payload_table<R: serde::de::DeserializeOwned>(
 pub(super) fn results(s: &impl Backend, workunit_id: u64) -> StoreResult<Vec<ResultRecord>> {
     s.with_conn(&mut |tx| {
         tx.query(
-            "SELECT id, workunit_id, worker_id, state, outcome, nodes, digest, engine, returned_ms FROM results WHERE workunit_id = ?1 ORDER BY id",
+            "SELECT id, workunit_id, worker_id, state, outcome, nodes, digest, engine, issued_ms, returned_ms, elapsed_ms
+             FROM results WHERE workunit_id = ?1 ORDER BY id",
             params![u64_to_db(workunit_id)],
         )?
         .iter()
@@ -360,7 +361,9 @@ pub(super) fn results(s: &impl Backend, workunit_id: u64) -> StoreResult<Vec<Res
                 nodes: r.opt_i64(5)?.map(|n| n as u64),
                 digest: r.opt_blob(6)?.map(|d| hex(&d)),
                 engine: r.opt_text(7)?,
-                returned_ms: r.opt_i64(8)?,
+                issued_ms: r.i64(8)?,
+                returned_ms: r.opt_i64(9)?,
+                elapsed_ms: r.opt_i64(10)?.map(|n| n as u64),
             })
         })
         .collect()
