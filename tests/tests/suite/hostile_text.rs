@@ -338,14 +338,10 @@ async fn formula_leaders_are_text_in_every_export() {
     assert_json_carries(&all, &ids);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tab_and_carriage_return_are_refused_at_the_door() {
-    // A valid result first, so the exports have a row; then the refusals, each on a
-    // workunit of its own (a refused engine id closes its replica as an error).
-    let c = Coordinator::start("0-9");
-    c.validate(["e", "f"], "sf 1", "sf").await.unwrap();
-    for lead in ['\t', '\r'] {
-        let text = format!("{lead}=1+1");
+/// Each of `texts` refused as a worker name (`bad_label`), an engine id (the replica closes as
+/// `invalid_result`) and an engine label (`bad_label`), each on a workunit of its own.
+async fn refused_at_the_door(c: &Coordinator, texts: impl IntoIterator<Item = String>) {
+    for text in texts {
         assert_eq!(
             c.register(&text).await.err().as_deref(),
             Some(ErrorCode::BadLabel.as_str())
@@ -361,6 +357,15 @@ async fn tab_and_carriage_return_are_refused_at_the_door() {
             "engine label {text:?}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tab_and_carriage_return_are_refused_at_the_door() {
+    // A valid result first, so the exports have a row; then the refusals, each on a
+    // workunit of its own (a refused engine id closes its replica as an error).
+    let c = Coordinator::start("0-9");
+    c.validate(["e", "f"], "sf 1", "sf").await.unwrap();
+    refused_at_the_door(&c, ['\t', '\r'].map(|lead| format!("{lead}=1+1"))).await;
     let all = c.everything().await;
     assert_csv_is_inert(&all, &["sf 1"]);
     assert_nowhere(&all, &['\t', '\r']);
@@ -413,23 +418,7 @@ async fn bidirectional_overrides_are_refused_at_the_door() {
     let bidi = [
         '\u{202E}', '\u{202D}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{200F}', '\u{061C}',
     ];
-    for ch in bidi {
-        let text = format!("evil-{ch}gnp.exe");
-        assert_eq!(
-            c.register(&text).await.err().as_deref(),
-            Some(ErrorCode::BadLabel.as_str())
-        );
-        assert_eq!(
-            c.validate(["a", "b"], &text, "sf").await.err().as_deref(),
-            Some(ErrorCode::InvalidResult.as_str()),
-            "engine id {text:?}"
-        );
-        assert_eq!(
-            c.validate(["c", "d"], "sf", &text).await.err().as_deref(),
-            Some(ErrorCode::BadLabel.as_str()),
-            "engine label {text:?}"
-        );
-    }
+    refused_at_the_door(&c, bidi.map(|ch| format!("evil-{ch}gnp.exe"))).await;
     let all = c.everything().await;
     assert_nowhere(&all, &bidi);
 }
@@ -443,23 +432,7 @@ async fn control_characters_are_refused_at_the_door() {
     let controls = [
         '\0', '\u{1B}', '\n', '\u{7F}', '\u{85}', '\u{9B}', '\u{2028}',
     ];
-    for ch in controls {
-        let text = format!("sf{ch}[31mred");
-        assert_eq!(
-            c.register(&text).await.err().as_deref(),
-            Some(ErrorCode::BadLabel.as_str())
-        );
-        assert_eq!(
-            c.validate(["a", "b"], &text, "sf").await.err().as_deref(),
-            Some(ErrorCode::InvalidResult.as_str()),
-            "engine id {text:?}"
-        );
-        assert_eq!(
-            c.validate(["c", "d"], "sf", &text).await.err().as_deref(),
-            Some(ErrorCode::BadLabel.as_str()),
-            "engine label {text:?}"
-        );
-    }
+    refused_at_the_door(&c, controls.map(|ch| format!("sf{ch}[31mred"))).await;
     let all = c.everything().await;
     // Line feeds end the lines of every export; the others appear nowhere.
     let nowhere: Vec<char> = controls.into_iter().filter(|&c| c != '\n').collect();
@@ -471,23 +444,7 @@ async fn invisible_characters_are_refused_at_the_door() {
     let c = Coordinator::start("0-9");
     c.validate(["alice", "bob"], "sf 1", "sf").await.unwrap();
     let invisible = ['\u{200B}', '\u{2060}', '\u{FEFF}', '\u{00AD}'];
-    for ch in invisible {
-        let text = format!("al{ch}ice");
-        assert_eq!(
-            c.register(&text).await.err().as_deref(),
-            Some(ErrorCode::BadLabel.as_str())
-        );
-        assert_eq!(
-            c.validate(["a", "b"], &text, "sf").await.err().as_deref(),
-            Some(ErrorCode::InvalidResult.as_str()),
-            "engine id {text:?}"
-        );
-        assert_eq!(
-            c.validate(["c", "d"], "sf", &text).await.err().as_deref(),
-            Some(ErrorCode::BadLabel.as_str()),
-            "engine label {text:?}"
-        );
-    }
+    refused_at_the_door(&c, invisible.map(|ch| format!("al{ch}ice"))).await;
     let all = c.everything().await;
     assert_nowhere(&all, &invisible);
 }
