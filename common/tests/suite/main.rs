@@ -7,6 +7,7 @@
 mod common;
 
 mod decode_fuzz;
+mod deep_provenance;
 mod differential;
 mod draw;
 mod family;
