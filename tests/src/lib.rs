@@ -11,7 +11,7 @@ use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
-use c960_coordinator::store::{Campaign, SqliteStore, Store};
+use c960_coordinator::store::{Campaign, CampaignProgress, SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 
 pub mod boinc;
@@ -147,6 +147,16 @@ pub struct TestServer {
     pub checker: c960_coordinator::checker::Checker,
 }
 
+/// The progress of campaign `id` (which must exist) as the store reports it.
+pub fn progress_of(store: &dyn Store, id: u64) -> CampaignProgress {
+    store
+        .progress()
+        .unwrap()
+        .into_iter()
+        .find(|p| p.campaign.id == id)
+        .unwrap()
+}
+
 impl TestServer {
     /// Starts a server with this configuration on a fresh database, served by `serve`'s own
     /// connection loop with its timeouts but no connection caps (every test client is
@@ -240,13 +250,7 @@ impl TestServer {
     pub async fn wait_finished(&self, campaign: u64, limit: Duration) {
         let until = std::time::Instant::now() + limit;
         loop {
-            let p = self
-                .store
-                .progress()
-                .unwrap()
-                .into_iter()
-                .find(|p| p.campaign.id == campaign)
-                .unwrap();
+            let p = progress_of(&*self.store, campaign);
             if p.valid + p.failed == p.total {
                 return;
             }

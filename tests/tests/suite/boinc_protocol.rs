@@ -230,13 +230,7 @@ async fn a_boinc_host_computes_votes_with_native_workers_and_is_credited() {
     let mut tasks: Vec<String> = Vec::new();
     let until = std::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let p = s
-            .store
-            .progress()
-            .unwrap()
-            .into_iter()
-            .find(|p| p.campaign.id == c.id)
-            .unwrap();
+        let p = c960_tests::progress_of(&*s.store, c.id);
         if p.valid == p.total {
             break;
         }

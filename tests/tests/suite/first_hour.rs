@@ -329,13 +329,7 @@ async fn waits(c: &Client, auth: &WorkerAuth, caps: &Capabilities) -> Option<Wai
 /// The stall recorded on campaign `id`, in the status JSON and in `campaign show`; both name
 /// the cause's remedy.
 async fn assert_stall_everywhere(server: &TestServer, id: u64, cause: WaitCause) {
-    let p = server
-        .store
-        .progress()
-        .unwrap()
-        .into_iter()
-        .find(|p| p.campaign.id == id)
-        .unwrap();
+    let p = c960_tests::progress_of(&*server.store, id);
     let stall = p
         .campaign
         .stall

@@ -6,7 +6,6 @@ use c960_common::error_code::ErrorCode;
 use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION};
-use c960_coordinator::store::Store;
 use c960_tests::{TestServer, honest_submission, quick_config};
 use c960_worker::client::Client;
 use prometheus_parse::{Scrape, Value};
@@ -89,13 +88,7 @@ async fn metrics_move_as_results_arrive() {
 
     server.finish_with_honest_workers(c.id, 2).await;
     let after = scrape(&server.url).await;
-    let p = server
-        .store
-        .progress()
-        .unwrap()
-        .into_iter()
-        .find(|p| p.campaign.id == c.id)
-        .unwrap();
+    let p = c960_tests::progress_of(&*server.store, c.id);
     assert_eq!(
         value(
             &after,

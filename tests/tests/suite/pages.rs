@@ -23,7 +23,7 @@ use c960_coordinator::api::pages::format::grouped;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::scheduler::CampaignAction;
 use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
-use c960_tests::{TestServer, quick_config};
+use c960_tests::{TestServer, progress_of, quick_config};
 
 const HOSTILE: &str = "<script>alert(1)</script> & \"co\"";
 /// A name that a right-to-left override would show as `evil-exe.png`.
@@ -198,15 +198,6 @@ fn credit(store: &dyn Store, campaigns: &[Campaign]) -> BTreeMap<u64, (u64, u128
         }
     }
     out
-}
-
-fn progress_of(store: &dyn Store, id: u64) -> CampaignProgress {
-    store
-        .progress()
-        .unwrap()
-        .into_iter()
-        .find(|p| p.campaign.id == id)
-        .unwrap()
 }
 
 /// The campaign's name (escaped), priority and state as the page shows them equal the store's.

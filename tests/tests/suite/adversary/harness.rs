@@ -270,13 +270,7 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
 
 /// (total, valid) of a campaign.
 pub(super) fn progress(server: &TestServer, id: u64) -> (u64, u64) {
-    let p = server
-        .store
-        .progress()
-        .unwrap()
-        .into_iter()
-        .find(|p| p.campaign.id == id)
-        .unwrap();
+    let p = c960_tests::progress_of(&*server.store, id);
     (p.total, p.valid)
 }
 
