@@ -476,9 +476,64 @@ impl Position {
     ) {
         let us = self.side;
         let ours = self.by_color[us.index()];
-        let theirs = self.by_color[us.other().index()];
-        let empty = !(ours | theirs);
         let pawns = self.by_role[Role::Pawn.index()] & ours;
+        let board = PawnBoard {
+            us,
+            pawns,
+            theirs: self.by_color[us.other().index()],
+            occupied: self.occupied(),
+            pinned,
+            king,
+        };
+        board.generate(sink, target);
+        let ep = self.ep_square;
+        if ep != NO_SQUARE {
+            for from in bb::squares(pawn_attacks(us.other().index(), ep) & pawns) {
+                if self.ep_capture_is_legal::<PEXT>(from, ep) {
+                    let bit = 1u64 << ep;
+                    sink(MoveBatch {
+                        role: Role::Pawn,
+                        from,
+                        pawn_step: 0,
+                        to: bit,
+                        special: bit,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// What a side's pawn moves other than en passant depend on, as bitboards: so that a child's
+/// pawn moves can be counted from its squares without making it
+/// ([`child_counter`]'s fast path).
+#[derive(Clone, Copy)]
+pub(crate) struct PawnBoard {
+    pub(crate) us: Color,
+    /// The side's pawns.
+    pub(crate) pawns: Bitboard,
+    /// The other side's pieces.
+    pub(crate) theirs: Bitboard,
+    pub(crate) occupied: Bitboard,
+    /// The side's pieces pinned to its king, and the king's square.
+    pub(crate) pinned: Bitboard,
+    pub(crate) king: u8,
+}
+
+impl PawnBoard {
+    /// The pawn moves onto `target` (en passant aside): unpinned pawns in bulk with shifts
+    /// (one batch per direction), pinned pawns one by one along their pin line.
+    #[inline(always)]
+    pub(crate) fn generate(&self, sink: &mut impl FnMut(MoveBatch), target: Bitboard) {
+        let PawnBoard {
+            us,
+            pawns,
+            theirs,
+            occupied,
+            pinned,
+            king,
+        } = *self;
+        let empty = !occupied;
         let free = pawns & !pinned;
         // Shifts toward the opponent: `up` squares forward, and the two diagonal captures.
         let (up, third_rank, west, east) = match us {
@@ -522,21 +577,15 @@ impl Position {
                 });
             }
         }
-        let ep = self.ep_square;
-        if ep != NO_SQUARE {
-            for from in bb::squares(pawn_attacks(us.other().index(), ep) & pawns) {
-                if self.ep_capture_is_legal::<PEXT>(from, ep) {
-                    let bit = 1u64 << ep;
-                    sink(MoveBatch {
-                        role: Role::Pawn,
-                        from,
-                        pawn_step: 0,
-                        to: bit,
-                        special: bit,
-                    });
-                }
-            }
-        }
+    }
+
+    /// The number of those moves (a promotion counts as four) onto squares the side does not
+    /// occupy.
+    #[inline(always)]
+    pub(crate) fn count(&self) -> u32 {
+        let mut n = 0;
+        self.generate(&mut |b| n += b.len(), !0);
+        n
     }
 }
 
