@@ -32,8 +32,11 @@ pub(crate) struct ChildMoveCounter {
     pinned: Bitboard,
     /// The other side's diagonal and orthogonal sliders in the parent (the pinners).
     pinners: [Bitboard; 2],
-    /// Per knight or slider square: its attacks in the parent, limited to its pin line.
-    reach: [Bitboard; 64],
+    /// Per square: its knights and sliders that attack it in the parent, a pinned one along
+    /// its pin line only (a pinned knight attacks nothing). A slider's moves change only
+    /// when the occupancy of a square it attacks changes; a piece taken there is a capture
+    /// more for each of them.
+    seen_by: [Bitboard; 64],
     /// Per knight or slider square: its moves in the parent.
     moves: [u8; 64],
     /// Moves of all its knights and sliders in the parent.
@@ -84,7 +87,7 @@ impl ChildMoveCounter {
             occupied,
             pinned,
             pinners: [diag & !own & occupied, ortho & !own & occupied],
-            reach: [0; 64],
+            seen_by: [0; 64],
             moves: [0; 64],
             total: 0,
             pawn_moves: 0,
@@ -140,7 +143,9 @@ impl ChildMoveCounter {
                 }
             };
             let moves = (reach & !own).count_ones();
-            counter.reach[sq as usize] = reach;
+            for s in bb::squares(reach) {
+                counter.seen_by[s as usize] |= bit;
+            }
             counter.moves[sq as usize] = moves as u8;
             counter.total += moves;
         }
@@ -413,11 +418,6 @@ impl ChildMoveCounter {
         let [pinned, repinned] = pins;
         let king = self.king;
         let mut n = self.total;
-        if captured != 0 {
-            let sq = captured.trailing_zeros() as usize;
-            n -= u32::from(self.moves[sq]);
-            n += (knight_attacks(sq as u8) & knights & ours & !pinned & !repinned).count_ones();
-        }
         // The knights whose pin changed: a pinned knight never moves.
         for sq in bb::squares(repinned & knights) {
             n -= u32::from(self.moves[sq as usize]);
@@ -425,17 +425,16 @@ impl ChildMoveCounter {
                 n += (knight_attacks(sq) & !ours).count_ones();
             }
         }
-        // Lines are symmetric: the sliders whose lines cross a changed square are those on the
-        // changed square's own lines.
+        // The sliders that attacked a square whose occupancy changed, and those whose pin
+        // changed, are recounted.
         let mut affected = 0;
         if NORMAL {
             // The origin, and the target unless the move captured there: no loop.
             let to_changed = 0u64.wrapping_sub((changed >> to) & 1);
-            affected = ((bishop_rays(from) | (bishop_rays(to) & to_changed)) & diag)
-                | ((rook_rays(from) | (rook_rays(to) & to_changed)) & ortho);
+            affected = self.seen_by[from as usize] | (self.seen_by[to as usize] & to_changed);
         } else {
             for c in bb::squares(changed) {
-                affected |= (bishop_rays(c) & diag) | (rook_rays(c) & ortho);
+                affected |= self.seen_by[c as usize];
             }
         }
         affected = (affected | repinned) & (diag | ortho) & ours;
@@ -448,9 +447,11 @@ impl ChildMoveCounter {
             n = n - u32::from(self.moves[sq as usize]) + (reach & !ours).count_ones();
         }
         if captured != 0 {
-            for sq in bb::squares((diag | ortho) & ours & !affected) {
-                n += u32::from(self.reach[sq as usize] & captured != 0);
-            }
+            // The piece taken loses its moves; each piece not recounted that attacked its square
+            // gains that capture.
+            let sq = captured.trailing_zeros() as usize;
+            n -= u32::from(self.moves[sq]);
+            n += (self.seen_by[sq] & ours & !affected & !repinned).count_ones();
         }
         n
     }
