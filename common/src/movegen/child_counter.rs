@@ -153,7 +153,9 @@ impl ChildMoveCounter {
     }
 
     /// Counts the king moves of `view` (the parent with the children's side to move) and the
-    /// squares that decide them in a child.
+    /// squares that decide them in a child. Each step is judged with the slider lookups that
+    /// give its watch (no map of every attacked square), each open castling with the exact
+    /// path test.
     ///
     /// A king move or castling is judged by the attacks on a set X of squares (the king's
     /// empty or enemy neighbours, the squares an open castling's king crosses), by which of
@@ -170,43 +172,70 @@ impl ChildMoveCounter {
     #[inline(always)]
     fn king_watch_and_moves<const PEXT: bool>(&mut self, view: &Position, rank_base: u8) {
         let king = self.king;
-        view.generate_king::<PEXT>(
-            &mut |b| {
-                self.king_moves += b.len();
-                self.king_steps = b.to & !b.special;
-            },
-            true,
-        );
-        let neighbours = king_attacks(king);
-        let mut crossed = 0;
-        for rook in bb::squares(view.castling_rooks & (bb::RANK_1 << rank_base)) {
-            let path = &CASTLING_PATHS[(king & 7) as usize][(rook & 7) as usize];
-            if self.occupied & (path.must_be_empty << rank_base) == 0 {
-                crossed |= path.king_crosses << rank_base;
-            }
-        }
-        let see_through = self.occupied ^ (1u64 << king) ^ (view.castling_rooks & self.own);
-        let watch_of = |x: u8| {
-            (1u64 << x)
-                | slider_attacks::<PEXT>(x, true, true, see_through)
-                | knight_attacks(x)
-                | king_attacks(x)
-                | pawn_attacks(view.side.index(), x)
-        };
-        let mut watch = neighbours | self.castle_watch;
-        for (i, x) in bb::squares(neighbours).enumerate() {
-            let w = if self.own & (1u64 << x) != 0 {
-                1u64 << x
+        let us = view.side;
+        let theirs = view.by_color[us.other().index()];
+        let role = |r: Role| view.by_role[r.index()] & theirs;
+        let (pawns, knights, kings) = (role(Role::Pawn), role(Role::Knight), role(Role::King));
+        let diag = role(Role::Bishop) | role(Role::Queen);
+        let ortho = role(Role::Rook) | role(Role::Queen);
+        let castling_rooks = view.castling_rooks & (bb::RANK_1 << rank_base);
+        let without_king = self.occupied ^ (1u64 << king);
+        let see_through = without_king ^ (castling_rooks & self.own);
+        // A square's watch, and whether the other side attacks it with the king lifted: one
+        // pair of slider lookups serves both unless a castling rook stands in the way.
+        let judge = |x: u8| {
+            let leapers = knight_attacks(x) | king_attacks(x) | pawn_attacks(us.index(), x);
+            let (b, r) = (
+                bishop_attacks_with::<PEXT>(x, see_through),
+                rook_attacks_with::<PEXT>(x, see_through),
+            );
+            let watch = (1u64 << x) | b | r | leapers;
+            let (b, r) = if see_through == without_king {
+                (b, r)
             } else {
-                watch_of(x)
+                (
+                    bishop_attacks_with::<PEXT>(x, without_king),
+                    rook_attacks_with::<PEXT>(x, without_king),
+                )
+            };
+            let attacked = (b & diag)
+                | (r & ortho)
+                | (knight_attacks(x) & knights)
+                | (king_attacks(x) & kings)
+                | (pawn_attacks(us.index(), x) & pawns);
+            (watch, attacked != 0)
+        };
+        let neighbours = king_attacks(king);
+        let mut watch = neighbours | self.castle_watch;
+        let mut steps = 0;
+        for (i, x) in bb::squares(neighbours).enumerate() {
+            let bit = 1u64 << x;
+            let w = if self.own & bit != 0 {
+                bit
+            } else {
+                let (w, attacked) = judge(x);
+                if !attacked {
+                    steps |= bit;
+                }
+                w
             };
             self.step_watch[i] = w;
             watch |= w;
         }
         let mut castle_moves_watch = self.castle_watch;
-        for x in bb::squares(crossed) {
-            castle_moves_watch |= watch_of(x);
+        let mut castles = 0;
+        for rook in bb::squares(castling_rooks) {
+            let path = &CASTLING_PATHS[(king & 7) as usize][(rook & 7) as usize];
+            if self.occupied & (path.must_be_empty << rank_base) == 0 {
+                let crosses = path.king_crosses << rank_base;
+                for x in bb::squares(crosses) {
+                    castle_moves_watch |= judge(x).0;
+                }
+                castles += u32::from(view.castling_path_is_safe::<PEXT>(king, rook, crosses));
+            }
         }
+        self.king_steps = steps;
+        self.king_moves = steps.count_ones() + castles;
         self.castle_moves_watch = castle_moves_watch;
         self.king_watch = watch | castle_moves_watch;
     }
