@@ -17,6 +17,7 @@ pub mod engine;
 pub mod error;
 pub mod install_files;
 pub mod selfplay;
+pub mod stdout;
 pub mod uci_engine;
 
 pub use compute::{UciSlot, compute, compute_any, compute_with, root_position};

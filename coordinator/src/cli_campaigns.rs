@@ -223,11 +223,11 @@ pub fn run(
                 .find(|p| p.campaign.id == c.id)
                 .map_or(estimate.workunits, |p| p.total);
             eprintln!("{}", estimate.summary(workunits, c.quorum));
-            println!("{}", c.id);
+            c960_compute::outln!("{}", c.id)?;
         }
         CampaignCommand::List { db } => {
             for p in open(&db)?.progress()? {
-                println!("{}", line(&p));
+                c960_compute::outln!("{}", line(&p))?;
             }
         }
         CampaignCommand::Show { db, id } => {
@@ -237,33 +237,36 @@ pub fn run(
                 .find(|p| p.campaign.id == id)
                 .ok_or_else(|| anyhow!("unknown campaign {id}"))?;
             let c = &p.campaign;
-            println!("campaign     {}", c.id);
-            println!("name         {}", name(c));
-            println!("state        {}", p.state().name());
+            c960_compute::outln!("campaign     {}", c.id)?;
+            c960_compute::outln!("name         {}", name(c))?;
+            c960_compute::outln!("state        {}", p.state().name())?;
             if let Some(stall) = c.stall.filter(|_| p.state() == CampaignState::Stalled) {
-                println!("stalled      {}", stall.waiting(c.id).describe());
+                c960_compute::outln!("stalled      {}", stall.waiting(c.id).describe())?;
             }
-            println!("operator     {}", c.status.name());
-            println!("priority     {}", c.priority);
-            println!("kind         {}", kind(c));
-            println!("depth        {}", c.depth);
+            c960_compute::outln!("operator     {}", c.status.name())?;
+            c960_compute::outln!("priority     {}", c.priority)?;
+            c960_compute::outln!("kind         {}", kind(c))?;
+            c960_compute::outln!("depth        {}", c.depth)?;
             if let (Some(g), Some(n)) = (c.games, c.move_nodes) {
-                println!("self-play    {g} games a start, {n} nodes a move");
+                c960_compute::outln!("self-play    {g} games a start, {n} nodes a move")?;
             }
-            println!("split ply    {}", c.split_ply);
-            println!("family       {}", c.family);
-            println!("positions    {}", c.positions);
-            println!(
+            c960_compute::outln!("split ply    {}", c.split_ply)?;
+            c960_compute::outln!("family       {}", c.family)?;
+            c960_compute::outln!("positions    {}", c.positions)?;
+            c960_compute::outln!(
                 "quorum       {} (at most {} results)",
-                c.quorum, c.max_results
-            );
-            println!(
+                c.quorum,
+                c.max_results
+            )?;
+            c960_compute::outln!(
                 "workunits    {} valid, {} failed of {}",
-                p.valid, p.failed, p.total
-            );
-            println!("in flight    {}", p.in_flight);
-            println!("queued       {}", p.queued_replicas);
-            println!("valid nodes  {}", p.nodes_valid);
+                p.valid,
+                p.failed,
+                p.total
+            )?;
+            c960_compute::outln!("in flight    {}", p.in_flight)?;
+            c960_compute::outln!("queued       {}", p.queued_replicas)?;
+            c960_compute::outln!("valid nodes  {}", p.nodes_valid)?;
         }
         CampaignCommand::Name { db, id, name } => {
             let name = name

@@ -528,7 +528,7 @@ fn serve(
             .with_context(|| format!("cannot listen on {listen}"))?;
         // The first stdout line names the address, so scripts and tests can use port 0.
         let scheme = if tls.is_some() { "https" } else { "http" };
-        println!("listening on {scheme}://{}", listener.local_addr()?);
+        c960_compute::outln!("listening on {scheme}://{}", listener.local_addr()?)?;
         let enrolment = match &config.enrolment {
             Enrolment::Open => "open",
             Enrolment::Secret(_) => "by secret",

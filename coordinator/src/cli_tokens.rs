@@ -46,7 +46,7 @@ pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>
             let secret = secrets::new_secret();
             let t =
                 open(&db)?.mint_enrolment_token(&name, cap, &secrets::sha256(&secret), now_ms())?;
-            println!("{}", secrets::format_token(t.id, &secret));
+            c960_compute::outln!("{}", secrets::format_token(t.id, &secret))?;
             eprintln!(
                 "enrolment token {} for {:?}, up to {} workers: hand it to the volunteer (c960-worker work --enrol-secret TOKEN)",
                 t.id,
@@ -59,7 +59,7 @@ pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>
             );
         }
         TokenCommand::List { db } => {
-            println!("{:>6}  {:>11}  {:<7}  name", "id", "used/cap", "state");
+            c960_compute::outln!("{:>6}  {:>11}  {:<7}  name", "id", "used/cap", "state")?;
             for t in open(&db)?.enrolment_tokens()? {
                 let cap = if t.cap == 0 {
                     "-".into()
@@ -67,20 +67,22 @@ pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>
                     t.cap.to_string()
                 };
                 let state = if t.revoked { "revoked" } else { "active" };
-                println!(
+                c960_compute::outln!(
                     "{:>6}  {:>11}  {state:<7}  {}",
                     t.id,
                     format!("{}/{cap}", t.used),
                     t.name
-                );
+                )?;
             }
         }
         TokenCommand::Revoke { db, id } => {
             let t = open(&db)?.revoke_enrolment_token(id, now_ms())?;
-            println!(
+            c960_compute::outln!(
                 "enrolment token {} ({:?}) revoked; it registered {} workers",
-                t.id, t.name, t.used
-            );
+                t.id,
+                t.name,
+                t.used
+            )?;
         }
     }
     Ok(())

@@ -31,9 +31,11 @@ pub fn list(store: &dyn Store) -> Result<()> {
         offset: 0,
         limit: u64::MAX >> 1,
     })?;
-    println!("id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen\tbuild");
+    c960_compute::outln!(
+        "id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen\tbuild"
+    )?;
     for w in &rows {
-        println!(
+        c960_compute::outln!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             w.id,
             clean(&w.name),
@@ -44,7 +46,7 @@ pub fn list(store: &dyn Store) -> Result<()> {
             w.refused,
             ago(now, w.last_seen_ms),
             w.build_label()
-        );
+        )?;
     }
     if rows.is_empty() {
         eprintln!("no worker has registered");
@@ -59,19 +61,19 @@ pub fn show(store: &dyn Store, id: u64) -> Result<()> {
         .worker_history(id, now, 20)?
         .ok_or_else(|| anyhow!("unknown worker {id}"))?;
     let w = &h.standing;
-    println!("worker {} ({})", w.id, clean(&w.name));
-    println!("engine         {}", clean(&w.engine));
-    println!("build          {}", w.build_label());
-    println!("state          {}", state(w));
-    println!("valid results  {}", grouped(w.valid_results.into()));
-    println!("credit (nodes) {}", grouped(w.valid_nodes));
-    println!("lost votes     {}", w.lost_votes);
-    println!("refused        {}", w.refused);
-    println!("last seen      {}", ago(now, w.last_seen_ms));
-    println!();
-    println!("result\tcampaign\tworkunit\tsp\treplica\toutcome\tnodes");
+    c960_compute::outln!("worker {} ({})", w.id, clean(&w.name))?;
+    c960_compute::outln!("engine         {}", clean(&w.engine))?;
+    c960_compute::outln!("build          {}", w.build_label())?;
+    c960_compute::outln!("state          {}", state(w))?;
+    c960_compute::outln!("valid results  {}", grouped(w.valid_results.into()))?;
+    c960_compute::outln!("credit (nodes) {}", grouped(w.valid_nodes))?;
+    c960_compute::outln!("lost votes     {}", w.lost_votes)?;
+    c960_compute::outln!("refused        {}", w.refused)?;
+    c960_compute::outln!("last seen      {}", ago(now, w.last_seen_ms))?;
+    c960_compute::outln!()?;
+    c960_compute::outln!("result\tcampaign\tworkunit\tsp\treplica\toutcome\tnodes")?;
     for r in &h.results {
-        println!(
+        c960_compute::outln!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}",
             r.id,
             r.campaign_id,
@@ -80,7 +82,7 @@ pub fn show(store: &dyn Store, id: u64) -> Result<()> {
             r.state,
             r.outcome,
             r.nodes.map(|n| n.to_string()).unwrap_or_default()
-        );
+        )?;
     }
     Ok(())
 }

@@ -335,7 +335,7 @@ fn main() -> ExitCode {
                 WorkerCommand::Trust { db, id } => open_existing(&db)?.set_trust(id, true)?,
                 WorkerCommand::Untrust { db, id } => open_existing(&db)?.set_trust(id, false)?,
             };
-            println!(
+            c960_compute::outln!(
                 "worker {} ({}): trust {}, banned {}, quarantined {}, {} valid, {} lost votes, {} refused, checks {} passed {} failed",
                 w.id,
                 w.name,
@@ -347,7 +347,7 @@ fn main() -> ExitCode {
                 w.refused,
                 w.checks_passed,
                 w.checks_failed
-            );
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Campaign { command } => {
@@ -364,7 +364,7 @@ fn main() -> ExitCode {
             let counts = c960_coordinator::store::copy::copy_store(&*source, &*target)
                 .with_context(|| "migrate: nothing was written".to_string())?;
             for (table, n) in counts {
-                println!("{table}: {n} rows");
+                c960_compute::outln!("{table}: {n} rows")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -383,7 +383,7 @@ fn main() -> ExitCode {
             match out {
                 Some(path) => std::fs::write(&path, text)
                     .with_context(|| format!("cannot write {}", path.display()))?,
-                None => print!("{text}"),
+                None => std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes())?,
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -443,6 +443,8 @@ fn main() -> ExitCode {
     })();
     match result {
         Ok(code) => code,
+        // Whoever read the output (`… | head`) has all they wanted.
+        Err(e) if c960_compute::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

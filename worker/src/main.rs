@@ -76,14 +76,6 @@ fn version() -> String {
     format!("{}, perft: {features})", line.trim_end_matches(')'))
 }
 
-/// Whether an error is stdout gone away (the reader of a pipe exited).
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
 /// `boinc-app --compute`: the workunit of the current directory, a progress line on stdout for
 /// the supervisor after each step (none when it is gone).
 fn boinc_compute() -> anyhow::Result<()> {
@@ -130,7 +122,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // Whoever read the output has all they wanted.
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if c960_compute::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

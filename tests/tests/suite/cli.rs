@@ -1,6 +1,7 @@
 //! The coordinator's command line as a real process: `worker list` and `worker show` over a
 //! campaign run by real workers, and every command but `serve` and `run` refusing a `--db`
-//! that does not exist (one line on stderr, non-zero exit, no file created).
+//! that does not exist (one line on stderr, non-zero exit, no file created), and every printing
+//! command ending quietly when its reader goes away (`… | head`).
 
 use c960_common::error_code::ErrorCode;
 use c960_coordinator::store::ResultOutcome;
@@ -112,6 +113,50 @@ fn commands_refuse_a_database_that_does_not_exist() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains("no database at"), "{args:?}: {err}");
         assert!(!typo.exists(), "{args:?} created the database");
+    }
+}
+
+/// `c960-coordinator campaign show … | head -1` and the like: a reader that exits before the
+/// output is written is no failure (success, nothing on stderr), never a panic.
+#[test]
+fn printing_commands_end_quietly_when_their_reader_has_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let store = c960_coordinator::store::SqliteStore::open(&db).unwrap();
+    let spec = c960_coordinator::campaign::NewCampaign::new(
+        2,
+        2,
+        None,
+        c960_coordinator::campaign::parse_positions("0-3").unwrap(),
+    )
+    .unwrap();
+    store.create_campaign(&spec, 0).unwrap();
+    let db = db.to_str().unwrap();
+    let (coordinator_bin, worker_bin) = bins();
+    let cases: [(&Path, &[&str]); 6] = [
+        (coordinator_bin, &["campaign", "list", "--db", db]),
+        (coordinator_bin, &["campaign", "show", "1", "--db", db]),
+        (coordinator_bin, &["export", "--campaign", "1", "--db", db]),
+        (coordinator_bin, &["worker", "list", "--db", db]),
+        (coordinator_bin, &["token", "list", "--db", db]),
+        (
+            worker_bin,
+            &["perft", "--sp", "518", "--depth", "3", "--divide"],
+        ),
+    ];
+    for (bin, args) in cases {
+        // The read end is closed before the command starts: its first write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(bin)
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+        assert!(err.is_empty(), "{args:?}: {err}");
     }
 }
 
