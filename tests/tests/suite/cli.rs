@@ -29,6 +29,28 @@ fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
+/// A fresh SQLite database (in the returned directory) with one perft campaign, depth 2 over
+/// starts 0-3, quorum 2.
+fn database_with_a_campaign() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    c960_coordinator::store::SqliteStore,
+    c960_coordinator::store::Campaign,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let store = c960_coordinator::store::SqliteStore::open(&db).unwrap();
+    let spec = c960_coordinator::campaign::NewCampaign::new(
+        2,
+        2,
+        None,
+        c960_coordinator::campaign::parse_positions("0-3").unwrap(),
+    )
+    .unwrap();
+    let campaign = store.create_campaign(&spec, 0).unwrap();
+    (dir, db, store, campaign)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn worker_list_and_show_print_the_stores_credit() {
     let server = TestServer::start(quick_config()).await;
@@ -120,17 +142,7 @@ fn commands_refuse_a_database_that_does_not_exist() {
 /// output is written is no failure (success, nothing on stderr), never a panic.
 #[test]
 fn printing_commands_end_quietly_when_their_reader_has_gone() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("c.db");
-    let store = c960_coordinator::store::SqliteStore::open(&db).unwrap();
-    let spec = c960_coordinator::campaign::NewCampaign::new(
-        2,
-        2,
-        None,
-        c960_coordinator::campaign::parse_positions("0-3").unwrap(),
-    )
-    .unwrap();
-    store.create_campaign(&spec, 0).unwrap();
+    let (_dir, db, _, _) = database_with_a_campaign();
     let db = db.to_str().unwrap();
     let (coordinator_bin, worker_bin) = bins();
     let cases: [(&Path, &[&str]); 6] = [
@@ -166,17 +178,7 @@ async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
     use std::time::{Duration, Instant};
 
     use c960_common::wire::{Capabilities, FetchRequest, FetchResponse, PROTOCOL_VERSION};
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("c.db");
-    let store = c960_coordinator::store::SqliteStore::open(&db).unwrap();
-    let spec = c960_coordinator::campaign::NewCampaign::new(
-        2,
-        2,
-        None,
-        c960_coordinator::campaign::parse_positions("0-3").unwrap(),
-    )
-    .unwrap();
-    let campaign = store.create_campaign(&spec, 0).unwrap();
+    let (_dir, db, store, campaign) = database_with_a_campaign();
     let server = c960_tests::ServeProcess::start(
         &db,
         &[
