@@ -110,3 +110,29 @@ fn every_depth_9_row_since_seeds_were_recorded_names_two_seeds() {
         returned.last().unwrap()
     );
 }
+
+/// Every chunk `times.txt` records as completed is in the table with its exports: a chunk
+/// landed without its files (it happened once: the CSVs were left untracked) fails here.
+#[test]
+fn every_timed_chunk_is_in_the_table() {
+    let times = std::fs::read_to_string(table_dir().join("times.txt")).unwrap();
+    let mut chunks = 0;
+    for line in times.lines().filter(|l| !l.trim().is_empty()) {
+        let range = line.split_whitespace().next().unwrap();
+        let first_sp: u32 = range.split('-').next().unwrap().parse().unwrap();
+        let csv = table_dir().join(format!("sp{range}.csv"));
+        assert!(
+            csv.exists(),
+            "times.txt names {range}, but {} is missing",
+            csv.display()
+        );
+        let replicas = table_dir().join(format!("sp{range}.replicas.csv"));
+        assert!(
+            replicas.exists() || before_seeds_were_recorded(first_sp),
+            "times.txt names {range}, but {} is missing",
+            replicas.display()
+        );
+        chunks += 1;
+    }
+    assert!(chunks >= 2, "the pilot's two chunks at least");
+}
