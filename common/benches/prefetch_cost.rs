@@ -1,0 +1,164 @@
+//! What a random probe of a large table costs on this machine, apart from perft (issue 35):
+//! the latency of a dependent random read, and the time a prefetched random read adds to a
+//! loop of independent work (as the hashed perft's leaf-parent probes are), per region size.
+//!
+//!   cargo bench -p c960-common --bench prefetch_cost [-- MIB...]
+//!
+//! A prefetched read's cost growing with the region, while the DRAM latency does not, is the
+//! price of translating its address (TLB misses and page walks; on a virtual machine two
+//! levels of them). Linux only (the region is an anonymous mapping with transparent huge pages,
+//! like the perft table's).
+
+use std::time::Instant;
+
+/// Cache lines read per measurement.
+const READS: usize = 4_000_000;
+/// Independent work between two reads: about as much as a leaf parent's probe has around it.
+const WORK: usize = 800;
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .map(|a| a.parse().expect("region sizes in MiB"))
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![8, 64, 256, 1024]
+    } else {
+        sizes
+    };
+    println!("region_mib dependent_read_ns work_only_ns work_and_prefetched_read_ns added_ns");
+    for mib in sizes {
+        let region = Region::new(mib << 20);
+        let chase = region.dependent_read_ns();
+        let work = region.work_loop_ns(false);
+        let with_reads = region.work_loop_ns(true);
+        println!(
+            "{mib} {chase:.1} {work:.1} {with_reads:.1} {:.1}",
+            with_reads - work
+        );
+    }
+}
+
+struct Region {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Region {
+    fn new(bytes: usize) -> Region {
+        #[cfg(target_os = "linux")]
+        // SAFETY: an anonymous private mapping, checked for failure, then every page written
+        // once so that no measurement pays for first touches.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert!(p != libc::MAP_FAILED, "mmap of {bytes} bytes failed");
+            libc::madvise(p, bytes, libc::MADV_HUGEPAGE);
+            let ptr = p.cast::<u8>();
+            for i in (0..bytes).step_by(4096) {
+                ptr.add(i).write(1);
+            }
+            Region { ptr, bytes }
+        }
+        #[cfg(not(target_os = "linux"))]
+        panic!("prefetch_cost runs on Linux only ({bytes} bytes asked)");
+    }
+
+    fn lines(&self) -> usize {
+        self.bytes / 64
+    }
+
+    /// Nanoseconds per read of a chain through a random cyclic permutation of the lines.
+    fn dependent_read_ns(&self) -> f64 {
+        let lines = self.lines();
+        let mut order: Vec<usize> = (0..lines).collect();
+        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        for i in (1..lines).rev() {
+            order.swap(i, rng.next() as usize % (i + 1));
+        }
+        for i in 0..lines {
+            // SAFETY: both offsets are line starts inside the region.
+            unsafe {
+                self.ptr
+                    .add(order[i] * 64)
+                    .cast::<usize>()
+                    .write(order[(i + 1) % lines] * 64)
+            };
+        }
+        let start = Instant::now();
+        let mut offset = 0usize;
+        for _ in 0..READS {
+            // SAFETY: every stored offset is a line start inside the region.
+            offset = unsafe { self.ptr.add(offset).cast::<usize>().read() };
+        }
+        std::hint::black_box(offset);
+        start.elapsed().as_secs_f64() * 1e9 / READS as f64
+    }
+
+    /// Nanoseconds per iteration of independent work, with or without a random line
+    /// prefetched each iteration and read 16 iterations later.
+    fn work_loop_ns(&self, reads: bool) -> f64 {
+        let mask = self.lines() - 1;
+        let table: Vec<u64> = (0..256u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let mut rng = XorShift(1);
+        let mut ring = [0usize; 16];
+        let mut acc = 0u64;
+        let start = Instant::now();
+        for i in 0..READS {
+            let s = rng.0;
+            let (mut a, mut b, mut c) = (0u64, 0u64, 0u64);
+            for w in (0..WORK).step_by(4) {
+                a += u64::from((table[(w + i) & 255] ^ s).count_ones());
+                b += u64::from((table[(w + 1 + i) & 255].wrapping_add(s)).count_ones());
+                c ^= table[(w + 2 + i) & 255] >> 3;
+            }
+            acc = acc.wrapping_add(a + b + c);
+            let line = (rng.next() as usize & mask) * 64;
+            if reads {
+                // SAFETY: `line` and the ring's offsets are inside the region; a prefetch
+                // is only a hint.
+                unsafe {
+                    #[cfg(target_arch = "x86_64")]
+                    std::arch::x86_64::_mm_prefetch(
+                        self.ptr.add(line).cast::<i8>(),
+                        std::arch::x86_64::_MM_HINT_T0,
+                    );
+                    acc = acc.wrapping_add(u64::from(self.ptr.add(ring[i & 15]).read()));
+                }
+                ring[i & 15] = line;
+            }
+            std::hint::black_box(&mut acc);
+        }
+        start.elapsed().as_secs_f64() * 1e9 / READS as f64
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe {
+            libc::munmap(self.ptr.cast(), self.bytes);
+        }
+    }
+}
+
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
