@@ -11,6 +11,9 @@
 
 use std::time::Instant;
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
 /// Cache lines read per measurement.
 const READS: usize = 4_000_000;
 /// Independent work between two reads: about as much as a leaf parent's probe has around it.
@@ -79,9 +82,9 @@ impl Region {
     fn dependent_read_ns(&self) -> f64 {
         let lines = self.lines();
         let mut order: Vec<usize> = (0..lines).collect();
-        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        let mut rng = StdRng::seed_from_u64(0xC960);
         for i in (1..lines).rev() {
-            order.swap(i, rng.next() as usize % (i + 1));
+            order.swap(i, rng.random_range(0..=i));
         }
         for i in 0..lines {
             // SAFETY: both offsets are line starts inside the region.
@@ -109,12 +112,17 @@ impl Region {
         let table: Vec<u64> = (0..256u64)
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             .collect();
-        let mut rng = XorShift(1);
+        // Addresses drawn before the clock starts: the loop measures the work and the reads.
+        let mut rng = StdRng::seed_from_u64(1);
+        let lines: Vec<usize> = (0..READS)
+            .map(|_| rng.random_range(0..=mask) * 64)
+            .collect();
+        let seeds: Vec<u64> = (0..READS).map(|_| rng.random()).collect();
         let mut ring = [0usize; 16];
         let mut acc = 0u64;
         let start = Instant::now();
         for i in 0..READS {
-            let s = rng.0;
+            let s = seeds[i];
             let (mut a, mut b, mut c) = (0u64, 0u64, 0u64);
             for w in (0..WORK).step_by(4) {
                 a += u64::from((table[(w + i) & 255] ^ s).count_ones());
@@ -122,7 +130,7 @@ impl Region {
                 c ^= table[(w + 2 + i) & 255] >> 3;
             }
             acc = acc.wrapping_add(a + b + c);
-            let line = (rng.next() as usize & mask) * 64;
+            let line = lines[i];
             if reads {
                 // SAFETY: `line` and the ring's offsets are inside the region; a prefetch
                 // is only a hint.
@@ -149,16 +157,5 @@ impl Drop for Region {
         unsafe {
             libc::munmap(self.ptr.cast(), self.bytes);
         }
-    }
-}
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
     }
 }
