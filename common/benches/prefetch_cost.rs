@@ -6,8 +6,8 @@
 //!
 //! A prefetched read's cost growing with the region, while the DRAM latency does not, is the
 //! price of translating its address (TLB misses and page walks; on a virtual machine two
-//! levels of them). Linux only (the region is an anonymous mapping with transparent huge pages,
-//! like the perft table's).
+//! levels of them). The region is marked for transparent huge pages on Linux, like the perft
+//! table.
 
 use std::time::Instant;
 
@@ -49,29 +49,28 @@ struct Region {
 }
 
 impl Region {
+    /// The region in 2 MiB-aligned memory marked for transparent huge pages (as the perft
+    /// table's is) before its pages are first touched, then zeroed, so that no measurement pays
+    /// for first touches.
     fn new(bytes: usize) -> Region {
-        #[cfg(target_os = "linux")]
-        // SAFETY: an anonymous private mapping, checked for failure, then every page written
-        // once so that no measurement pays for first touches.
-        unsafe {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert!(p != libc::MAP_FAILED, "mmap of {bytes} bytes failed");
-            libc::madvise(p, bytes, libc::MADV_HUGEPAGE);
-            let ptr = p.cast::<u8>();
-            for i in (0..bytes).step_by(4096) {
-                ptr.add(i).write(1);
-            }
-            Region { ptr, bytes }
+        let layout = Region::layout(bytes);
+        // SAFETY: the layout's size is not zero (the sizes are whole MiB).
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
         }
-        #[cfg(not(target_os = "linux"))]
-        panic!("prefetch_cost runs on Linux only ({bytes} bytes asked)");
+        #[cfg(target_os = "linux")]
+        // SAFETY: only advice about memory this process owns.
+        unsafe {
+            libc::madvise(ptr.cast(), bytes, libc::MADV_HUGEPAGE);
+        }
+        // SAFETY: the whole allocation, written once.
+        unsafe { ptr.write_bytes(0, bytes) };
+        Region { ptr, bytes }
+    }
+
+    fn layout(bytes: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(bytes, 2 << 20).expect("a region size in MiB")
     }
 
     fn lines(&self) -> usize {
@@ -152,10 +151,7 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        // SAFETY: the mapping made in `new`, unmapped once.
-        unsafe {
-            libc::munmap(self.ptr.cast(), self.bytes);
-        }
+        // SAFETY: the allocation made in `new`, with its layout, freed once.
+        unsafe { std::alloc::dealloc(self.ptr, Region::layout(self.bytes)) };
     }
 }
