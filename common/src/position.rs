@@ -473,10 +473,12 @@ impl Position {
     /// The Zobrist key of the position after `m` played by a piece of `role`, without making
     /// it, for a normal move that cannot leave an en-passant capture; `None` for the others
     /// (castling, en passant, promotion, and a double step next to an enemy pawn, whose key
-    /// needs the child: whether the capture would be legal is a question about it). Equal to `play_with_role(m, role).hash128()`
-    /// whenever it is `Some` (tested on every such move of the reference positions); it
-    /// follows [`Position::apply_parts`]'s keyed steps for these moves, so a change to one
-    /// is a change to both.
+    /// needs the child: whether the capture would be legal is a question about it).
+    ///
+    /// Equal to `play_with_role(m, role).hash128()` whenever it is `Some`: it restates
+    /// [`Position::apply_parts`]'s keyed steps for these moves (so a change to one needs the
+    /// same change in the other), and a unit test compares the two on every move of some
+    /// 11,000 positions of random play.
     #[inline(always)]
     pub(crate) fn key_after(&self, m: Move, role: Role) -> Option<ZobristKey> {
         let (from, to) = (m.from_index(), m.to_index());
