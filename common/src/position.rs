@@ -404,7 +404,7 @@ impl Position {
     /// Sets the en-passant square when some pawn of the side to move can legally capture there.
     fn set_ep_if_capturable<const PEXT: bool>(&mut self, ep: u8) {
         let capturers =
-            pawn_attacks(self.side.other().index(), ep) & self.pieces(self.side, Role::Pawn);
+            en_passant_capturers(self.side.other(), ep, self.pieces(self.side, Role::Pawn));
         if bb::squares(capturers).any(|from| self.ep_capture_is_legal::<PEXT>(from, ep)) {
             self.ep_square = ep;
         }
@@ -470,6 +470,20 @@ impl Position {
         next
     }
 
+    /// Whether the normal move of `role` from `from` to `to` is a double step next to an enemy
+    /// pawn: the one normal move after which an en-passant capture may be legal (whether it is
+    /// is a question about the child).
+    #[inline(always)]
+    pub(crate) fn may_leave_en_passant(&self, role: Role, from: u8, to: u8) -> bool {
+        role == Role::Pawn
+            && from.abs_diff(to) == 16
+            && en_passant_capturers(
+                self.side,
+                (from + to) / 2,
+                self.pieces(self.side.other(), Role::Pawn),
+            ) != 0
+    }
+
     /// The Zobrist key of the position after `m` played by a piece of `role`, without making
     /// it, for a normal move that cannot leave an en-passant capture; `None` for the others
     /// (castling, en passant, promotion, and a double step next to an enemy pawn, whose key
@@ -482,15 +496,10 @@ impl Position {
     #[inline(always)]
     pub(crate) fn key_after(&self, m: Move, role: Role) -> Option<ZobristKey> {
         let (from, to) = (m.from_index(), m.to_index());
-        let us = self.side;
-        if m.kind() != MoveKind::Normal
-            || role == Role::Pawn
-                && from.abs_diff(to) == 16
-                && pawn_attacks(us.index(), (from + to) / 2) & self.pieces(us.other(), Role::Pawn)
-                    != 0
-        {
+        if m.kind() != MoveKind::Normal || self.may_leave_en_passant(role, from, to) {
             return None;
         }
+        let us = self.side;
         let keys = self.keys;
         let mut hash = self.hash ^ keys.black_to_move;
         if self.ep_square != NO_SQUARE {
@@ -708,8 +717,18 @@ impl PartialEq for Position {
 
 impl Eq for Position {}
 
+/// The pawns among `their_pawns` that attack `ep`, the square a double step of `pusher`'s
+/// skipped: those that might capture en passant.
+#[inline(always)]
+fn en_passant_capturers(pusher: Color, ep: u8, their_pawns: Bitboard) -> Bitboard {
+    pawn_attacks(pusher.index(), ep) & their_pawns
+}
+
 #[cfg(test)]
 mod tests {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
     use crate::startpos::StartPosition;
 
     /// `key_after` is a second statement of the keyed make for normal moves: it must give the
@@ -717,7 +736,7 @@ mod tests {
     /// lost and en-passant squares set.
     #[test]
     fn key_after_agrees_with_the_made_childs_key() {
-        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut rng = StdRng::seed_from_u64(0xC960);
         let mut keyed = 0;
         let mut declined = 0;
         for sp in (0..960).step_by(7) {
@@ -742,16 +761,7 @@ mod tests {
                         None => declined += 1,
                     }
                 }
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                pos = pos.play(
-                    moves
-                        .iter()
-                        .copied()
-                        .nth(state as usize % moves.len())
-                        .unwrap(),
-                );
+                pos = pos.play(moves[rng.random_range(0..moves.len())]);
             }
         }
         assert!(

@@ -333,12 +333,7 @@ impl ChildMoveCounter {
             Role::Knight => knight_attacks(self.king) & to_bit != 0,
             _ => false,
         };
-        let en_passant = role == Role::Pawn
-            && from.abs_diff(to) == 16
-            && pawn_attacks(mover.index(), (from + to) / 2)
-                & parent.by_role[Role::Pawn.index()]
-                & self.own
-                != 0;
+        let en_passant = parent.may_leave_en_passant(role, from, to);
         let diag = parent.by_role[Role::Bishop.index()] | parent.by_role[Role::Queen.index()];
         let ortho = parent.by_role[Role::Rook.index()] | parent.by_role[Role::Queen.index()];
         // The counted side's pins in the child: the parent's unless the move touched the
