@@ -84,6 +84,30 @@ pub fn pick(
     }
 }
 
+/// Where a valid value stands with the coordinator's own computations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckStanding {
+    /// The coordinator computed it: its digest is the truth.
+    Proven,
+    /// A computation of the coordinator's is queued (a check, a re-split or an audit): it will
+    /// prove the value or overturn it, and an overturn quarantines the workers behind a lie.
+    Pending,
+    /// Nothing of the coordinator's is coming (never asked, over its budget, or done by a
+    /// replica).
+    Unproven,
+}
+
+/// Whether a sub-unit of a split start whose values miss the start's published total is
+/// recounted by one more hidden replica ([`crate::store`]'s `check_split_totals`). A proven
+/// value is right; a value with a computation of the coordinator's queued keeps it, since only
+/// that computation is evidence against the workers behind a lie (a replica that disagrees
+/// outvotes them, which is no evidence: [`crate::trust::is_excluded`]), and one that comes back
+/// over budget is recounted then ([`recounted_on_missed_total`] again); a value a replica
+/// audited already is not recounted twice.
+pub fn recounted_on_missed_total(standing: CheckStanding, audited_by_replica: bool) -> bool {
+    standing == CheckStanding::Unproven && !audited_by_replica
+}
+
 /// What an audit becomes when the coordinator cannot compute it (over its budget, or of an
 /// engine it does not run).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +142,15 @@ pub fn expected_wrong(lies: f64, audit: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missed_total_recounts_only_what_nothing_will_prove() {
+        use CheckStanding::*;
+        assert!(recounted_on_missed_total(Unproven, false));
+        assert!(!recounted_on_missed_total(Unproven, true));
+        assert!(!recounted_on_missed_total(Pending, false));
+        assert!(!recounted_on_missed_total(Proven, false));
+    }
 
     #[test]
     fn what_is_audited() {

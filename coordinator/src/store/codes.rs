@@ -172,6 +172,16 @@ pub const CHECK_AUDIT_REPLICA: i64 = 7;
 /// replica was drawn.
 pub const CHECK_UNAUDITED: i64 = 8;
 
+/// Where a value in `check_state` stands with the coordinator's own computations.
+pub fn check_standing(check_state: i64) -> crate::audit::CheckStanding {
+    use crate::audit::CheckStanding;
+    match check_state {
+        CHECK_VERIFIED => CheckStanding::Proven,
+        CHECK_WANTED | CHECK_RESPLIT_WANTED | CHECK_AUDIT_WANTED => CheckStanding::Pending,
+        _ => CheckStanding::Unproven,
+    }
+}
+
 /// `results.state` of [`ReplicaState::InProgress`]: leased, not answered.
 pub const REPLICA_IN_PROGRESS: i64 = 0;
 /// `results.state` of [`ReplicaState::Returned`]: a stored result.

@@ -59,6 +59,8 @@ pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Bac
 /// replace the lie.
 pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>(s: &S) {
     use c960_common::perft;
+    // No secret checks: a value with a check queued is left to it (the next test).
+    s.set_integrity(&no_secret_checks()).unwrap();
     let c = s
         .create_campaign(
             &NewCampaign::new(3, 2, None, vec![518])
@@ -136,6 +138,157 @@ pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>
             "{r:?}"
         );
     }
+}
+
+fn no_secret_checks() -> Integrity {
+    Integrity {
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        ..Integrity::default()
+    }
+}
+
+/// A split start whose values miss their published total while each waits for a secret check:
+/// the checks are kept (only the coordinator's own computation is evidence against the liars; a
+/// recount by a replica would merely outvote them). Verified, the lie's check quarantines both
+/// colluders and reopens what they validated; over budget, the lie is recounted by a hidden
+/// replica then, and nobody is quarantined.
+fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool) {
+    use c960_common::perft;
+    s.set_integrity(&no_secret_checks()).unwrap();
+    let c = s
+        .create_campaign(
+            &NewCampaign::new(3, 2, None, vec![518])
+                .unwrap()
+                .split_by("1")
+                .unwrap(),
+            0,
+        )
+        .unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    let truth: BTreeMap<u64, u64> = rows
+        .iter()
+        .map(|r| {
+            let pos = c960_common::Position::from_fen(&r.fen).unwrap();
+            (r.workunit_id, perft(&pos, r.depth))
+        })
+        .collect();
+    let liar_unit = rows[0].workunit_id;
+    let answer = |wu: u64, lie: bool| {
+        let n = truth[&wu] + u64::from(lie);
+        let mut d = [0u8; 32];
+        d[..8].copy_from_slice(&n.to_le_bytes());
+        Submission {
+            digest: d,
+            ..sub(n, 0)
+        }
+    };
+    let colluders = ["c0", "c1"].map(|n| {
+        let w = s.register_worker(n, b"k", "e", 0).unwrap();
+        s.set_trust(w, true).unwrap();
+        w
+    });
+    // The second colluder's answers are all drawn for a secret check.
+    let mut t = 1;
+    for (i, w) in colluders.into_iter().enumerate() {
+        if i == 1 {
+            s.set_integrity(&Integrity {
+                check_rate_trusted_ppm: 1_000_000,
+                ..no_secret_checks()
+            })
+            .unwrap();
+        }
+        while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
+            let lie = l.workunit_id == liar_unit;
+            s.submit(w, l.lease_id, &answer(l.workunit_id, lie), t)
+                .unwrap();
+            t += 1;
+        }
+    }
+    s.set_integrity(&no_secret_checks()).unwrap();
+    // The start misses its total, but every value has a check queued: nothing is reopened.
+    let (_, rows) = s.table(c.id).unwrap();
+    assert!(
+        rows.iter().all(|r| r.status == RowStatus::Valid),
+        "{rows:?}"
+    );
+    let queued: Vec<u64> = s
+        .checks_wanted(100)
+        .unwrap()
+        .iter()
+        .map(|q| q.workunit_id)
+        .collect();
+    assert_eq!(queued.len(), rows.len(), "{queued:?}");
+    // The checker gets to the honest values first, then to the lie.
+    for &wu in truth.keys().filter(|&&wu| wu != liar_unit) {
+        let right = CheckOutcome::Verified {
+            digest: answer(wu, false).digest,
+            nodes: truth[&wu],
+        };
+        s.record_check(wu, &right, t).unwrap();
+    }
+    let outcome = if over_budget {
+        CheckOutcome::OverBudget
+    } else {
+        CheckOutcome::Verified {
+            digest: answer(liar_unit, false).digest,
+            nodes: truth[&liar_unit],
+        }
+    };
+    s.record_check(liar_unit, &outcome, t).unwrap();
+    // Verified: the liars are quarantined and their values reopen. Over budget: the start
+    // still misses its total and nothing else will prove the lie: a replica recounts it.
+    let (_, rows) = s.table(c.id).unwrap();
+    for r in &rows {
+        let reopened = r.workunit_id == liar_unit || !over_budget;
+        assert_eq!(r.status != RowStatus::Valid, reopened, "{r:?}");
+    }
+    for w in colluders {
+        assert_eq!(
+            s.worker(w).unwrap().unwrap().quarantined,
+            !over_budget,
+            "a verified check is evidence; a value recounted by a replica is not"
+        );
+    }
+    // Honest trusted workers recount what is open: the table is the truth.
+    let honest: Vec<u64> = (0..3)
+        .map(|i| {
+            let w = s.register_worker(&format!("h{i}"), b"k", "e", 0).unwrap();
+            s.set_trust(w, true).unwrap();
+            w
+        })
+        .collect();
+    for _ in 0..3 {
+        for &w in &honest {
+            while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
+                s.submit(w, l.lease_id, &answer(l.workunit_id, false), t)
+                    .unwrap();
+                t += 1;
+            }
+        }
+    }
+    let (_, rows) = s.table(c.id).unwrap();
+    for r in &rows {
+        assert_eq!(
+            (r.status.as_str(), r.nodes),
+            ("valid", Some(truth[&r.workunit_id])),
+            "{r:?}"
+        );
+    }
+}
+
+/// [`missed_total_with_a_check_queued`], the check verified.
+pub(crate) fn a_missed_known_total_keeps_a_queued_check_that_then_quarantines_the_liars<
+    S: Backend,
+>(
+    s: &S,
+) {
+    missed_total_with_a_check_queued(s, false);
+}
+
+/// [`missed_total_with_a_check_queued`], the check over budget.
+pub(crate) fn a_missed_known_total_recounts_a_value_whose_check_was_over_budget<S: Backend>(s: &S) {
+    missed_total_with_a_check_queued(s, true);
 }
 
 /// Issue 30: trust takes checks spread over time, and giving work back as a pattern costs it.

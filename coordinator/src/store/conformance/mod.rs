@@ -29,6 +29,8 @@ pub(crate) use boinc::{
 };
 pub(crate) use credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
 pub(crate) use integrity::{
+    a_missed_known_total_keeps_a_queued_check_that_then_quarantines_the_liars,
+    a_missed_known_total_recounts_a_value_whose_check_was_over_budget,
     a_split_start_that_misses_its_known_total_is_recounted,
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
     probation_caps_leave_work_for_newcomers_and_answering_workers,
@@ -682,6 +684,8 @@ conformance!(
     disagreement_up_to_the_cap_fails_the_workunit,
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
     a_split_start_that_misses_its_known_total_is_recounted,
+    a_missed_known_total_keeps_a_queued_check_that_then_quarantines_the_liars,
+    a_missed_known_total_recounts_a_value_whose_check_was_over_budget,
     trust_takes_time_and_giving_work_back_costs_it,
     probation_caps_leave_work_for_newcomers_and_answering_workers,
     expired_lease_is_reissued_and_late_result_refused,

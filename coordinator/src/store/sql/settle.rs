@@ -84,3 +84,11 @@ pub(super) fn overturn(tx: Tx, workunit_id: u64, truth: &[u8; 32], now_ms: i64) 
     let then = quarantine::overturn(tx, workunit_id, truth)?;
     run(tx, then, now_ms)
 }
+
+/// A check of `workunit_id` came back over the coordinator's budget: if its start's values miss
+/// their published total, what nothing will prove is recounted now
+/// ([`transition::check_split_totals`], which left it alone while the check was queued).
+pub(super) fn recount_if_total_missed(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult<()> {
+    let failed = transition::check_split_totals(tx, &[workunit_id], now_ms)?;
+    run(tx, checks(failed), now_ms)
+}

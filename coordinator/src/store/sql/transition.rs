@@ -7,8 +7,8 @@ use crate::store::codes::{
     CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_RESPLIT_WANTED, CHECK_VERIFIED, CHECK_WANTED,
     CHECKED_NOT, KIND_BUILTIN_ANALYSIS, KIND_PERFT, OUTCOME_PENDING, OUTCOME_VALID,
     REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_FAILED, WORKUNIT_OPEN,
-    WORKUNIT_VALID, checked_code, digest_from, outcome_code, replica_code, replica_state,
-    trust_code, trust_level, u64_to_db,
+    WORKUNIT_VALID, check_standing, checked_code, digest_from, outcome_code, replica_code,
+    replica_state, trust_code, trust_level, u64_to_db,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -548,11 +548,13 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
 
 /// The known totals check split campaigns: once every workunit of a start position is valid,
 /// Σ multiplicity × value must equal the start's published perft (`crate::known`, depths 1–8).
-/// A mismatch means a wrong value among them that nothing caught: every sub-unit not verified
-/// by the coordinator nor audited by a replica already is reopened for one more hidden replica
-/// ([`super::reopen::reopen_for_audit`]), so the liars' values are recounted by other
-/// workers; a mismatch that survives that is left to the export's check (`ok: false`).
-fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<Failed> {
+/// A mismatch means a wrong value among them that nothing caught yet: every sub-unit that
+/// nothing of the coordinator's will prove ([`audit::recounted_on_missed_total`]) is reopened
+/// for one more hidden replica ([`super::reopen::reopen_for_audit`]), so the liars' values are
+/// recounted by other workers; one whose check comes back over budget is recounted then
+/// ([`super::settle::recount_if_total_missed`]); a mismatch that survives that is left to the
+/// export's check (`ok: false`). `validated`: workunits of the starts to look at.
+pub(super) fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<Failed> {
     let mut failed = Failed::new();
     let mut b = Batch::new(tx.dialect());
     let in_ids = b.in_ids(validated);
@@ -588,7 +590,7 @@ fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<Fai
         );
         for u in &units {
             let (id, check_state, audited) = (u.i64(0)?, u.i64(4)?, u.i64(5)?);
-            if check_state != CHECK_VERIFIED && check_state != CHECK_AUDIT_WANTED && audited == 0 {
+            if audit::recounted_on_missed_total(check_standing(check_state), audited != 0) {
                 super::reopen::reopen_for_audit(tx, id)?;
                 failed.extend(retransition(tx, id as u64, now_ms)?);
             }

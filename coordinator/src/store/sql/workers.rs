@@ -156,6 +156,7 @@ pub(super) fn record_check(
                 )?;
                 bump_setting(tx, "checks_run", 1)?;
                 bump_setting(tx, "check_nodes", *nodes)?;
+                retransition(tx, workunit_id, now_ms)
             }
             CheckOutcome::OverBudget => {
                 tx.exec(
@@ -163,9 +164,10 @@ pub(super) fn record_check(
                     params![u64_to_db(workunit_id)],
                 )?;
                 bump_setting(tx, "checks_over_budget", 1)?;
+                retransition(tx, workunit_id, now_ms)?;
+                settle::recount_if_total_missed(tx, workunit_id, now_ms)
             }
         }
-        retransition(tx, workunit_id, now_ms)
     })
 }
 
@@ -196,6 +198,7 @@ fn record_resplit(
     )?;
     let CheckOutcome::Verified { digest, nodes } = outcome else {
         bump_setting(tx, "checks_over_budget", 1)?;
+        settle::recount_if_total_missed(tx, workunit_id, now_ms)?;
         return Ok(true);
     };
     bump_setting(tx, "resplits_run", 1)?;
@@ -267,6 +270,7 @@ fn record_audit(
                         "UPDATE workunits SET check_state = ?2 WHERE id = ?1",
                         params![wu, CHECK_UNAUDITED],
                     )?;
+                    settle::recount_if_total_missed(tx, workunit_id, now_ms)?;
                 }
             }
         }

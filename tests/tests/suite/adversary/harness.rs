@@ -123,6 +123,8 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
     let mut honest_tasks = Vec::new();
     // Liars register first and answer at once: the worst case for the honest workers.
     let mut liar_ids = BTreeSet::new();
+    // In the order of `s.liars` (and of `logs`).
+    let mut liar_order = Vec::new();
     let mut liar_tasks = Vec::new();
     let logs: Vec<Arc<LiarLog>> = s.liars.iter().map(|_| Arc::default()).collect();
     let store = server.store.clone();
@@ -143,6 +145,7 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
             server.store.set_trust(auth.worker_id, true).unwrap();
         }
         liar_ids.insert(auth.worker_id);
+        liar_order.push(auth.worker_id);
         liar_tasks.push(tokio::spawn(liar(
             client,
             auth,
@@ -240,6 +243,20 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
             .filter(|w| w.quarantined && liar_ids.contains(&w.id) == liar)
             .count() as u64
     };
+    // A liar that lied and was not quarantined: what became of its lies, for the report.
+    for (log, id) in logs.iter().zip(&liar_order) {
+        let lied_on = log.lied_on.lock().unwrap().clone();
+        let caught = workers.list.iter().any(|w| w.id == *id && w.quarantined);
+        if lied_on.is_empty() || caught {
+            continue;
+        }
+        eprintln!("liar {id} lied on {lied_on:?} and is not quarantined");
+        for wu in lied_on {
+            for r in server.store.results(wu).unwrap() {
+                eprintln!("  workunit {wu}: {r:?}");
+            }
+        }
+    }
     let cost = server.store.check_cost().unwrap();
     Figures {
         name: s.name,

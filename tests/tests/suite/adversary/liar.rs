@@ -124,6 +124,8 @@ pub(super) fn batched(a: &Assignment, r: PerftResult) -> BatchedResult {
 /// What one scripted liar did.
 #[derive(Default)]
 pub(super) struct LiarLog {
+    /// The workunits it lied on (for the report of a liar that got away).
+    pub(super) lied_on: std::sync::Mutex<Vec<u64>>,
     pub(super) lies: AtomicU64,
     pub(super) honest: AtomicU64,
 }
@@ -203,6 +205,7 @@ pub(super) async fn liar(
             };
             let r = match lie {
                 Some(l) => {
+                    log.lied_on.lock().unwrap().push(a.workunit_id);
                     log.lies.fetch_add(1, Ordering::Relaxed);
                     l
                 }
