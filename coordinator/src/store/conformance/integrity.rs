@@ -153,9 +153,10 @@ fn no_secret_checks() -> Integrity {
 /// recount by a replica would merely outvote them). Verified, the lie's check quarantines both
 /// colluders and reopens what they validated; over budget, the lie is recounted by a hidden
 /// replica then, and nobody is quarantined.
-fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool) {
+fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool, max_strikes: u64) {
     use c960_common::perft;
     s.set_integrity(&no_secret_checks()).unwrap();
+    s.set_max_strikes(max_strikes).unwrap();
     let c = s
         .create_campaign(
             &NewCampaign::new(3, 2, None, vec![518])
@@ -236,17 +237,19 @@ fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool) {
         }
     };
     s.record_check(liar_unit, &outcome, t).unwrap();
-    // Verified: the liars are quarantined and their values reopen. Over budget: the start
-    // still misses its total and nothing else will prove the lie: a replica recounts it.
+    // Verified: the lie is overturned, the liars are quarantined and what they validated
+    // reopens (with quarantine off, the lie alone). Over budget: the start still misses its
+    // total and nothing else will prove the lie: a replica recounts it.
+    let quarantine = !over_budget && max_strikes > 0;
     let (_, rows) = s.table(c.id).unwrap();
     for r in &rows {
-        let reopened = r.workunit_id == liar_unit || !over_budget;
+        let reopened = r.workunit_id == liar_unit || quarantine;
         assert_eq!(r.status != RowStatus::Valid, reopened, "{r:?}");
     }
     for w in colluders {
         assert_eq!(
             s.worker(w).unwrap().unwrap().quarantined,
-            !over_budget,
+            quarantine,
             "a verified check is evidence; a value recounted by a replica is not"
         );
     }
@@ -283,12 +286,18 @@ pub(crate) fn a_missed_known_total_keeps_a_queued_check_that_then_quarantines_th
 >(
     s: &S,
 ) {
-    missed_total_with_a_check_queued(s, false);
+    missed_total_with_a_check_queued(s, false, 3);
 }
 
 /// [`missed_total_with_a_check_queued`], the check over budget.
 pub(crate) fn a_missed_known_total_recounts_a_value_whose_check_was_over_budget<S: Backend>(s: &S) {
-    missed_total_with_a_check_queued(s, true);
+    missed_total_with_a_check_queued(s, true, 3);
+}
+
+/// [`missed_total_with_a_check_queued`], the check verified, automatic quarantine off: the
+/// check overturns the lie all the same.
+pub(crate) fn a_verified_check_overturns_a_valid_lie_with_quarantine_off<S: Backend>(s: &S) {
+    missed_total_with_a_check_queued(s, false, 0);
 }
 
 /// Issue 30: trust takes checks spread over time, and giving work back as a pattern costs it.

@@ -150,12 +150,25 @@ pub(super) fn record_check(
         }
         match outcome {
             CheckOutcome::Verified { digest, nodes } => {
+                bump_setting(tx, "checks_run", 1)?;
+                bump_setting(tx, "check_nodes", *nodes)?;
+                // A value already valid that the check contradicts (its check was queued when it
+                // validated) is overturned: reopened whether or not its workers get quarantined
+                // (`max_strikes` 0 turns that off).
+                let row = tx.query_opt(
+                    "SELECT state, canonical_digest FROM workunits WHERE id = ?1",
+                    params![u64_to_db(workunit_id)],
+                )?;
+                if let Some(row) = row
+                    && row.i64(0)? == WORKUNIT_VALID
+                    && row.opt_blob(1)?.as_deref() != Some(&digest[..])
+                {
+                    return settle::overturn(tx, workunit_id, digest, now_ms);
+                }
                 tx.exec(
                     &format!("UPDATE workunits SET check_state = {CHECK_VERIFIED}, verified_digest = ?2 WHERE id = ?1"),
                     params![u64_to_db(workunit_id), digest],
                 )?;
-                bump_setting(tx, "checks_run", 1)?;
-                bump_setting(tx, "check_nodes", *nodes)?;
                 retransition(tx, workunit_id, now_ms)
             }
             CheckOutcome::OverBudget => {
