@@ -53,14 +53,9 @@ pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Bac
     let _ = t[1];
 }
 
-/// Issue 30: two trusted colluders answer every sub-unit of SP 518's depth-3 split, one of them
-/// one node too many. Everything is valid, but the start sums to one more than its published
-/// 8,902: every sub-unit is reopened for one more hidden replica, and honest workers' recounts
-/// replace the lie.
-pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>(s: &S) {
-    use c960_common::perft;
-    // No secret checks: a value with a check queued is left to it (the next test).
-    s.set_integrity(&no_secret_checks()).unwrap();
+/// SP 518's depth-3 split at ply 1 (20 sub-units summing to the published 8,902), with the
+/// true value of each sub-unit.
+fn split_518<S: Backend>(s: &S) -> (crate::store::Campaign, BTreeMap<u64, u64>) {
     let c = s
         .create_campaign(
             &NewCampaign::new(3, 2, None, vec![518])
@@ -75,56 +70,49 @@ pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>
         .iter()
         .map(|r| {
             let pos = c960_common::Position::from_fen(&r.fen).unwrap();
-            (r.workunit_id, perft(&pos, r.depth))
+            (r.workunit_id, c960_common::perft(&pos, r.depth))
         })
         .collect();
     assert_eq!(truth.values().sum::<u64>(), 8902);
-    let liar_unit = rows[0].workunit_id;
-    let answer = |wu: u64, lie: bool| {
-        let n = truth[&wu] + u64::from(lie);
-        let mut d = [0u8; 32];
-        d[..8].copy_from_slice(&n.to_le_bytes());
-        Submission {
-            digest: d,
-            ..sub(n, 0)
-        }
-    };
-    let colluders = ["c0", "c1"].map(|n| {
-        let w = s.register_worker(n, b"k", "e", 0).unwrap();
-        s.set_trust(w, true).unwrap();
-        w
-    });
-    let mut t = 1;
-    for w in colluders {
-        while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
-            s.submit(
-                w,
-                l.lease_id,
-                &answer(l.workunit_id, l.workunit_id == liar_unit),
-                t,
-            )
-            .unwrap();
-            t += 1;
-        }
+    (c, truth)
+}
+
+/// An answer to sub-unit `wu`: its true value, or one node more.
+fn answer(truth: &BTreeMap<u64, u64>, wu: u64, lie: bool) -> Submission {
+    let n = truth[&wu] + u64::from(lie);
+    let mut d = [0u8; 32];
+    d[..8].copy_from_slice(&n.to_le_bytes());
+    Submission {
+        digest: d,
+        ..sub(n, 0)
     }
-    // Every sub-unit was valid a moment: the known total reopened them all.
-    let (_, rows) = s.table(c.id).unwrap();
-    assert!(
-        rows.iter().all(|r| r.status != RowStatus::Valid),
-        "{rows:?}"
-    );
-    // Honest trusted workers (a recount by untrusted ones would wait for an anchor).
-    let honest: Vec<u64> = (0..3)
-        .map(|i| {
-            let w = s.register_worker(&format!("h{i}"), b"k", "e", 0).unwrap();
+}
+
+/// Workers the operator trusts.
+fn trusted_workers<S: Backend>(s: &S, names: &[&str]) -> Vec<u64> {
+    names
+        .iter()
+        .map(|n| {
+            let w = s.register_worker(n, b"k", "e", 0).unwrap();
             s.set_trust(w, true).unwrap();
             w
         })
-        .collect();
+        .collect()
+}
+
+/// Honest trusted workers (a recount by untrusted ones would wait for an anchor) answer what
+/// is open until nothing is: afterwards every sub-unit is valid with its true value.
+fn honest_recount_ends_in_the_truth<S: Backend>(
+    s: &S,
+    c: &crate::store::Campaign,
+    truth: &BTreeMap<u64, u64>,
+    mut t: i64,
+) {
+    let honest = trusted_workers(s, &["h0", "h1", "h2"]);
     for _ in 0..3 {
         for &w in &honest {
             while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
-                s.submit(w, l.lease_id, &answer(l.workunit_id, false), t)
+                s.submit(w, l.lease_id, &answer(truth, l.workunit_id, false), t)
                     .unwrap();
                 t += 1;
             }
@@ -138,6 +126,33 @@ pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>
             "{r:?}"
         );
     }
+}
+
+/// Issue 30: two trusted colluders answer every sub-unit of SP 518's depth-3 split, one of them
+/// one node too many. Everything is valid, but the start sums to one more than its published
+/// 8,902: every sub-unit is reopened for one more hidden replica, and honest workers' recounts
+/// replace the lie.
+pub(crate) fn a_split_start_that_misses_its_known_total_is_recounted<S: Backend>(s: &S) {
+    // No secret checks: a value with a check queued is left to it (the next test).
+    s.set_integrity(&no_secret_checks()).unwrap();
+    let (c, truth) = split_518(s);
+    let liar_unit = *truth.keys().next().unwrap();
+    let mut t = 1;
+    for w in trusted_workers(s, &["c0", "c1"]) {
+        while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
+            let lie = l.workunit_id == liar_unit;
+            s.submit(w, l.lease_id, &answer(&truth, l.workunit_id, lie), t)
+                .unwrap();
+            t += 1;
+        }
+    }
+    // Every sub-unit was valid a moment: the known total reopened them all.
+    let (_, rows) = s.table(c.id).unwrap();
+    assert!(
+        rows.iter().all(|r| r.status != RowStatus::Valid),
+        "{rows:?}"
+    );
+    honest_recount_ends_in_the_truth(s, &c, &truth, t);
 }
 
 fn no_secret_checks() -> Integrity {
@@ -154,44 +169,14 @@ fn no_secret_checks() -> Integrity {
 /// colluders and reopens what they validated; over budget, the lie is recounted by a hidden
 /// replica then, and nobody is quarantined.
 fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool, max_strikes: u64) {
-    use c960_common::perft;
     s.set_integrity(&no_secret_checks()).unwrap();
     s.set_max_strikes(max_strikes).unwrap();
-    let c = s
-        .create_campaign(
-            &NewCampaign::new(3, 2, None, vec![518])
-                .unwrap()
-                .split_by("1")
-                .unwrap(),
-            0,
-        )
-        .unwrap();
-    let (_, rows) = s.table(c.id).unwrap();
-    let truth: BTreeMap<u64, u64> = rows
-        .iter()
-        .map(|r| {
-            let pos = c960_common::Position::from_fen(&r.fen).unwrap();
-            (r.workunit_id, perft(&pos, r.depth))
-        })
-        .collect();
-    let liar_unit = rows[0].workunit_id;
-    let answer = |wu: u64, lie: bool| {
-        let n = truth[&wu] + u64::from(lie);
-        let mut d = [0u8; 32];
-        d[..8].copy_from_slice(&n.to_le_bytes());
-        Submission {
-            digest: d,
-            ..sub(n, 0)
-        }
-    };
-    let colluders = ["c0", "c1"].map(|n| {
-        let w = s.register_worker(n, b"k", "e", 0).unwrap();
-        s.set_trust(w, true).unwrap();
-        w
-    });
+    let (c, truth) = split_518(s);
+    let liar_unit = *truth.keys().next().unwrap();
+    let colluders = trusted_workers(s, &["c0", "c1"]);
     // The second colluder's answers are all drawn for a secret check.
     let mut t = 1;
-    for (i, w) in colluders.into_iter().enumerate() {
+    for (i, &w) in colluders.iter().enumerate() {
         if i == 1 {
             s.set_integrity(&Integrity {
                 check_rate_trusted_ppm: 1_000_000,
@@ -201,7 +186,7 @@ fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool, max_st
         }
         while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
             let lie = l.workunit_id == liar_unit;
-            s.submit(w, l.lease_id, &answer(l.workunit_id, lie), t)
+            s.submit(w, l.lease_id, &answer(&truth, l.workunit_id, lie), t)
                 .unwrap();
             t += 1;
         }
@@ -223,7 +208,7 @@ fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool, max_st
     // The checker gets to the honest values first, then to the lie.
     for &wu in truth.keys().filter(|&&wu| wu != liar_unit) {
         let right = CheckOutcome::Verified {
-            digest: answer(wu, false).digest,
+            digest: answer(&truth, wu, false).digest,
             nodes: truth[&wu],
         };
         s.record_check(wu, &right, t).unwrap();
@@ -232,7 +217,7 @@ fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool, max_st
         CheckOutcome::OverBudget
     } else {
         CheckOutcome::Verified {
-            digest: answer(liar_unit, false).digest,
+            digest: answer(&truth, liar_unit, false).digest,
             nodes: truth[&liar_unit],
         }
     };
@@ -246,38 +231,14 @@ fn missed_total_with_a_check_queued<S: Backend>(s: &S, over_budget: bool, max_st
         let reopened = r.workunit_id == liar_unit || quarantine;
         assert_eq!(r.status != RowStatus::Valid, reopened, "{r:?}");
     }
-    for w in colluders {
+    for &w in &colluders {
         assert_eq!(
             s.worker(w).unwrap().unwrap().quarantined,
             quarantine,
             "a verified check is evidence; a value recounted by a replica is not"
         );
     }
-    // Honest trusted workers recount what is open: the table is the truth.
-    let honest: Vec<u64> = (0..3)
-        .map(|i| {
-            let w = s.register_worker(&format!("h{i}"), b"k", "e", 0).unwrap();
-            s.set_trust(w, true).unwrap();
-            w
-        })
-        .collect();
-    for _ in 0..3 {
-        for &w in &honest {
-            while let Some(l) = s.assign(w, &ALL, t, 100_000).unwrap() {
-                s.submit(w, l.lease_id, &answer(l.workunit_id, false), t)
-                    .unwrap();
-                t += 1;
-            }
-        }
-    }
-    let (_, rows) = s.table(c.id).unwrap();
-    for r in &rows {
-        assert_eq!(
-            (r.status.as_str(), r.nodes),
-            ("valid", Some(truth[&r.workunit_id])),
-            "{r:?}"
-        );
-    }
+    honest_recount_ends_in_the_truth(s, &c, &truth, t);
 }
 
 /// [`missed_total_with_a_check_queued`], the check verified.
