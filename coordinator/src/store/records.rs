@@ -433,7 +433,9 @@ pub struct CheckCost {
     pub resplits_overturned: u64,
     /// Validated values the coordinator audited ([`crate::audit`]).
     pub audits_run: u64,
-    /// Of those, values the audit overturned.
+    /// Of those, valid values the audit contradicted (reopened; their workers failed a check).
+    /// An audit that lands on a value reopened meanwhile (a quarantine re-verifies it) is not
+    /// one.
     pub audits_overturned: u64,
     /// Audits given to one more hidden replica for another worker (over the budget).
     pub audit_replicas: u64,

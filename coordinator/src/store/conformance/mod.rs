@@ -38,6 +38,7 @@ pub(crate) use integrity::{
     trust_takes_time_and_giving_work_back_costs_it,
 };
 pub(crate) use quarantine::{
+    a_recount_of_a_value_reopened_meanwhile_overturns_nothing,
     a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
     an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
     ban_releases_leases_and_unban_forgives, quarantine_reopens_what_the_worker_made_fail,
@@ -703,6 +704,7 @@ conformance!(
     quarantine_reopens_what_the_worker_made_fail,
     an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
     a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
+    a_recount_of_a_value_reopened_meanwhile_overturns_nothing,
     credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration,
     a_boinc_host_is_found_within_its_account_by_id_or_cpid_never_across,
     registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_party,

@@ -92,6 +92,17 @@ pub(crate) fn an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_t
 /// the value is reopened and both lose their standing; honest workers then settle it. A
 /// value the recount confirms stays valid.
 pub(crate) fn a_resplit_recount_overturns_a_lie_of_two_trusted_colluders<S: Backend>(s: &S) {
+    resplit_recounts(s, false);
+}
+
+/// [`a_resplit_recount_overturns_a_lie_of_two_trusted_colluders`] with the lie's recount first:
+/// the quarantine reopens the other value before its own recount lands, which gives it the
+/// truth but overturns nothing (the status page's count of overturned values stays 1).
+pub(crate) fn a_recount_of_a_value_reopened_meanwhile_overturns_nothing<S: Backend>(s: &S) {
+    resplit_recounts(s, true);
+}
+
+fn resplit_recounts<S: Backend>(s: &S, lie_first: bool) {
     s.set_integrity(&crate::trust::Integrity {
         resplit_rate_ppm: 1_000_000,
         check_rate_trusted_ppm: 0,
@@ -125,24 +136,26 @@ pub(crate) fn a_resplit_recount_overturns_a_lie_of_two_trusted_colluders<S: Back
             && wanted.len() == 2,
         "{wanted:?}"
     );
-    s.record_check(
-        truth,
-        &CheckOutcome::Verified {
-            digest: [2; 32],
-            nodes: 30,
-        },
-        2,
-    )
-    .unwrap();
-    s.record_check(
-        lie,
-        &CheckOutcome::Verified {
-            digest: [1; 32],
-            nodes: 20,
-        },
-        2,
-    )
-    .unwrap();
+    let recounts = [
+        (
+            truth,
+            CheckOutcome::Verified {
+                digest: [2; 32],
+                nodes: 30,
+            },
+        ),
+        (
+            lie,
+            CheckOutcome::Verified {
+                digest: [1; 32],
+                nodes: 20,
+            },
+        ),
+    ];
+    let order = if lie_first { [1, 0] } else { [0, 1] };
+    for i in order {
+        s.record_check(recounts[i].0, &recounts[i].1, 2).unwrap();
+    }
     assert!(s.checks_wanted(10).unwrap().is_empty());
     for t in [t1, t2] {
         let w = s.worker(t).unwrap().unwrap();

@@ -219,7 +219,11 @@ fn record_resplit(
     if state == WORKUNIT_VALID && canonical.as_deref() == Some(&digest[..]) {
         return Ok(true);
     }
-    bump_setting(tx, "resplits_overturned", 1)?;
+    // Overturned: a valid value the recount contradicts. One reopened meanwhile (a quarantine
+    // re-verifies it) gets the truth all the same, but no value was overturned.
+    if state == WORKUNIT_VALID {
+        bump_setting(tx, "resplits_overturned", 1)?;
+    }
     settle::overturn(tx, workunit_id, digest, now_ms)?;
     Ok(true)
 }
@@ -258,7 +262,10 @@ fn record_audit(
                 )?;
                 retransition(tx, workunit_id, now_ms)?;
             } else {
-                bump_setting(tx, "audits_overturned", 1)?;
+                // As for a re-split: only a valid value the audit contradicts is overturned.
+                if state == WORKUNIT_VALID {
+                    bump_setting(tx, "audits_overturned", 1)?;
+                }
                 settle::overturn(tx, workunit_id, digest, now_ms)?;
             }
         }
