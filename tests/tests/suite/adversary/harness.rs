@@ -1,7 +1,7 @@
 //! Runs a scenario (a coordinator, honest runners, liars) and measures what came out.
 
 use c960_coordinator::trust::TrustLevel;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -122,9 +122,8 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
     let (tx, rx) = tokio::sync::watch::channel(false);
     let mut honest_tasks = Vec::new();
     // Liars register first and answer at once: the worst case for the honest workers.
-    let mut liar_ids = BTreeSet::new();
     // In the order of `s.liars` (and of `logs`).
-    let mut liar_order = Vec::new();
+    let mut liar_ids = Vec::new();
     let mut liar_tasks = Vec::new();
     let logs: Vec<Arc<LiarLog>> = s.liars.iter().map(|_| Arc::default()).collect();
     let store = server.store.clone();
@@ -144,8 +143,7 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
         if trust_everyone {
             server.store.set_trust(auth.worker_id, true).unwrap();
         }
-        liar_ids.insert(auth.worker_id);
-        liar_order.push(auth.worker_id);
+        liar_ids.push(auth.worker_id);
         liar_tasks.push(tokio::spawn(liar(
             client,
             auth,
@@ -244,7 +242,7 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
             .count() as u64
     };
     // A liar that lied and was not quarantined: what became of its lies, for the report.
-    for (log, id) in logs.iter().zip(&liar_order) {
+    for (log, id) in logs.iter().zip(&liar_ids) {
         let lied_on = log.lied_on.lock().unwrap().clone();
         let caught = workers.list.iter().any(|w| w.id == *id && w.quarantined);
         if lied_on.is_empty() || caught {
