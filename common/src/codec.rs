@@ -7,15 +7,16 @@ use serde::de::DeserializeOwned;
 
 use crate::wire::MAX_BODY_BYTES;
 
-/// Why a body could not be encoded or decoded.
+/// Why a body could not be encoded or decoded. The bincode errors are in the messages, not
+/// marked as sources, so that a chain printer (`{:#}`) does not say them twice.
 #[derive(Debug, thiserror::Error)]
 pub enum CodecError {
     /// The value could not be encoded (should not happen for wire types).
     #[error("cannot encode: {0}")]
-    Encode(#[from] bincode::error::EncodeError),
+    Encode(bincode::error::EncodeError),
     /// The bytes are not a valid encoding of the expected type (garbage, truncated, too large).
     #[error("cannot decode: {0}")]
-    Decode(#[from] bincode::error::DecodeError),
+    Decode(bincode::error::DecodeError),
     /// The bytes decode, but more bytes follow the value.
     #[error("{0} trailing bytes after the message")]
     Trailing(usize),
@@ -27,7 +28,7 @@ fn config() -> impl bincode::config::Config {
 
 /// Encodes a wire value.
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
-    Ok(bincode::serde::encode_to_vec(value, config())?)
+    bincode::serde::encode_to_vec(value, config()).map_err(CodecError::Encode)
 }
 
 /// Decodes a wire value; the whole input must be consumed.
@@ -48,7 +49,8 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
 /// # Ok::<(), c960_common::codec::CodecError>(())
 /// ```
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
-    let (value, used) = bincode::serde::decode_from_slice(bytes, config())?;
+    let (value, used) =
+        bincode::serde::decode_from_slice(bytes, config()).map_err(CodecError::Decode)?;
     if used != bytes.len() {
         return Err(CodecError::Trailing(bytes.len() - used));
     }
@@ -58,7 +60,8 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
 /// Reads only the protocol version, the first field of every request, from the start of a body.
 /// This works whatever follows, so a request from another protocol version is recognised as such.
 pub fn peek_protocol(bytes: &[u8]) -> Result<u32, CodecError> {
-    let (version, _) = bincode::serde::decode_from_slice::<u32, _>(bytes, config())?;
+    let (version, _) =
+        bincode::serde::decode_from_slice::<u32, _>(bytes, config()).map_err(CodecError::Decode)?;
     Ok(version)
 }
 

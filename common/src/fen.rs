@@ -25,9 +25,16 @@ pub enum FenError {
         /// What is wrong.
         reason: String,
     },
-    /// The fields parse but the position breaks a rule.
+    /// The fields parse but the position breaks a rule. Not marked as the error's source: the
+    /// message already carries it, and a chain printer (`{:#}`) would say it twice.
     #[error("illegal position: {0}")]
-    Position(#[from] PositionError),
+    Position(PositionError),
+}
+
+impl From<PositionError> for FenError {
+    fn from(e: PositionError) -> FenError {
+        FenError::Position(e)
+    }
 }
 
 fn field_err(field: &'static str, reason: impl Into<String>) -> FenError {

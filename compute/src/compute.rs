@@ -5,9 +5,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use c960_common::search;
 use c960_common::wire::{AnalysisEngine, PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
+use c960_common::{perft, search};
 
 use crate::engine::{Engine, to_wire};
 pub use crate::error::ComputeError;
@@ -178,6 +178,12 @@ pub fn compute_with(
         return Err(ComputeError::BadPosition("not a perft workunit".into()));
     };
     let pos = root_position(kind)?;
+    if *depth > perft::MAX_DEPTH {
+        return Err(ComputeError::BadPosition(format!(
+            "perft depth {depth} is out of range 0..{}",
+            perft::MAX_DEPTH
+        )));
+    }
     if *depth == 0 {
         return Ok(PerftResult {
             nodes: 1,

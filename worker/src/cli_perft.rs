@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use c960_common::epd::parse_perft_line;
-use c960_common::{PerftEngine, PerftOptions, Position, StartPosition};
+use c960_common::{PerftEngine, PerftOptions, Position, StartPosition, perft};
 
 /// Arguments of `perft`.
 #[derive(clap::Args)]
@@ -19,7 +19,7 @@ pub struct PerftArgs {
     /// A file with one FEN or EPD line per line; prints `FEN;DEPTH;NODES` per line.
     #[arg(long)]
     file: Option<PathBuf>,
-    /// Depth in plies.
+    /// Depth in plies (at most 20).
     #[arg(long)]
     depth: u32,
     /// Print `move: count` for every root move before the total.
@@ -60,6 +60,13 @@ impl EngineArgs {
 }
 
 pub fn run(args: PerftArgs) -> Result<()> {
+    if args.depth > perft::MAX_DEPTH {
+        bail!(
+            "--depth {} is out of range 0..{}",
+            args.depth,
+            perft::MAX_DEPTH
+        );
+    }
     let engine = args.engine.engine();
     if let Some(path) = &args.file {
         return run_file(path, args.depth, &engine);

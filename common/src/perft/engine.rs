@@ -61,7 +61,15 @@ impl PerftEngine {
     }
 
     /// The number of leaf nodes `depth` plies below `pos`.
+    ///
+    /// # Panics
+    ///
+    /// If `depth` exceeds [`MAX_DEPTH`](super::MAX_DEPTH) (callers check it where it is input).
     pub fn perft(&self, pos: &Position, depth: u32) -> u64 {
+        assert!(
+            depth <= super::MAX_DEPTH,
+            "perft depth {depth} over the maximum"
+        );
         if depth <= 1 || (self.options.threads == 1 && self.table.is_none()) {
             return perft_with(self.kernel, pos, depth);
         }
@@ -69,7 +77,15 @@ impl PerftEngine {
     }
 
     /// Counts per root move, in generation order.
+    ///
+    /// # Panics
+    ///
+    /// If `depth` exceeds [`MAX_DEPTH`](super::MAX_DEPTH).
     pub fn divide(&self, pos: &Position, depth: u32) -> Vec<(Move, u64)> {
+        assert!(
+            depth <= super::MAX_DEPTH,
+            "perft depth {depth} over the maximum"
+        );
         let pos = pos.with_zobrist_seed(self.options.seed);
         let moves = pos.legal_moves();
         if depth == 0 {

@@ -11,6 +11,12 @@ use crate::types::Role;
 /// More than the most legal moves any position has (218).
 const MAX_MOVES: usize = 256;
 
+/// The deepest perft anything here counts: campaigns, workunits, `c960-worker perft` and
+/// [`PerftEngine`]. A count of depth 20 from any real position would take longer than anyone
+/// waits; the bound is there so that a typo or a hostile workunit (depth 200) is refused with an
+/// error instead of exhausting a thread's stack in the recursion.
+pub const MAX_DEPTH: u32 = 20;
+
 /// The CPU features the perft recursions use on this machine, picked at run time: the name of
 /// [`Kernel::best`] (`"bmi2"`, `"bmi1"`, `"popcnt"` or `"portable"`).
 pub fn cpu_features() -> &'static str {

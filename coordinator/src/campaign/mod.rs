@@ -2,8 +2,8 @@
 //! starts, and what a new campaign holds.
 
 use c960_common::family::Family;
-use c960_common::search;
 use c960_common::wire::AnalysisEngine;
+use c960_common::{perft, search};
 use serde::{Deserialize, Serialize};
 
 use crate::sizing::{self, Estimate};
@@ -240,8 +240,11 @@ impl NewCampaign {
         max_results: Option<u32>,
         positions: Vec<u16>,
     ) -> Result<NewCampaign, String> {
-        if depth == 0 || depth > 20 {
-            return Err(format!("depth {depth} is out of range 1..20"));
+        if depth == 0 || depth > perft::MAX_DEPTH {
+            return Err(format!(
+                "depth {depth} is out of range 1..{}",
+                perft::MAX_DEPTH
+            ));
         }
         if quorum == 0 || quorum > 16 {
             return Err(format!("quorum {quorum} is out of range 1..16"));
@@ -670,6 +673,8 @@ mod tests {
     #[test]
     fn campaign_checks() {
         assert!(NewCampaign::new(0, 2, None, vec![1]).is_err());
+        assert!(NewCampaign::new(perft::MAX_DEPTH, 2, None, vec![1]).is_ok());
+        assert!(NewCampaign::new(perft::MAX_DEPTH + 1, 2, None, vec![1]).is_err());
         assert!(NewCampaign::new(3, 0, None, vec![1]).is_err());
         assert!(NewCampaign::new(3, 2, Some(1), vec![1]).is_err());
         assert!(NewCampaign::new(3, 2, None, vec![]).is_err());

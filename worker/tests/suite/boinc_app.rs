@@ -225,7 +225,9 @@ fn bad_input_is_one_line_a_failure_and_no_finish_file() {
         depth: 2,
     }))
     .unwrap();
-    let cases: [(Option<&[u8]>, &str); 5] = [
+    // Deeper than any perft is counted: refused, not a stack overflow in the recursion.
+    let too_deep = serde_json::to_vec(&assignment(perft(200))).unwrap();
+    let cases: [(Option<&[u8]>, &str); 6] = [
         (None, "cannot read the workunit wu.json"),
         (
             Some(b"{\"lease_id\": 1"),
@@ -234,6 +236,7 @@ fn bad_input_is_one_line_a_failure_and_no_finish_file() {
         (Some(b"[1, 2, 3]"), "wu.json is not a c960 assignment"),
         (Some(&uci), "UCI engine"),
         (Some(&no_kings), "workunit 7"),
+        (Some(&too_deep), "perft depth 200 is out of range 0..20"),
     ];
     for (input, says) in cases {
         let slot = Slot::new(input, "1.000000");

@@ -119,6 +119,15 @@ fn bad_input_is_one_line_on_stderr_and_a_failure() {
             "1",
         ],
         &["perft", "--depth", "1", "--file", "/nonexistent/c960.epd"],
+        // Deeper than anything is counted: refused, not a stack overflow in the recursion.
+        &["perft", "--sp", "518", "--depth", "99"],
+        &[
+            "perft",
+            "--fen",
+            "8/8/8/8/8/8/8/K6k w - - 0 1",
+            "--depth",
+            "200",
+        ],
         &["position", "--arrangement", "RNBQKNBR"],
         &["position", "--arrangement", "KRNBBQNR"],
         &["position", "--fen", "4k3/8/8/8/8/8/8/4K3 w - - 0 1"],
@@ -133,6 +142,17 @@ fn bad_input_is_one_line_on_stderr_and_a_failure() {
     }
     let (_, _, err) = worker(&["position", "--arrangement", "RNBQKNBR"]);
     assert!(err.contains("opposite colours"), "{err}");
+    let (_, _, err) = worker(&["perft", "--sp", "518", "--depth", "99"]);
+    assert_eq!(err.trim_end(), "error: --depth 99 is out of range 0..20");
+    // The reason an illegal FEN is refused is said once, not again as the error's source.
+    let (_, _, err) = worker(&[
+        "perft",
+        "--fen",
+        "8/8/8/8/8/8/8/8 w - - 0 1",
+        "--depth",
+        "1",
+    ]);
+    assert_eq!(err.matches("exactly one king").count(), 1, "{err}");
 }
 
 #[test]
