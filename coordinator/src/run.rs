@@ -117,6 +117,9 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome> {
             spec.quorum
         );
     }
+    if let Some(out) = &opts.out {
+        check_out_writable(out)?;
+    }
     let store: Arc<dyn Store> = crate::store::open(&opts.db)?.into();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -231,6 +234,21 @@ async fn run_async(
         return Ok(RunOutcome::Failed { failed: 1 });
     }
     Ok(RunOutcome::Complete(total))
+}
+
+/// Refuses an `--out` that cannot be written before any work is done, rather than after a long
+/// campaign (whose results the database keeps all the same). Leaves an existing file as it is.
+fn check_out_writable(out: &std::path::Path) -> Result<()> {
+    let existed = out.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(out)
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(out);
+    }
+    Ok(())
 }
 
 /// Writes the CSV table to `out` (or standard output), then the total, if any, on standard

@@ -138,6 +138,58 @@ fn commands_refuse_a_database_that_does_not_exist() {
     }
 }
 
+/// `run --out` into a directory that does not exist is refused before any work is done (one
+/// line, non-zero exit, no database made), not after the campaign; an existing file is left as
+/// it is until the table replaces it.
+#[test]
+fn run_refuses_an_out_it_cannot_write_before_computing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("run.db");
+    let missing = dir.path().join("no-such-dir").join("perft.csv");
+    let out = coordinator(
+        &[
+            "run",
+            "--depth",
+            "3",
+            "--positions",
+            "0-1",
+            "--out",
+            missing.to_str().unwrap(),
+        ],
+        &db,
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: cannot write "), "{err}");
+    assert!(!db.exists(), "the run started before refusing its --out");
+
+    let existing = dir.path().join("old.csv");
+    std::fs::write(&existing, "an earlier table\n").unwrap();
+    let out = coordinator(
+        &[
+            "run",
+            "--depth",
+            "1",
+            "--positions",
+            "518",
+            "--out",
+            existing.to_str().unwrap(),
+        ],
+        &db,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&existing)
+            .unwrap()
+            .contains(",20,valid,")
+    );
+}
+
 /// `c960-coordinator campaign show … | head -1` and the like: a reader that exits before the
 /// output is written is no failure (success, nothing on stderr), never a panic.
 #[test]
