@@ -233,18 +233,17 @@ pub const MAX_SELF_PLAY_GAMES: u32 = c960_compute::selfplay::MAX_GAMES;
 pub const MAX_SELF_PLAY_NODES: u64 = c960_compute::selfplay::MAX_NODES_PER_MOVE;
 
 impl NewCampaign {
-    /// Checks the parameters; the cap defaults to quorum + 2 (room for two disagreements).
+    /// Checks the parameters; the cap defaults to quorum + 2 (room for two disagreements). The
+    /// depth's upper bound depends on the kind: [`NewCampaign::split_at`] holds a perft campaign
+    /// to [`perft::MAX_DEPTH`], [`NewCampaign::analyse`] an analysis to [`search::MAX_DEPTH`].
     pub fn new(
         depth: u32,
         quorum: u32,
         max_results: Option<u32>,
         positions: Vec<u16>,
     ) -> Result<NewCampaign, String> {
-        if depth == 0 || depth > perft::MAX_DEPTH {
-            return Err(format!(
-                "depth {depth} is out of range 1..{}",
-                perft::MAX_DEPTH
-            ));
+        if depth == 0 {
+            return Err("depth 0: a campaign searches or counts at least one ply".into());
         }
         if quorum == 0 || quorum > 16 {
             return Err(format!("quorum {quorum} is out of range 1..16"));
@@ -366,6 +365,13 @@ impl NewCampaign {
     /// Splits each start position's perft at `ply` with transposition merging
     /// ([`c960_common::split`]): one workunit per distinct position, depth − ply deep.
     pub fn split_at(mut self, ply: u32) -> Result<NewCampaign, String> {
+        if self.kind() == CampaignKind::Perft && self.depth > perft::MAX_DEPTH {
+            return Err(format!(
+                "depth {} is out of range 1..{}",
+                self.depth,
+                perft::MAX_DEPTH
+            ));
+        }
         if self.analysis.is_some() && ply > 0 {
             return Err("--split-ply applies to perft campaigns only".into());
         }
@@ -673,8 +679,16 @@ mod tests {
     #[test]
     fn campaign_checks() {
         assert!(NewCampaign::new(0, 2, None, vec![1]).is_err());
-        assert!(NewCampaign::new(perft::MAX_DEPTH, 2, None, vec![1]).is_ok());
-        assert!(NewCampaign::new(perft::MAX_DEPTH + 1, 2, None, vec![1]).is_err());
+        // Perft goes to perft::MAX_DEPTH, analysis deeper (to search::MAX_DEPTH).
+        let deepest = |depth| NewCampaign::new(depth, 2, None, vec![1]).unwrap();
+        assert!(deepest(perft::MAX_DEPTH).split_by("0").is_ok());
+        assert!(deepest(perft::MAX_DEPTH + 1).split_by("0").is_err());
+        assert!(deepest(perft::MAX_DEPTH + 1).split_by("auto").is_err());
+        for engine in [AnalysisEngine::Builtin, AnalysisEngine::Uci] {
+            let analysis = deepest(search::MAX_DEPTH).analyse(engine).unwrap();
+            assert!(analysis.split_by("auto").is_ok());
+            assert!(deepest(search::MAX_DEPTH + 1).analyse(engine).is_err());
+        }
         assert!(NewCampaign::new(3, 0, None, vec![1]).is_err());
         assert!(NewCampaign::new(3, 2, Some(1), vec![1]).is_err());
         assert!(NewCampaign::new(3, 2, None, vec![]).is_err());

@@ -106,6 +106,7 @@ fn run_refuses_bad_arguments_with_one_line() {
     for args in [
         vec!["run", "--depth", "2", "--positions", "0-960"],
         vec!["run", "--depth", "0"],
+        vec!["run", "--depth", "21"],
         vec!["run", "--depth", "2", "--local-workers", "1"],
         vec!["run", "--depth", "2", "--split-ply", "two"],
         vec!["run", "--depth", "2", "--split-ply", "2"],
