@@ -53,14 +53,15 @@ pub enum StoreError {
     /// The database holds something impossible (or a stored value does not decode).
     #[error("database: {0}")]
     Db(String),
-    /// The database driver failed; its error is kept as the source.
-    #[error("database ({backend}): {source}")]
+    /// The database driver failed. Its error is kept (PostgreSQL's retry rule reads its
+    /// SQLSTATE) and said in the message, so it is not also the source: a chain printer (`{:#}`)
+    /// would say it, and its own causes, again.
+    #[error("database ({backend}): {cause}")]
     Backend {
         /// `sqlite` or `postgres`.
         backend: &'static str,
         /// The driver's error.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+        cause: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// A request the store refuses on its merits (e.g. a campaign with bad parameters).
     #[error("{0}")]
@@ -68,14 +69,14 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// A driver error of `backend`, kept as the source.
+    /// A driver error of `backend`, kept as its cause.
     pub fn backend(
         backend: &'static str,
-        source: impl std::error::Error + Send + Sync + 'static,
+        cause: impl std::error::Error + Send + Sync + 'static,
     ) -> StoreError {
         StoreError::Backend {
             backend,
-            source: Box::new(source),
+            cause: Box::new(cause),
         }
     }
 

@@ -138,6 +138,29 @@ fn commands_refuse_a_database_that_does_not_exist() {
     }
 }
 
+/// `serve` on a database it cannot create says why in one line, the driver's reason once (not
+/// again as the error's source and the source's source).
+#[test]
+fn serve_says_once_why_it_cannot_open_its_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("no-such-dir").join("c960.sqlite");
+    let out = Command::new(&bins().0)
+        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(&db)
+        .env("C960_ENROL_SECRET", "a-long-lab-secret")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("error: cannot open database "), "{err}");
+    assert_eq!(
+        last.matches("unable to open database file").count(),
+        1,
+        "{err}"
+    );
+}
+
 /// `run --out` into a directory that does not exist is refused before any work is done (one
 /// line, non-zero exit, no database made), not after the campaign; an existing file is left as
 /// it is until the table replaces it.

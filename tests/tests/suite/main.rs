@@ -37,6 +37,7 @@ mod security;
 mod selfplay;
 mod split;
 mod tidy;
+mod tidy_errors;
 mod tidy_sql;
 mod tls;
 mod versions;

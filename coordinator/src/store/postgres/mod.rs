@@ -163,10 +163,10 @@ impl std::fmt::Debug for PgStore {
 
 /// SQLSTATEs after which a transaction is simply run again: serialization failure, deadlock.
 fn is_retryable(e: &StoreError) -> bool {
-    let StoreError::Backend { source, .. } = e else {
+    let StoreError::Backend { cause, .. } = e else {
         return false;
     };
-    source
+    cause
         .downcast_ref::<postgres::Error>()
         .and_then(|e| e.code())
         .is_some_and(|c| {
