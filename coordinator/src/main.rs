@@ -47,7 +47,7 @@ enum Command {
         #[command(subcommand)]
         command: cli_campaigns::CampaignCommand,
     },
-    /// The BOINC project side (issue 33): the code-signing key.
+    /// The BOINC project side (`serve --boinc`): its code-signing key.
     Boinc {
         #[command(subcommand)]
         command: cli_boinc::BoincCommand,
