@@ -468,21 +468,30 @@ fn secret_from_file(path: &Path, flag: &str) -> Result<String> {
     Ok(secret.to_string())
 }
 
-/// Resolves on Ctrl-C or SIGTERM. Stopping abruptly is safe too (every change is one
-/// transaction); this only lets in-flight requests finish.
+/// Resolves on Ctrl-C or SIGTERM and says so: an operator who stops `serve` (or a service
+/// manager that does) sees that it heard, and why it may take a moment. Stopping abruptly is
+/// safe too (every change is one transaction); this only lets in-flight requests finish.
 async fn stop_signal() {
+    let signal = received_stop_signal().await;
+    tracing::info!(
+        signal,
+        "stopping: no new connections; the requests in flight finish (every accepted result is already stored)"
+    );
+}
+
+async fn received_stop_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
         if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+    "Ctrl-C"
 }
 
 fn serve(
@@ -557,6 +566,7 @@ fn serve(
             }
             None => conn::serve(listener, app, connections, stop_signal()).await?,
         }
+        tracing::info!(db = %db.display(), "stopped: serve again with this --db to carry on");
         Ok(())
     })
 }

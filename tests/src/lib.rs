@@ -481,6 +481,31 @@ impl ServeProcess {
     }
 }
 
+impl ServeProcess {
+    /// Stops the process as an operator's Ctrl-C or a service manager would (`sig`: `INT` or
+    /// `TERM`), waits for it to exit (at most 30 s, then kills it and fails) and returns its
+    /// exit status and everything it wrote on stderr (when piped).
+    pub fn stop_with(mut self, sig: &str) -> (std::process::ExitStatus, String) {
+        signal(&self.child, sig);
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "serve still running 30 s after SIG{sig}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut pipe, &mut err).expect("stderr");
+        }
+        (status, err)
+    }
+}
+
 impl Drop for ServeProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();

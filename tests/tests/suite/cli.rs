@@ -323,7 +323,9 @@ async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
     }
     // The sampler notices the completion within its 5 s period.
     tokio::time::sleep(Duration::from_secs(6)).await;
-    let err = server.stop();
+    // Stopped as a service manager stops it: it says so, and exits 0 (not "failed").
+    let (exit, err) = server.stop_with("TERM");
+    assert!(exit.success(), "serve after SIGTERM: {exit:?}\n{err}");
     assert!(
         !err.contains('\u{1b}'),
         "ANSI escape in a log that is no terminal: {err}"
@@ -359,6 +361,20 @@ async fn serve_logs_json_lines_without_colour_for_every_lifecycle_event() {
     let done = find("campaign complete");
     assert_eq!(done["fields"]["campaign"], campaign.id);
     assert_eq!(done["fields"]["valid"], 4);
+    let starting_with = |prefix: &str| {
+        events
+            .iter()
+            .find(|e| {
+                e["fields"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with(prefix))
+            })
+            .unwrap_or_else(|| panic!("no {prefix:?} event in {err}"))
+            .clone()
+    };
+    assert_eq!(starting_with("stopping: ")["fields"]["signal"], "SIGTERM");
+    let stopped = starting_with("stopped: ");
+    assert_eq!(stopped["fields"]["db"], db.display().to_string());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
