@@ -13,7 +13,7 @@ use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::checker::{self, CheckBudget};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::proxies::TrustedProxies;
-use c960_coordinator::store::Store;
+use c960_coordinator::store::{self, Store};
 use c960_coordinator::trust::{AddressSeparation, Integrity};
 
 use crate::{init_tracing, open};
@@ -434,7 +434,7 @@ fn boinc_project(
     };
     let key = match key {
         Some(k) => k,
-        None if c960_coordinator::store::postgres::is_postgres_url(&db.to_string_lossy()) => {
+        None if store::postgres::is_postgres_url(&db.to_string_lossy()) => {
             bail!(
                 "--boinc with a PostgreSQL database needs --boinc-key FILE (the code-signing key)"
             )
@@ -544,7 +544,7 @@ fn serve(
             Enrolment::Tokens => "by token",
             Enrolment::Closed => "closed",
         };
-        tracing::info!(db = %db.display(), enrolment, "serving");
+        tracing::info!(db = %store::shown(&db), enrolment, "serving");
         if let Some(p) = &config.boinc {
             let base = p.base(Some(&listener.local_addr()?.to_string()));
             tracing::info!(
@@ -566,7 +566,7 @@ fn serve(
             }
             None => conn::serve(listener, app, connections, stop_signal()).await?,
         }
-        tracing::info!(db = %db.display(), "stopped: serve again with this --db to carry on");
+        tracing::info!(db = %store::shown(&db), "stopped: serve again with this --db to carry on");
         Ok(())
     })
 }

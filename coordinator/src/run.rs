@@ -197,7 +197,7 @@ async fn run_async(
         );
         eprintln!(
             "run again with --db {} to resume",
-            crate::store::postgres::redact_url(&opts.db.to_string_lossy())
+            crate::store::shown(&opts.db)
         );
         return Ok(RunOutcome::Interrupted);
     }

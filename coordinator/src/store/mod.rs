@@ -44,13 +44,20 @@ pub fn open(db: &std::path::Path) -> anyhow::Result<Box<dyn Store>> {
     use anyhow::Context;
     let text = db.to_string_lossy();
     if postgres::is_postgres_url(&text) {
-        return Ok(Box::new(PgStore::open(&text).with_context(|| {
-            format!("cannot open database {}", postgres::redact_url(&text))
-        })?));
+        return Ok(Box::new(
+            PgStore::open(&text).with_context(|| format!("cannot open database {}", shown(db)))?,
+        ));
     }
     Ok(Box::new(SqliteStore::open(db).with_context(|| {
-        format!("cannot open database {}", db.display())
+        format!("cannot open database {}", shown(db))
     })?))
+}
+
+/// The database `--db` names as logs and messages show it: a SQLite file's path, a PostgreSQL
+/// URL without its password (logs are shipped and read by more people than the database's
+/// owner).
+pub fn shown(db: &std::path::Path) -> String {
+    postgres::redact_url(&db.to_string_lossy())
 }
 
 use crate::assembly::SplitUnit;

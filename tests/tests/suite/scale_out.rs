@@ -1,8 +1,8 @@
 //! Two coordinator processes on one PostgreSQL database, workers split between them, a campaign
 //! over all 960 starts at quorum 2: the table equals the reference, no workunit is validated
 //! twice, no worker holds two replicas of one workunit, and with one coordinator SIGKILLed
-//! mid-run the other finishes the campaign. Needs `C960_TEST_POSTGRES` (skipped loudly without
-//! it, failing under CI).
+//! mid-run the other finishes the campaign; and a coordinator's log never shows the database's
+//! password. Needs `C960_TEST_POSTGRES` (skipped loudly without it, failing under CI).
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -156,4 +156,36 @@ fn two_coordinators_on_postgres_depth_3() {
 #[ignore]
 fn two_coordinators_on_postgres_depth_5() {
     two_coordinators_finish_a_campaign_with_one_killed(5, "scale_out_d5");
+}
+
+/// A coordinator on PostgreSQL never writes its database's password into its log: the URL of
+/// `--db` is shown as `postgres://user:***@…` when serving and when stopping. (The test cluster
+/// trusts 127.0.0.1, so it accepts the made-up password.)
+#[test]
+fn the_database_password_stays_out_of_the_log() {
+    let Some((_, url)) = postgres_schema("PostgreSQL password test", "c960_password_log") else {
+        return;
+    };
+    bins();
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (user, host) = rest.split_once('@').unwrap();
+    let user = user.split(':').next().unwrap();
+    let password = "a-db-password-0417";
+    let with_password = format!("{scheme}://{user}:{password}@{host}");
+    let server = ServeProcess::start(
+        std::path::Path::new(&with_password),
+        &["--open-enrolment"],
+        Stdio::piped(),
+    );
+    let (exit, log) = server.stop_with("TERM");
+    assert!(exit.success(), "{exit:?}\n{log}");
+    assert!(!log.contains(password), "{log}");
+    let redacted = format!("{scheme}://{user}:***@{host}");
+    for event in ["serving", "stopped: "] {
+        assert!(
+            log.lines()
+                .any(|l| l.contains(event) && l.contains(&redacted)),
+            "no {event:?} line naming {redacted}: {log}"
+        );
+    }
 }
