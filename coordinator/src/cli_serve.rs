@@ -468,30 +468,36 @@ fn secret_from_file(path: &Path, flag: &str) -> Result<String> {
     Ok(secret.to_string())
 }
 
-/// Resolves on Ctrl-C or SIGTERM and says so: an operator who stops `serve` (or a service
-/// manager that does) sees that it heard, and why it may take a moment. Stopping abruptly is
+/// Listens for Ctrl-C and SIGTERM from now on, and returns what resolves on the first of them,
+/// saying so: an operator who stops `serve` (or a service manager that does) sees that it heard,
+/// and why it may take a moment. Installed before "listening on" is printed, so a signal sent as
+/// soon as the address is known is heard rather than killing the process. Stopping abruptly is
 /// safe too (every change is one transaction); this only lets in-flight requests finish.
-async fn stop_signal() {
-    let signal = received_stop_signal().await;
-    tracing::info!(
-        signal,
-        "stopping: no new connections; the requests in flight finish (every accepted result is already stored)"
-    );
-}
-
-async fn received_stop_signal() -> &'static str {
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
-    {
+    let received = {
         use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            return tokio::select! {
-                _ = tokio::signal::ctrl_c() => "SIGINT",
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut term = signal(SignalKind::terminate())?;
+        async move {
+            tokio::select! {
+                _ = int.recv() => "SIGINT",
                 _ = term.recv() => "SIGTERM",
-            };
+            }
         }
-    }
-    let _ = tokio::signal::ctrl_c().await;
-    "Ctrl-C"
+    };
+    #[cfg(not(unix))]
+    let received = async {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    };
+    Ok(async move {
+        let signal = received.await;
+        tracing::info!(
+            signal,
+            "stopping: no new connections; the requests in flight finish (every accepted result is already stored)"
+        );
+    })
 }
 
 fn serve(
@@ -532,6 +538,7 @@ fn serve(
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        let stop = stop_signal()?;
         let listener = conn::bind(&listen)
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
@@ -562,9 +569,9 @@ fn serve(
         match tls {
             Some(tls) => {
                 let listener = c960_coordinator::tls::TlsListener::new(listener, tls)?;
-                conn::serve(listener, app, connections, stop_signal()).await?
+                conn::serve(listener, app, connections, stop).await?
             }
-            None => conn::serve(listener, app, connections, stop_signal()).await?,
+            None => conn::serve(listener, app, connections, stop).await?,
         }
         tracing::info!(db = %store::shown(&db), "stopped: serve again with this --db to carry on");
         Ok(())
