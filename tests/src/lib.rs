@@ -473,15 +473,9 @@ impl ServeProcess {
     pub fn stop(mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let mut err = String::new();
-        if let Some(mut pipe) = self.child.stderr.take() {
-            std::io::Read::read_to_string(&mut pipe, &mut err).expect("stderr");
-        }
-        err
+        self.stderr()
     }
-}
 
-impl ServeProcess {
     /// Stops the process as an operator's Ctrl-C or a service manager would (`sig`: `INT` or
     /// `TERM`), waits for it to exit (at most 30 s, then kills it and fails) and returns its
     /// exit status and everything it wrote on stderr (when piped).
@@ -498,11 +492,16 @@ impl ServeProcess {
             );
             std::thread::sleep(std::time::Duration::from_millis(50));
         };
+        (status, self.stderr())
+    }
+
+    /// Everything the process wrote on stderr (when piped), once it has exited.
+    fn stderr(&mut self) -> String {
         let mut err = String::new();
         if let Some(mut pipe) = self.child.stderr.take() {
             std::io::Read::read_to_string(&mut pipe, &mut err).expect("stderr");
         }
-        (status, err)
+        err
     }
 }
 

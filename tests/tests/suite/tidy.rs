@@ -342,11 +342,14 @@ fn modules(krate: &str) -> BTreeMap<String, String> {
 }
 
 /// The source without comments and without its `#[cfg(test)]` tail (tests may use anything).
+/// A comment is a line that starts with `//` or what follows ` //` (rustfmt puts a space before
+/// a trailing comment), so a `//` inside a string (`http://…`) stays code.
 pub(super) fn code_of(source: &str) -> String {
     let source = source.split("#[cfg(test)]").next().unwrap();
     source
         .lines()
-        .map(|l| l.split("//").next().unwrap())
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| l.split(" //").next().unwrap())
         .collect::<Vec<_>>()
         .join("\n")
 }

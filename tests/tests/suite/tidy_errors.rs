@@ -5,19 +5,11 @@
 //! causes again: `illegal position: White must have exactly one king: White must have exactly
 //! one king`.
 
-use super::tidy::{crate_files, read, root};
+use super::tidy::{code_of, crate_files, read, root};
 
-/// The source before its `#[cfg(test)]` tail, without comment lines and trailing comments, and
-/// with `->` blanked (it is no closing bracket). Unlike `tidy::code_of`, a `//` inside a
-/// message (`http://…`) is kept: only a `//` at a line's start or after a space starts a comment.
+/// [`code_of`] with `->` blanked: it is no closing bracket to the variant parser.
 fn code_without_comments(source: &str) -> String {
-    let source = source.split("#[cfg(test)]").next().unwrap();
-    source
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .map(|l| l.split(" //").next().unwrap().replace("->", "  "))
-        .collect::<Vec<_>>()
-        .join("\n")
+    code_of(source).replace("->", "  ")
 }
 
 /// One `#[error("…")]` variant: its message and the body after it up to the variant's end.
