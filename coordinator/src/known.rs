@@ -1,5 +1,6 @@
 //! Public known answers the coordinator embeds: perft of every start position at depths 1–6
-//! (the reference table), 7 (all 960, `data/perft_d7_all960.csv`) and 8 (all 960, `data/perft_d8_all960.csv`).
+//! (the reference table), 7, 8 and 9 (all 960: `data/perft_d7_all960.csv`, `data/perft_d8_all960.csv`,
+//! `data/perft_d9_all960.csv`).
 //! A start-position workunit whose answer is known is checked against it on receipt. Anyone can
 //! look these up, so answering them right earns no trust (see [`crate::trust`]); it only catches
 //! a lie.
@@ -23,6 +24,7 @@ fn table() -> &'static BTreeMap<(u16, u32), u64> {
         for (depth, text) in [
             (7, include_str!("../../data/perft_d7_all960.csv")),
             (8, include_str!("../../data/perft_d8_all960.csv")),
+            (9, include_str!("../../data/perft_d9_all960.csv")),
         ] {
             for line in text.lines().skip(1) {
                 let f: Vec<&str> = line.split(',').collect();
@@ -75,8 +77,10 @@ mod tests {
         assert_eq!(perft(10, 8), Some(78_197_069_053));
         assert_eq!(perft(959, 8), Some(85_563_213_516));
         assert_eq!(table().keys().filter(|k| k.1 == 8).count(), 960);
-        assert_eq!(perft(0, 9), None);
         assert_eq!(table().keys().filter(|k| k.1 == 7).count(), 960);
+        assert_eq!(perft(518, 9), Some(2_439_530_234_167));
+        assert_eq!(table().keys().filter(|k| k.1 == 9).count(), 960);
+        assert_eq!(perft(0, 10), None);
     }
 
     #[test]

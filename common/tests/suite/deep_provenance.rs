@@ -1,7 +1,8 @@
 //! The depth-9 table's provenance (issue 35 item 3), checked from the committed files alone on
-//! every test run: every row of every chunk since seeds were recorded was counted by two valid
+//! every test run: the published table is exactly its chunks' rows and sums to the a(9) the docs
+//! state, and every row of every chunk since seeds were recorded was counted by two valid
 //! replicas with different perft-table Zobrist seeds, each with the row's count and digest.
-//! (`reference_deep::the_depth_9_table_so_far` recomputes values; this reads who counted them.)
+//! (`reference_deep::the_depth_9_table` recomputes values; this reads who counted them.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,8 +14,35 @@ fn before_seeds_were_recorded(first_sp: u32) -> bool {
     first_sp < 60 || first_sp == 510 || first_sp == 520
 }
 
+/// a(9) of OEIS A157851 (which stops at a(8)): perft(9) summed over the 960 starts, as c960
+/// computed it (`data/perft_d9_all960.csv`).
+pub(crate) const A157851_9: u128 = 2_119_437_289_659_821;
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
 fn table_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/perft_d9_all960")
+    repo().join("data/perft_d9_all960")
+}
+
+/// The chunks' value exports (`spA-B.csv`, not the replicas exports): (path, first start, `A-B`).
+fn chunk_files() -> Vec<(PathBuf, u32, String)> {
+    let mut chunks = Vec::new();
+    for entry in std::fs::read_dir(table_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(range) = name
+            .strip_prefix("sp")
+            .and_then(|n| n.strip_suffix(".csv"))
+            .filter(|n| !n.ends_with(".replicas"))
+        else {
+            continue;
+        };
+        let first_sp = range.split('-').next().unwrap().parse().unwrap();
+        chunks.push((path, first_sp, range.to_string()));
+    }
+    chunks
 }
 
 /// A CSV file as rows of named fields (no field of these files holds a comma).
@@ -47,17 +75,8 @@ fn every_depth_9_row_since_seeds_were_recorded_names_two_seeds() {
     let mut rows_with_seeds = 0;
     let mut builds = BTreeSet::new();
     let mut returned = BTreeSet::new();
-    for entry in std::fs::read_dir(table_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let Some(range) = name
-            .strip_prefix("sp")
-            .and_then(|n| n.strip_suffix(".csv"))
-            .filter(|n| !n.ends_with(".replicas"))
-        else {
-            continue;
-        };
-        let first_sp: u32 = range.split('-').next().unwrap().parse().unwrap();
+    for (path, first_sp, range) in chunk_files() {
+        let name = format!("sp{range}.csv");
         let replicas_path = path.with_file_name(format!("sp{range}.replicas.csv"));
         if !replicas_path.exists() {
             assert!(
@@ -135,4 +154,62 @@ fn every_timed_chunk_is_in_the_table() {
         chunks += 1;
     }
     assert!(chunks >= 2, "the pilot's two chunks at least");
+}
+
+/// The published table (`data/perft_d9_all960.csv`, written by `scripts/join-chunks.sh`) is
+/// exactly the rows of its chunks, the 960 starts in order, each once; its sum is
+/// [`A157851_9`], and the README and docs/deep-results.md state that sum.
+#[test]
+fn the_depth_9_table_is_its_chunks_and_sums_to_the_stated_a9() {
+    let mut chunked = BTreeMap::new();
+    for (path, _, range) in chunk_files() {
+        for r in records(&path) {
+            let sp: u32 = r["sp"].parse().unwrap();
+            assert_eq!((&*r["depth"], &*r["status"]), ("9", "valid"), "sp {sp}");
+            let agreeing: u32 = r["agreeing_results"].parse().unwrap();
+            assert!(agreeing >= 2, "sp{range}.csv: start {sp} not at quorum 2");
+            let row = (r["fen"].clone(), r["nodes"].clone());
+            assert!(
+                chunked.insert(sp, row).is_none(),
+                "sp{range}.csv: start {sp} twice"
+            );
+        }
+    }
+    let table = records(&repo().join("data/perft_d9_all960.csv"));
+    let sps: Vec<u32> = table.iter().map(|r| r["sp"].parse().unwrap()).collect();
+    assert_eq!(sps.len(), 960, "the table must hold the 960 starts");
+    let in_order = sps.iter().enumerate().all(|(i, &sp)| sp == i as u32);
+    assert!(in_order, "the table's starts are not 0, 1, 2, … in order");
+    let joined: BTreeMap<u32, (String, String)> = table
+        .iter()
+        .map(|r| {
+            let row = (r["shredder_fen"].clone(), r["d9"].clone());
+            (r["sp"].parse().unwrap(), row)
+        })
+        .collect();
+    let differs = (0..960).find(|sp| joined.get(sp) != chunked.get(sp));
+    assert_eq!(
+        differs, None,
+        "the table is not its chunks at this start: rejoin them"
+    );
+    let sum: u128 = joined
+        .values()
+        .map(|(_, n)| n.parse::<u128>().unwrap())
+        .sum();
+    assert_eq!(sum, A157851_9);
+    let digits = sum.to_string();
+    let mut stated = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            stated.push(',');
+        }
+        stated.push(c);
+    }
+    for doc in ["README.md", "docs/deep-results.md"] {
+        let text = std::fs::read_to_string(repo().join(doc)).unwrap();
+        assert!(
+            text.contains(&format!("a(9) = {stated}")),
+            "{doc} does not state a(9) = {stated}"
+        );
+    }
 }

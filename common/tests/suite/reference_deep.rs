@@ -101,15 +101,7 @@ fn the_published_depth_7_table() {
     assert_eq!(rows.len(), 960);
     let sum: u128 = rows.iter().map(|r| u128::from(r.2)).sum();
     assert_eq!(sum, 2_854_198_413_886);
-    for (i, (sp, fen, _)) in rows.iter().enumerate() {
-        assert_eq!(*sp, i as u32);
-        let pos = StartPosition::new(*sp).unwrap().position();
-        assert_eq!(
-            pos.to_fen(c960_common::CastlingNotation::Shredder),
-            *fen,
-            "sp {sp}"
-        );
-    }
+    assert_numbered_starts(&rows);
     assert_eq!(rows[518].2, 3_195_901_860, "the classical perft(7)");
     let smallest = rows.iter().min_by_key(|r| r.2).unwrap().0;
     let largest = rows.iter().max_by_key(|r| r.2).unwrap().0;
@@ -133,15 +125,7 @@ fn the_depth_8_table() {
     const A157851_8: u128 = 75_006_431_287_937;
     let rows = published_table(8);
     assert!(rows.len() >= 10 && rows.len() <= 960);
-    for (i, (sp, fen, _)) in rows.iter().enumerate() {
-        assert_eq!(*sp, i as u32, "rows ascend from 0 without gaps");
-        let pos = StartPosition::new(*sp).unwrap().position();
-        assert_eq!(
-            pos.to_fen(c960_common::CastlingNotation::Shredder),
-            *fen,
-            "sp {sp}"
-        );
-    }
+    assert_numbered_starts(&rows);
     let sum: u128 = rows.iter().map(|r| u128::from(r.2)).sum();
     if rows.len() == 960 {
         assert_eq!(sum, A157851_8);
@@ -163,58 +147,40 @@ fn the_depth_8_table() {
     }
 }
 
-/// The depth-9 table as far as computed (issue 35): the chunks' exports under
-/// `data/perft_d9_all960/` (`spA-B.csv`, every row valid at quorum 2, with the start's FEN),
-/// their sum below OEIS A157851 a(8) × 40 (a bound, a(9) being unpublished), and two values
-/// recomputed here by this build: the classical start's, which must be the published perft(9)
-/// of chess, 2,439,530,234,167, and the table's smallest (a minute or two each on two cores).
+/// The depth-9 table (issue 35; `data/perft_d9_all960.csv`, joined from the chunks under
+/// `data/perft_d9_all960/`, every value agreed at quorum 2 through the coordinator by two workers
+/// with different Zobrist keys): the 960 numbered starts with their FENs, the sum
+/// c960's a(9) (`deep_provenance` checks that it is its chunks), the classical start the
+/// published perft(9) of chess, and two values recomputed here by this build: the classical
+/// start's and the table's smallest (a minute or two each on two cores).
 #[test]
 #[ignore = "release-mode deep check: run by .ci/run"]
-fn the_depth_9_table_so_far() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/perft_d9_all960");
-    let mut rows = std::collections::BTreeMap::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !(name.starts_with("sp") && name.ends_with(".csv") && !name.contains(".replicas")) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut lines = text.lines();
-        // Chunks from binaries since 0.2 add an `audit` column.
-        let header = lines.next().unwrap_or("");
-        assert!(
-            header.starts_with("sp,fen,depth,nodes,status,agreeing_results,digest"),
-            "{name}: {header}"
-        );
-        for l in lines {
-            let f: Vec<&str> = l.split(',').collect();
-            let sp: u32 = f[0].parse().unwrap();
-            let pos = StartPosition::new(sp).unwrap().position();
-            assert_eq!(
-                pos.to_fen(c960_common::CastlingNotation::Shredder),
-                f[1],
-                "sp {sp}"
-            );
-            assert_eq!((f[2], f[4]), ("9", "valid"), "sp {sp}");
-            assert!(f[5].parse::<u32>().unwrap() >= 2, "quorum 2: sp {sp}");
-            let nodes: u64 = f[3].parse().unwrap();
-            assert!(rows.insert(sp, nodes).is_none(), "sp {sp} twice");
-        }
-    }
-    assert!(rows.len() >= 20, "the pilot's 20 starts at least");
-    let sum: u128 = rows.values().map(|&n| u128::from(n)).sum();
-    assert!(sum < 75_006_431_287_937 * 40);
-    println!(
-        "depth 9: {} of 960 starts, sum {sum} (a(9) once all 960 are in)",
-        rows.len()
-    );
-    assert_eq!(rows[&518], 2_439_530_234_167, "the classical perft(9)");
-    let smallest = *rows.iter().min_by_key(|(_, n)| **n).unwrap().0;
+fn the_depth_9_table() {
+    let rows = published_table(9);
+    assert_eq!(rows.len(), 960);
+    assert_numbered_starts(&rows);
+    let sum: u128 = rows.iter().map(|r| u128::from(r.2)).sum();
+    assert_eq!(sum, crate::deep_provenance::A157851_9);
+    println!("depth 9: a(9) = {sum}");
+    assert_eq!(rows[518].2, 2_439_530_234_167, "the classical perft(9)");
+    let smallest = rows.iter().min_by_key(|r| r.2).unwrap().0;
     let engine = engine_with_table(1024);
     for sp in [518, smallest] {
         let pos = StartPosition::new(sp).unwrap().position();
-        assert_eq!(engine.perft(&pos, 9), rows[&sp], "sp {sp}");
+        assert_eq!(engine.perft(&pos, 9), rows[sp as usize].2, "sp {sp}");
+    }
+}
+
+/// The rows are the start positions 0, 1, 2, … in order, each with its Shredder-FEN.
+fn assert_numbered_starts(rows: &[(u32, String, u64)]) {
+    for (i, (sp, fen, _)) in rows.iter().enumerate() {
+        assert_eq!(*sp, i as u32, "rows ascend from 0 without gaps");
+        let pos = StartPosition::new(*sp).unwrap().position();
+        assert_eq!(
+            pos.to_fen(c960_common::CastlingNotation::Shredder),
+            *fen,
+            "sp {sp}"
+        );
     }
 }
 

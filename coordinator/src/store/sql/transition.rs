@@ -547,7 +547,7 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
 }
 
 /// The known totals check split campaigns: once every workunit of a start position is valid,
-/// Σ multiplicity × value must equal the start's published perft (`crate::known`, depths 1–8).
+/// Σ multiplicity × value must equal the start's published perft (`crate::known`, depths 1–9).
 /// A mismatch means a wrong value among them that nothing caught yet: every sub-unit that
 /// nothing of the coordinator's will prove ([`audit::recounted_on_missed_total`]) is reopened
 /// for one more hidden replica ([`super::reopen::reopen_for_audit`]), so the liars' values are
