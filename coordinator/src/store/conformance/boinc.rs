@@ -227,7 +227,7 @@ pub(crate) fn boinc_credit_sums_the_hosts_and_the_accounts_validated_nodes<S: Ba
         ..Integrity::default()
     })
     .unwrap();
-    // Depth 9: no public answer; the trusted native worker anchors each value.
+    // No public answer; the trusted native worker anchors each value.
     unknown_campaign(s, vec![0, 1, 2]);
     let (ann, bob) = (account(1), account(2));
     let t = s.mint_enrolment_token("ann", 0, &sha256("t"), 0).unwrap();

@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use c960_common::wire::Capabilities;
 
 use super::sub;
-use crate::campaign::NewCampaign;
 use crate::reads::StandingsQuery;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
@@ -64,10 +63,8 @@ pub(crate) fn credit_columns_equal_the_sum_over_results_through_quarantine_and_r
 >(
     s: &S,
 ) {
-    // Depth 9: no public answer, so only checks and trusted workers anchor.
-    let c = s
-        .create_campaign(&NewCampaign::new(9, 2, None, vec![0, 1]).unwrap(), 0)
-        .unwrap();
+    // No public answer, so only checks and trusted workers anchor.
+    let c = super::unknown_campaign(s, vec![0, 1]);
     let [h, l, x, y, z] =
         ["h", "l", "x", "y", "z"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
     let caps = Capabilities::builtin();

@@ -174,9 +174,10 @@ pub(crate) fn counters<S: Store>(s: &S) -> Counts {
         .collect()
 }
 
-/// Depth 9 has no public answer, so only trust or a check can anchor a value.
+/// Depth 10 has no public answer (`crate::known` ships depths 1–9), so only trust or a check
+/// can anchor a value.
 pub(crate) fn unknown_campaign<S: Store>(s: &S, positions: Vec<u16>) -> Campaign {
-    s.create_campaign(&NewCampaign::new(9, 2, None, positions).unwrap(), 0)
+    s.create_campaign(&NewCampaign::new(10, 2, None, positions).unwrap(), 0)
         .unwrap()
 }
 

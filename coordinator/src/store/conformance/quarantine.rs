@@ -23,10 +23,8 @@ pub(crate) fn an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_t
 >(
     s: &S,
 ) {
-    // Depth 9: no public answer, so only checks and trusted workers anchor.
-    let c = s
-        .create_campaign(&NewCampaign::new(9, 2, None, vec![0, 1]).unwrap(), 0)
-        .unwrap();
+    // No public answer, so only checks and trusted workers anchor.
+    let c = super::unknown_campaign(s, vec![0, 1]);
     let [h, l, x, y] = ["h", "l", "x", "y"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
     let caps = Capabilities::builtin();
     let h1 = s.assign(h, &caps, 0, 1000).unwrap().unwrap();
@@ -109,9 +107,7 @@ fn resplit_recounts<S: Backend>(s: &S, lie_first: bool) {
         ..crate::trust::Integrity::default()
     })
     .unwrap();
-    let c = s
-        .create_campaign(&NewCampaign::new(9, 2, None, vec![0, 1]).unwrap(), 0)
-        .unwrap();
+    let c = super::unknown_campaign(s, vec![0, 1]);
     let [t1, t2, h, x] =
         ["t1", "t2", "h", "x"].map(|n| s.register_worker(n, b"k", "e", 0).unwrap());
     for t in [t1, t2] {
