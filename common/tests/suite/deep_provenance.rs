@@ -197,14 +197,7 @@ fn the_depth_9_table_is_its_chunks_and_sums_to_the_stated_a9() {
         .map(|(_, n)| n.parse::<u128>().unwrap())
         .sum();
     assert_eq!(sum, A157851_9);
-    let digits = sum.to_string();
-    let mut stated = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            stated.push(',');
-        }
-        stated.push(c);
-    }
+    let stated = c960_common::text::thousands(sum);
     for doc in ["README.md", "docs/deep-results.md"] {
         let text = std::fs::read_to_string(repo().join(doc)).unwrap();
         assert!(
