@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 /// The chunks computed before workers named their Zobrist seed (their two workers drew theirs at
 /// random, unrecorded; `data/perft_d9_all960/README.md`) and not yet recounted with recorded
-/// seeds (0–9 was): the only ones without a replicas export. Every other chunk must have one.
+/// seeds: the only ones without a replicas export. Every other chunk must have one.
 fn before_seeds_were_recorded(first_sp: u32) -> bool {
-    (10..60).contains(&first_sp) || first_sp == 510 || first_sp == 520
+    matches!(first_sp, 10 | 20 | 30 | 40 | 50 | 510 | 520)
 }
 
 /// a(9) of OEIS A157851 (which stops at a(8)): perft(9) summed over the 960 starts, as c960
