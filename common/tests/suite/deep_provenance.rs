@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// random, unrecorded; `data/perft_d9_all960/README.md`) and not yet recounted with recorded
 /// seeds: the only ones without a replicas export. Every other chunk must have one.
 fn before_seeds_were_recorded(first_sp: u32) -> bool {
-    matches!(first_sp, 510 | 520)
+    matches!(first_sp, 520)
 }
 
 /// a(9) of OEIS A157851 (which stops at a(8)): perft(9) summed over the 960 starts, as c960
