@@ -1,18 +1,12 @@
 //! The depth-9 table's provenance (issue 35 item 3), checked from the committed files alone on
 //! every test run: the published table is exactly its chunks' rows and sums to the a(9) the docs
-//! state, and every row of every chunk since seeds were recorded was counted by two valid
-//! replicas with different perft-table Zobrist seeds, each with the row's count and digest.
+//! state, and every row was counted by two valid replicas with different perft-table Zobrist
+//! seeds, each with the row's count and digest (the 80 rows counted before workers named their
+//! seed were recounted with recorded seeds; `data/perft_d9_all960/README.md`).
 //! (`reference_deep::the_depth_9_table` recomputes values; this reads who counted them.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// The chunks computed before workers named their Zobrist seed (their two workers drew theirs at
-/// random, unrecorded; `data/perft_d9_all960/README.md`) and not yet recounted with recorded
-/// seeds: the only ones without a replicas export. Every other chunk must have one.
-fn before_seeds_were_recorded(first_sp: u32) -> bool {
-    matches!(first_sp, 520)
-}
 
 /// a(9) of OEIS A157851 (which stops at a(8)): perft(9) summed over the 960 starts, as c960
 /// computed it (`data/perft_d9_all960.csv`).
@@ -26,8 +20,8 @@ fn table_dir() -> PathBuf {
     repo().join("data/perft_d9_all960")
 }
 
-/// The chunks' value exports (`spA-B.csv`, not the replicas exports): (path, first start, `A-B`).
-fn chunk_files() -> Vec<(PathBuf, u32, String)> {
+/// The chunks' value exports (`spA-B.csv`, not the replicas exports): (path, `A-B`).
+fn chunk_files() -> Vec<(PathBuf, String)> {
     let mut chunks = Vec::new();
     for entry in std::fs::read_dir(table_dir()).unwrap() {
         let path = entry.unwrap().path();
@@ -39,8 +33,7 @@ fn chunk_files() -> Vec<(PathBuf, u32, String)> {
         else {
             continue;
         };
-        let first_sp = range.split('-').next().unwrap().parse().unwrap();
-        chunks.push((path, first_sp, range.to_string()));
+        chunks.push((path, range.to_string()));
     }
     chunks
 }
@@ -71,20 +64,17 @@ struct Replica {
 }
 
 #[test]
-fn every_depth_9_row_since_seeds_were_recorded_names_two_seeds() {
+fn every_depth_9_row_names_two_seeds() {
     let mut rows_with_seeds = 0;
     let mut builds = BTreeSet::new();
     let mut returned = BTreeSet::new();
-    for (path, first_sp, range) in chunk_files() {
+    for (path, range) in chunk_files() {
         let name = format!("sp{range}.csv");
         let replicas_path = path.with_file_name(format!("sp{range}.replicas.csv"));
-        if !replicas_path.exists() {
-            assert!(
-                before_seeds_were_recorded(first_sp),
-                "{name}: no replicas export beside it"
-            );
-            continue;
-        }
+        assert!(
+            replicas_path.exists(),
+            "{name}: no replicas export beside it"
+        );
         let rows = records(&path);
         let starts: BTreeSet<&str> = rows.iter().map(|r| r["sp"].as_str()).collect();
         let mut valid: BTreeMap<String, Vec<Replica>> = BTreeMap::new();
@@ -122,7 +112,7 @@ fn every_depth_9_row_since_seeds_were_recorded_names_two_seeds() {
             rows_with_seeds += 1;
         }
     }
-    assert!(rows_with_seeds >= 20, "the chunks since 60–69 at least");
+    assert_eq!(rows_with_seeds, 960, "every start, once");
     println!(
         "depth 9: {rows_with_seeds} rows each counted with two Zobrist seeds; builds {builds:?}; returned {} to {}",
         returned.first().unwrap(),
@@ -138,7 +128,6 @@ fn every_timed_chunk_is_in_the_table() {
     let mut chunks = 0;
     for line in times.lines().filter(|l| !l.trim().is_empty()) {
         let range = line.split_whitespace().next().unwrap();
-        let first_sp: u32 = range.split('-').next().unwrap().parse().unwrap();
         let csv = table_dir().join(format!("sp{range}.csv"));
         assert!(
             csv.exists(),
@@ -147,7 +136,7 @@ fn every_timed_chunk_is_in_the_table() {
         );
         let replicas = table_dir().join(format!("sp{range}.replicas.csv"));
         assert!(
-            replicas.exists() || before_seeds_were_recorded(first_sp),
+            replicas.exists(),
             "times.txt names {range}, but {} is missing",
             replicas.display()
         );
@@ -162,7 +151,7 @@ fn every_timed_chunk_is_in_the_table() {
 #[test]
 fn the_depth_9_table_is_its_chunks_and_sums_to_the_stated_a9() {
     let mut chunked = BTreeMap::new();
-    for (path, _, range) in chunk_files() {
+    for (path, range) in chunk_files() {
         for r in records(&path) {
             let sp: u32 = r["sp"].parse().unwrap();
             assert_eq!((&*r["depth"], &*r["status"]), ("9", "valid"), "sp {sp}");
