@@ -185,7 +185,7 @@ fn assert_numbered_starts(rows: &[(u32, String, u64)]) {
 }
 
 /// The rows (start position, Shredder-FEN, perft) of `data/perft_dN_all960.csv`.
-fn published_table(depth: u32) -> Vec<(u32, String, u64)> {
+pub(crate) fn published_table(depth: u32) -> Vec<(u32, String, u64)> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(format!("../data/perft_d{depth}_all960.csv"));
     let text = std::fs::read_to_string(&path).unwrap();
