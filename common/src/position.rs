@@ -443,6 +443,27 @@ impl Position {
         next
     }
 
+    /// The position with the other side to move and the board unchanged (a null move, for
+    /// search's null-move pruning): the en-passant square is cleared and the key updated with the
+    /// position's own key set, so a seeded position stays keyed by its seed.
+    ///
+    /// The caller makes sure the side to move is not in check (passing out of check is not a
+    /// position): the result has no checkers.
+    pub fn pass(&self) -> Position {
+        debug_assert!(!self.is_check(), "a null move out of check");
+        let mut next = *self;
+        if next.ep_square != NO_SQUARE {
+            next.hash ^= next.keys.ep_file[(next.ep_square & 7) as usize];
+            next.ep_square = NO_SQUARE;
+        }
+        next.side = next.side.other();
+        next.hash ^= next.keys.black_to_move;
+        // The side that passed was not in check, and the side now to move was not in check before.
+        next.checkers = 0;
+        next.halfmove_clock = next.halfmove_clock.saturating_add(1);
+        next
+    }
+
     /// Plays the legal move `m` in place.
     pub fn play_mut(&mut self, m: Move) {
         let role = self
@@ -730,6 +751,27 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     use crate::startpos::StartPosition;
+
+    /// A null move keeps a seeded position keyed by its own seed (search's null-move pruning
+    /// hashed the passed position with the default keys once: a wrong table key).
+    #[test]
+    fn a_pass_keeps_the_positions_own_key_set() {
+        let fen = "rk2r3/8/8/3pP3/8/8/8/RK2R3 w EAea d6 0 1";
+        let setup = crate::Setup::from_fen(fen).unwrap();
+        let pos = crate::Position::from_setup(&setup).unwrap();
+        assert!(pos.ep_square().is_some(), "the test needs an en-passant square");
+        for seeded in [pos, pos.with_zobrist_seed(0xC960), pos.with_zobrist_seed(7)] {
+            let passed = seeded.pass();
+            assert_eq!(passed.side_to_move(), seeded.side_to_move().other());
+            assert_eq!(passed.ep_square(), None);
+            assert_eq!(passed.hash128(), passed.hash_with(seeded.zobrist_keys()));
+            assert_eq!(passed.pass().hash128(), {
+                let mut again = seeded;
+                again.ep_square = super::NO_SQUARE;
+                again.hash_with(seeded.zobrist_keys())
+            });
+        }
+    }
 
     /// `key_after` is a second statement of the keyed make for normal moves: it must give the
     /// key `play` gives, for every move it keys, in positions with captures, castling rights

@@ -5,9 +5,8 @@ use super::eval::{evaluate, has_non_pawn_material, insufficient_material, orderi
 use super::tt::{Bound, Entry, TranspositionTable};
 use super::{Analysis, Score, captured_role, white_view};
 use crate::chess_move::{Move, MoveKind};
-use crate::position::{NO_SQUARE, Position};
+use crate::position::Position;
 use crate::types::Role;
-use crate::zobrist::KEYS;
 
 /// Deepest ply the search ever reaches (nominal depth, extensions and quiescence together).
 const MAX_PLY: usize = 128;
@@ -162,7 +161,7 @@ impl Searcher {
             let static_eval = evaluate(pos);
             if static_eval >= beta {
                 let reduction = 2 + depth / 6;
-                let child = null_move(pos);
+                let child = pos.pass();
                 self.path.push(child.hash());
                 let score = -self.negamax(
                     &child,
@@ -401,21 +400,6 @@ fn pick_best(moves: &mut [Move], order: &mut [i32], i: usize) {
     }
     moves.swap(i, best);
     order.swap(i, best);
-}
-
-/// The position with the side to move passing (only used for null-move pruning, never in check).
-fn null_move(pos: &Position) -> Position {
-    let mut next = *pos;
-    if next.ep_square != NO_SQUARE {
-        next.hash ^= KEYS.ep_file[(next.ep_square & 7) as usize];
-        next.ep_square = NO_SQUARE;
-    }
-    next.side = next.side.other();
-    next.hash ^= KEYS.black_to_move;
-    // The side that passed was not in check, and the side now to move was not in check before.
-    next.checkers = 0;
-    next.halfmove_clock = next.halfmove_clock.saturating_add(1);
-    next
 }
 
 /// Mate scores are stored relative to the node, not the root, so that a table hit at another
