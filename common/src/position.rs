@@ -752,27 +752,6 @@ mod tests {
 
     use crate::startpos::StartPosition;
 
-    /// A null move keeps a seeded position keyed by its own seed (search's null-move pruning
-    /// hashed the passed position with the default keys once: a wrong table key).
-    #[test]
-    fn a_pass_keeps_the_positions_own_key_set() {
-        let fen = "rk2r3/8/8/3pP3/8/8/8/RK2R3 w EAea d6 0 1";
-        let setup = crate::Setup::from_fen(fen).unwrap();
-        let pos = crate::Position::from_setup(&setup).unwrap();
-        assert!(pos.ep_square().is_some(), "the test needs an en-passant square");
-        for seeded in [pos, pos.with_zobrist_seed(0xC960), pos.with_zobrist_seed(7)] {
-            let passed = seeded.pass();
-            assert_eq!(passed.side_to_move(), seeded.side_to_move().other());
-            assert_eq!(passed.ep_square(), None);
-            assert_eq!(passed.hash128(), passed.hash_with(seeded.zobrist_keys()));
-            assert_eq!(passed.pass().hash128(), {
-                let mut again = seeded;
-                again.ep_square = super::NO_SQUARE;
-                again.hash_with(seeded.zobrist_keys())
-            });
-        }
-    }
-
     /// `key_after` is a second statement of the keyed make for normal moves: it must give the
     /// key `play` gives, for every move it keys, in positions with captures, castling rights
     /// lost and en-passant squares set.

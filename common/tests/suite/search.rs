@@ -224,3 +224,27 @@ fn golden_results_pin_the_engine_version() {
         );
     }
 }
+
+/// A null move (search's null-move pruning) keeps a seeded position keyed by its own seed: the
+/// passed position's key is the one its seed's key set gives from scratch. (Search once hashed
+/// the passed position with the default keys: a wrong table key for a seeded position.)
+#[test]
+fn a_pass_keeps_the_positions_own_key_set() {
+    let position = |fen: &str| Position::from_setup(&Setup::from_fen(fen).unwrap()).unwrap();
+    let before = position("rk2r3/8/8/3pP3/8/8/8/RK2R3 w EAea d6 0 1");
+    let after = position("rk2r3/8/8/3pP3/8/8/8/RK2R3 b EAea - 1 1");
+    assert!(
+        before.ep_square().is_some(),
+        "the test needs an en-passant square"
+    );
+    for seed in [None, Some(0xC960), Some(7)] {
+        let seeded = |p: Position| seed.map_or(p, |s| p.with_zobrist_seed(s));
+        let passed = seeded(before).pass();
+        assert_eq!(passed, after);
+        assert_eq!(passed.hash128(), seeded(after).hash128(), "seed {seed:?}");
+        assert_eq!(
+            passed.hash128(),
+            passed.hash_with(seeded(before).zobrist_keys())
+        );
+    }
+}
