@@ -25,7 +25,7 @@ use c960_coordinator::api::auth::Enrolment;
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::campaign::NewCampaign;
-use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::model::ReplicaState;
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_worker::client::{Client, ClientError, engine};
 use clap::Parser;
@@ -251,7 +251,7 @@ fn main() -> ExitCode {
     let mut wrong = 0u64;
     for c in store.campaigns().expect("campaigns") {
         for r in store.table(c.id).expect("table").1 {
-            if r.status == c960_coordinator::store::RowStatus::Valid {
+            if r.status == c960_coordinator::model::RowStatus::Valid {
                 valid += 1;
                 if r.nodes != Some(reference[&r.sp.unwrap()]) {
                     wrong += 1;

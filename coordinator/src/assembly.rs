@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::store::RowStatus;
+use crate::model::RowStatus;
 
 /// One workunit of a split campaign as assembly needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -23,7 +23,8 @@ use c960_compute::compute::UciSlot;
 use c960_compute::uci_engine::UciCommand;
 
 use crate::clock::now_ms;
-use crate::store::{CheckOutcome, CheckPurpose, CheckRequest, Store};
+use crate::model::{CheckOutcome, CheckPurpose, CheckRequest};
+use crate::store::Store;
 
 /// The operator's budget for checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,8 +9,9 @@ use c960_coordinator::campaign::{
     CampaignRequest, CampaignWarning, SplitPly, Unplanned, check_name,
 };
 use c960_coordinator::clock::now_ms;
-use c960_coordinator::scheduler::{CampaignAction, CampaignState};
-use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
+use c960_coordinator::model::{Campaign, CampaignAction, CampaignChange, CampaignProgress};
+use c960_coordinator::scheduler::CampaignState;
+use c960_coordinator::store::Store;
 use clap::Subcommand;
 
 use crate::{CampaignArgs, plies};

@@ -16,8 +16,9 @@
 //! 5. **The leases** ([`Deadlines`], [`issued`]): their deadlines, and the replica each one is
 //!    to the transitioner once written.
 
-use crate::scheduler::{self, ReplicaState, ReplicaView};
-use crate::trust::{Integrity, Party, TrustLevel};
+use crate::model::{ReplicaState, TrustLevel};
+use crate::scheduler::{self, ReplicaView};
+use crate::trust::{Integrity, Party};
 
 /// The worker asking for work, as its row says (read and, on PostgreSQL, locked inside the
 /// assignment's transaction, so a quarantine committed a moment ago is seen).

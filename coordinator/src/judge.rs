@@ -9,8 +9,7 @@ use c960_common::digest::result_digest;
 use c960_common::error_code::ErrorCode;
 use c960_common::wire::{BatchedResult, WorkUnitKind};
 
-use crate::scheduler::ReplicaState;
-use crate::store::{LeaseInfo, Settlement, StoreError, StoreResult, Submission};
+use crate::model::{LeaseInfo, ReplicaState, Settlement, StoreError, StoreResult, Submission};
 use crate::{trust, validator};
 
 /// A result refused on its merits (broken, lying or contradicting a known answer): what the

@@ -42,6 +42,7 @@ pub mod judge;
 pub mod known;
 pub mod label;
 pub mod metrics;
+pub mod model;
 pub mod proxies;
 pub mod reads;
 #[cfg(feature = "run")]

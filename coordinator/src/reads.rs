@@ -81,9 +81,9 @@ pub struct WorkerResult {
     /// Start position (or the origin of a split workunit).
     pub sp: Option<u16>,
     /// Replica state name.
-    pub state: crate::scheduler::ReplicaState,
+    pub state: crate::model::ReplicaState,
     /// `pending`, `valid` or `invalid`.
-    pub outcome: crate::store::ResultOutcome,
+    pub outcome: crate::model::ResultOutcome,
     /// Nodes when returned.
     pub nodes: Option<u64>,
     /// Issued at.

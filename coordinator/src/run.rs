@@ -19,8 +19,8 @@ use c960_common::wire::AnalysisEngine;
 use crate::api::{self, AppState, Config};
 use crate::campaign::{NewCampaign, select_starts};
 use crate::export;
-use crate::store::{CampaignKind, RowStatus};
-use crate::store::{CampaignProgress, Store};
+use crate::model::{CampaignKind, CampaignProgress, RowStatus};
+use crate::store::Store;
 
 /// Options of `run`.
 #[derive(Clone, Debug)]

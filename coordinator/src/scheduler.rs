@@ -4,33 +4,10 @@
 //! campaigns, which campaigns are served first (priority, pause) and how the operator's
 //! actions change a campaign's status.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::validator::{self, Digest, Vote};
-
-/// Where a campaign stands with the operator.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CampaignStatus {
-    /// Its workunits are handed out.
-    #[default]
-    Active,
-    /// Nothing new is handed out; leases already out may still be answered.
-    Paused,
-    /// Stopped for good: nothing is handed out again (leases already out may be answered).
-    Cancelled,
-}
-
-impl CampaignStatus {
-    /// The name in JSON and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            CampaignStatus::Active => "active",
-            CampaignStatus::Paused => "paused",
-            CampaignStatus::Cancelled => "cancelled",
-        }
-    }
-}
+use crate::model::{CampaignAction, CampaignProgress, CampaignStatus, Digest, ReplicaState};
+use crate::validator::{self, Vote};
 
 /// What a campaign is doing, in the one vocabulary of the pages, the command line, the status
 /// JSON and the exports: `complete` (or `failed`, some workunit failed) once every workunit is
@@ -94,15 +71,18 @@ impl CampaignState {
     }
 }
 
-/// What the operator does to a campaign's status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CampaignAction {
-    /// Stop handing out its workunits for now.
-    Pause,
-    /// Hand them out again.
-    Resume,
-    /// Stop for good.
-    Cancel,
+impl CampaignProgress {
+    /// What the campaign is doing ([`CampaignState`]).
+    pub fn state(&self) -> CampaignState {
+        CampaignState::of(
+            self.campaign.status,
+            self.total,
+            self.valid,
+            self.failed,
+            self.in_flight,
+            self.campaign.stall.is_some(),
+        )
+    }
 }
 
 /// The status after `action`, or why the action is refused: a cancelled campaign stays
@@ -142,41 +122,6 @@ pub fn serving_order(campaigns: &[CampaignSlot]) -> Vec<u64> {
         .collect();
     active.sort_by_key(|c| (std::cmp::Reverse(c.priority), c.id));
     active.into_iter().map(|c| c.id).collect()
-}
-
-/// The life of one replica (a lease and, once returned, its result); serialised by its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReplicaState {
-    /// Leased to a worker, deadline not passed.
-    InProgress,
-    /// A result came back and passed the digest and shape checks.
-    Returned,
-    /// The deadline passed without a result; the replica is reissued.
-    Expired,
-    /// The worker gave the lease back.
-    Abandoned,
-    /// The worker sent something refused (digest mismatch, impossible divide).
-    Error,
-}
-
-impl ReplicaState {
-    /// Name for JSON and logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            ReplicaState::InProgress => "in_progress",
-            ReplicaState::Returned => "returned",
-            ReplicaState::Expired => "expired",
-            ReplicaState::Abandoned => "abandoned",
-            ReplicaState::Error => "error",
-        }
-    }
-}
-
-impl std::fmt::Display for ReplicaState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
 }
 
 /// One replica as the transitioner sees it.

@@ -11,7 +11,7 @@
 use c960_common::wire::SelfPlayResult;
 use serde::Serialize;
 
-use crate::store::{AnalysisRow, Campaign};
+use crate::model::{AnalysisRow, Campaign};
 
 /// The z value of a two-sided 95 % normal interval.
 const Z95: f64 = 1.959_963_984_540_054;

@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use c960_common::wait::{WaitCause, Waiting};
 
-use crate::scheduler::CampaignStatus;
-use crate::store::CampaignProgress;
+use crate::model::{CampaignProgress, CampaignStatus};
 use crate::trust::{self, Integrity, Party, PartyRule};
 
 /// A worker that fetched within this long counts as connected.
@@ -491,9 +490,9 @@ mod tests {
             replicas,
         };
         let p = CampaignProgress {
-            campaign: crate::store::Campaign {
+            campaign: crate::model::Campaign {
                 id: 1,
-                kind: crate::store::CampaignKind::Perft,
+                kind: crate::model::CampaignKind::Perft,
                 engine: None,
                 split_ply: 0,
                 depth: 2,

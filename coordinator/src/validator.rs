@@ -11,8 +11,7 @@ use c960_common::wire::{
 };
 use c960_common::{Move, Position, StartPosition};
 
-/// A digest as stored and compared.
-pub type Digest = [u8; 32];
+use crate::model::Digest;
 
 /// One returned result as the validator sees it: who sent it and its digest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,8 @@ use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{self, AppState, Config, Limits};
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::conn::{self, ConnLimits, GatedListener};
-use c960_coordinator::store::{Campaign, CampaignProgress, SqliteStore, Store};
+use c960_coordinator::model::{Campaign, CampaignProgress};
+use c960_coordinator::store::{SqliteStore, Store};
 use c960_coordinator::trust::Integrity;
 
 pub mod boinc;

@@ -18,9 +18,8 @@ use super::state::{AppState, blocking};
 use crate::campaign::{CampaignRequest, CampaignWarning, Unplanned};
 use crate::clock::now_ms;
 use crate::enrolment::EnrolmentToken;
-use crate::scheduler::CampaignAction;
+use crate::model::{Campaign, CampaignAction, CampaignChange, CampaignProgress, StoreError};
 use crate::sizing::Estimate;
-use crate::store::{Campaign, CampaignChange, CampaignProgress, StoreError};
 
 /// The admin routes, under `/api/v1/admin/`.
 pub fn routes() -> Router<AppState> {

@@ -11,8 +11,9 @@ use axum::http::{HeaderMap, StatusCode, header};
 use c960_common::error_code::ErrorCode;
 
 use super::error::ApiError;
+use crate::model::{StoreError, WorkerRecord};
 use crate::secrets::{parse_token, same_hash, sha256};
-use crate::store::{Store, StoreError, WorkerRecord};
+use crate::store::Store;
 
 /// Who may register a worker.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -42,8 +42,8 @@ use crate::boinc::scheduler::{self, CreditFigures, Priority, Reply, SchedulerReq
 use crate::boinc::upload::{self, UploadRequest, UploadStatus};
 use crate::boinc::{Project, input_file, md5_hex};
 use crate::clock::now_ms;
-use crate::scheduler::ReplicaState;
-use crate::store::{NewBoincHost, Store};
+use crate::model::{NewBoincHost, ReplicaState};
+use crate::store::Store;
 
 /// The BOINC routes; empty unless `serve --boinc` configured the project.
 pub fn routes(state: &AppState) -> Router<AppState> {
@@ -197,7 +197,7 @@ async fn lookup_account(
 /// The key typed into the wizard if it admits a new host now, by the rule the scheduler
 /// applies when that host first asks (a token's secret, revocation and cap; the secret),
 /// spending nothing.
-fn given_key_admits(st: &AppState, key: String) -> crate::store::StoreResult<AccountReply> {
+fn given_key_admits(st: &AppState, key: String) -> crate::model::StoreResult<AccountReply> {
     let why = match &st.config.enrolment {
         Enrolment::Tokens => match crate::secrets::parse_token(&key) {
             None => Some("it is not an enrolment token, ID.SECRET"),
@@ -395,7 +395,7 @@ fn answer(
             };
             let id = match store.register_boinc_host(&host, now) {
                 Ok(id) => id,
-                Err(crate::store::StoreError::Enrolment(code)) => return Ok(refused_token(code)),
+                Err(crate::model::StoreError::Enrolment(code)) => return Ok(refused_token(code)),
                 Err(e) => return Err(e.into()),
             };
             if st
@@ -420,7 +420,7 @@ fn answer(
     }
     let worker = store
         .worker(worker_id)?
-        .ok_or(crate::store::StoreError::UnknownWorker(worker_id))?;
+        .ok_or(crate::model::StoreError::UnknownWorker(worker_id))?;
     reply.user_name = worker.name.clone();
 
     // Reported results: successes arrived through the upload handler; failures are recorded.
@@ -501,7 +501,7 @@ fn answer(
                 workunit_id: l.workunit_id,
                 lease_id: l.lease_id,
             };
-            let info = crate::store::LeaseInfo {
+            let info = crate::model::LeaseInfo {
                 id: l.lease_id,
                 workunit_id: l.workunit_id,
                 worker_id,

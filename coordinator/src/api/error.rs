@@ -7,7 +7,7 @@ use c960_common::error_code::ErrorCode;
 use c960_common::wire::ErrorBody;
 
 use crate::judge::{Fault, Refusal};
-use crate::store::StoreError;
+use crate::model::StoreError;
 
 /// The one error type of the API.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,8 +15,8 @@ use serde::de::DeserializeOwned;
 use super::auth::{authenticate, bearer_of};
 use super::error::ApiError;
 use super::state::{AppState, blocking};
+use crate::model::WorkerRecord;
 use crate::proxies::ClientAddr;
-use crate::store::WorkerRecord;
 use crate::trust;
 
 /// A bincode request body: content type checked, size limited, protocol version checked from
@@ -121,7 +121,7 @@ impl<S: Send + Sync> FromRequestParts<S> for NamedBuild {
 }
 
 impl NamedBuild {
-    /// As the store keeps it ([`crate::store::WorkerRecord::build`]).
+    /// As the store keeps it ([`crate::model::WorkerRecord::build`]).
     pub fn label(&self) -> Option<String> {
         self.0.as_ref().map(WorkerBuild::label)
     }

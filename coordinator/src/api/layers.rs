@@ -170,7 +170,7 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
-    use crate::store::StoreError;
+    use crate::model::StoreError;
 
     async fn call(app: Router, req: Request) -> (StatusCode, String) {
         let resp = app.oneshot(req).await.unwrap();

@@ -17,8 +17,7 @@ use super::layers;
 use super::state::{AppState, blocking};
 use crate::clock::now_ms;
 use crate::export;
-use crate::store::Stall;
-use crate::store::{CampaignProgress, CheckCost, WorkerSummary};
+use crate::model::{CampaignProgress, CheckCost, Stall, WorkerSummary};
 
 /// The status route and the rate-limited exports.
 pub fn routes(state: AppState) -> Router<AppState> {

@@ -212,7 +212,7 @@ impl AppState {
         if let Some((id, secret_hash)) = token
             && let Some(code) = self.store.enrolment_token_refusal(id, secret_hash)?
         {
-            return Err(crate::store::StoreError::Enrolment(code).into());
+            return Err(crate::model::StoreError::Enrolment(code).into());
         }
         let now = crate::clock::now_ms().max(0) as u64;
         let refused = |wait: Duration, from: &str| {

@@ -26,8 +26,8 @@ use super::layers;
 use super::settle::{check_label, engine_label, settle_results};
 use super::state::{AppState, blocking, blocking_until_dropped};
 use crate::clock::now_ms;
+use crate::model::{Lease, Stall, StoreError, WorkerRecord};
 use crate::stall::{self, FetchOutcome};
-use crate::store::{Lease, Stall, StoreError, WorkerRecord};
 use c960_common::wait::Waiting;
 
 /// The worker routes, rate limited per address.
@@ -61,7 +61,7 @@ async fn register(
     let token = match (&st.config.enrolment, req.enrol_secret.as_deref()) {
         (Enrolment::Tokens, Some(t)) => {
             let (id, secret) = crate::secrets::parse_token(t).ok_or(
-                crate::store::StoreError::Enrolment(ErrorCode::BadEnrolmentToken),
+                crate::model::StoreError::Enrolment(ErrorCode::BadEnrolmentToken),
             )?;
             Some((id, crate::secrets::sha256(secret)))
         }

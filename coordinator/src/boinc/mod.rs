@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use c960_common::wire::Assignment;
 
-use crate::store::LeaseInfo;
+use crate::model::LeaseInfo;
 use accounts::OpenAccounts;
 use names::UploadSigner;
 use scheduler::AppFile;

@@ -6,8 +6,8 @@ use c960_common::wire::AnalysisEngine;
 use c960_common::{perft, search};
 use serde::{Deserialize, Serialize};
 
+use crate::model::CampaignKind;
 use crate::sizing::{self, Estimate};
-use crate::store::CampaignKind;
 
 mod workunits;
 

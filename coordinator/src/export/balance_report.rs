@@ -8,8 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use c960_common::balance::{self, PositionScore, RankedPosition};
 use serde::Serialize;
 
-use crate::store::RowStatus;
-use crate::store::{AnalysisRow, Campaign};
+use crate::model::{AnalysisRow, Campaign, RowStatus};
 
 /// The scores of the valid rows with a start position, for [`balance::report`].
 pub fn position_scores(rows: &[AnalysisRow]) -> Vec<PositionScore> {

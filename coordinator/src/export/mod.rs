@@ -8,9 +8,8 @@ use c960_common::balance;
 use c960_common::text::csv_text;
 use serde::Serialize;
 
+use crate::model::{AnalysisRow, Campaign, CampaignKind, RowStatus, TableRow};
 use crate::scheduler::CampaignState;
-use crate::store::{AnalysisRow, Campaign, TableRow};
-use crate::store::{CampaignKind, RowStatus};
 
 mod balance_report;
 pub mod replicas;
@@ -91,13 +90,13 @@ pub fn render(
     store: &dyn crate::store::Store,
     campaign_id: u64,
     format: Format,
-) -> Result<Result<String, String>, crate::store::StoreError> {
+) -> Result<Result<String, String>, crate::model::StoreError> {
     let campaigns = store.campaigns()?;
     let kind = campaigns
         .iter()
         .find(|c| c.id == campaign_id)
         .map(|c| c.kind)
-        .ok_or(crate::store::StoreError::UnknownCampaign(campaign_id))?;
+        .ok_or(crate::model::StoreError::UnknownCampaign(campaign_id))?;
     let not_for = |what: &str| {
         Err(format!(
             "campaign {campaign_id} is a {kind} campaign; {what}"
@@ -223,7 +222,7 @@ pub fn stream_csv(
     store: &dyn crate::store::Store,
     campaign: &Campaign,
     send: &mut dyn FnMut(String) -> bool,
-) -> Result<(), crate::store::StoreError> {
+) -> Result<(), crate::model::StoreError> {
     let chess960 = campaign.family == "chess960";
     let mut chunk = String::from(if chess960 {
         CSV_HEADER
@@ -390,7 +389,7 @@ fn state_of<'a>(campaign: &Campaign, statuses: impl Iterator<Item = &'a str>) ->
 pub fn split_table(
     store: &dyn crate::store::Store,
     campaign_id: u64,
-) -> Result<(Campaign, Vec<crate::assembly::SplitRow>), crate::store::StoreError> {
+) -> Result<(Campaign, Vec<crate::assembly::SplitRow>), crate::model::StoreError> {
     let mut assembler = crate::assembly::Assembler::default();
     let c = store.visit_split_units(campaign_id, &mut |u| assembler.add(&u))?;
     let rows = assembler.finish(c.depth, |sp| {

@@ -8,7 +8,8 @@
 
 use c960_common::text::csv_text;
 
-use crate::store::{ResultOutcome, Store, StoreResult, TableRow};
+use crate::model::{ResultOutcome, StoreResult, TableRow};
+use crate::store::Store;
 
 /// The header of [`csv`].
 /// The columns before `issued_utc` are those of the first version (0.2), so that a reader of

@@ -3,8 +3,7 @@
 use c960_common::wire::{AnalysisResult, WorkResult, WorkUnitKind};
 use serde::Serialize;
 
-use crate::scheduler::{CampaignAction, CampaignStatus, ReplicaState};
-use crate::validator::Digest;
+use super::states::{CampaignAction, CampaignStatus, Digest, ReplicaState, TrustLevel};
 
 /// What a campaign computes: the `kind` of its JSON, CSV and pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -189,7 +188,7 @@ pub struct WorkerRecord {
     /// or by a ban).
     pub quarantined: bool,
     /// `untrusted`, `earned` (passed enough secret checks) or `operator` (granted).
-    pub trust: crate::trust::TrustLevel,
+    pub trust: TrustLevel,
     /// Secret checks passed (results the coordinator recomputed and found right).
     pub checks_passed: u64,
     /// Checks failed: a wrong answer to a known or secret check, or an implausibly fast one.
@@ -328,20 +327,6 @@ pub struct CampaignProgress {
     pub nodes_valid: u128,
     /// Sum of node counts of all returned results (work done, including replicas).
     pub nodes_computed: u128,
-}
-
-impl CampaignProgress {
-    /// What the campaign is doing ([`crate::scheduler::CampaignState`]).
-    pub fn state(&self) -> crate::scheduler::CampaignState {
-        crate::scheduler::CampaignState::of(
-            self.campaign.status,
-            self.total,
-            self.valid,
-            self.failed,
-            self.in_flight,
-            self.campaign.stall.is_some(),
-        )
-    }
 }
 
 /// Worker counts for the status page.

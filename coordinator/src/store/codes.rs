@@ -11,10 +11,9 @@
 use c960_common::wire::{AnalysisEngine, Capabilities, PositionSpec, WorkUnitKind};
 
 use crate::campaign::ANALYSIS_HASH_MIB;
-use crate::scheduler::{CampaignStatus, ReplicaState};
-use crate::store::records::{CampaignKind, ResultOutcome, RowStatus};
-use crate::trust::TrustLevel;
-use crate::validator::Digest;
+use crate::model::{
+    CampaignKind, CampaignStatus, Digest, ReplicaState, ResultOutcome, RowStatus, TrustLevel,
+};
 
 /// `workunits.kind` of a perft workunit.
 pub const KIND_PERFT: i64 = 0;

@@ -124,7 +124,7 @@ mod tests {
     use super::*;
     use crate::campaign::NewCampaign;
     use crate::export::{Format, render};
-    use crate::store::CampaignChange;
+    use crate::model::CampaignChange;
     use crate::store::conformance::{self, ALL, boinc, postgres_store, sqlite_store, sub};
 
     /// Everything an operator can read from a store, for comparing two.
@@ -184,7 +184,7 @@ mod tests {
         for change in [
             CampaignChange::Name(Some("the first".into())),
             CampaignChange::Priority(4),
-            CampaignChange::Status(crate::scheduler::CampaignAction::Pause),
+            CampaignChange::Status(crate::model::CampaignAction::Pause),
         ] {
             s.update_campaign(named, &change).unwrap();
         }

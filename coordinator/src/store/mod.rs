@@ -1,4 +1,4 @@
-//! Persistence: the [`Store`] trait, the records it reads and writes, and its backends.
+//! Persistence: the [`Store`] trait (the contract) and its backends.
 //!
 //! Every state change is one transaction that also runs the transitioner
 //! ([`crate::scheduler::transition`]) on the workunits it touches, so the stored state is always
@@ -6,8 +6,8 @@
 //! synchronous on purpose — SQLite is a blocking library and the HTTP layer calls the store from
 //! `spawn_blocking`.
 //!
-//! - [`error`]: [`StoreError`], which keeps the driver's error as its source.
-//! - [`records`]: the records (campaigns, workers, leases, results, progress).
+//! The records, states and error type it speaks are [`crate::model`]'s, one floor below.
+//!
 //! - [`codes`]: the integers the schema stores for kinds and states, shared by every backend.
 //! - [`migrations`]: the numbered schema migrations, one `.sql` file per dialect each.
 //! - [`db`]: the small database interface the logic is written against ([`db::Conn`],
@@ -23,18 +23,16 @@ pub mod codes;
 pub(crate) mod conformance;
 pub mod copy;
 pub mod db;
-pub mod error;
 pub mod migrations;
 pub mod postgres;
-pub mod records;
 mod sql;
 pub mod sqlite;
 
 use c960_common::wire::{Capabilities, SelfPlayResult};
 
-pub use error::{StoreError, StoreResult};
+use crate::model::*;
+
 pub use postgres::PgStore;
-pub use records::*;
 pub use sqlite::SqliteStore;
 
 /// Opens the database `--db` names, creating it if missing: a `postgres://` URL is a

@@ -21,6 +21,8 @@ pub use probation::{
 
 use std::net::IpAddr;
 
+use crate::model::TrustLevel;
+
 /// The operator's settings of the integrity mechanism, stored with the store's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Integrity {
@@ -229,40 +231,6 @@ pub fn is_local_block(block: &str) -> bool {
             let first = v6.segments()[0];
             v6.segments()[..3] == [0, 0, 0] || first & 0xfe00 == 0xfc00 || first & 0xffc0 == 0xfe80
         }
-    }
-}
-
-/// How far a worker is trusted, as stored in `workers.trusted` (serialised by its name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TrustLevel {
-    /// New, or lost its trust: its results count only with a trusted or checked peer.
-    Untrusted = 0,
-    /// Passed enough secret checks.
-    Earned = 1,
-    /// Granted by the operator (`worker trust`, and `run`'s own local workers).
-    Operator = 2,
-}
-
-impl TrustLevel {
-    /// Whether results of this worker anchor a value.
-    pub fn is_trusted(self) -> bool {
-        self != TrustLevel::Untrusted
-    }
-
-    /// The name shown on the status page.
-    pub fn name(self) -> &'static str {
-        match self {
-            TrustLevel::Untrusted => "untrusted",
-            TrustLevel::Earned => "earned",
-            TrustLevel::Operator => "operator",
-        }
-    }
-}
-
-impl std::fmt::Display for TrustLevel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -2,7 +2,8 @@
 //! address block and with all such workers of a campaign. Pure rules; the store counts what is
 //! held (`store/sql/probation.rs`).
 
-use super::{Integrity, TrustLevel, lease_cap};
+use super::{Integrity, lease_cap};
+use crate::model::TrustLevel;
 
 /// Whether a worker is in probation: untrusted and no result returned yet. Nothing is known of
 /// such an identity but that it exists, and identities are free under open enrolment (issue 31:

@@ -4,8 +4,7 @@
 //! balance CSV.
 
 use c960_common::error_code::ErrorCode;
-use c960_coordinator::scheduler::ReplicaState;
-use c960_coordinator::store::ResultOutcome;
+use c960_coordinator::model::{ReplicaState, ResultOutcome, RowStatus};
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
@@ -17,7 +16,6 @@ use c960_common::wire::{
     SubmitRequest, WorkResult, WorkerAuth,
 };
 use c960_common::{CastlingNotation, StartPosition};
-use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, quick_config};
 use c960_worker::client::{Client, engine};

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use c960_coordinator::store::RowStatus;
+use c960_coordinator::model::RowStatus;
 use c960_coordinator::store::Store;
 use std::path::PathBuf;
 

@@ -11,7 +11,7 @@ use c960_coordinator::api::auth::Enrolment;
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::boinc::names::TaskName;
 use c960_coordinator::boinc::xml::{self, Element};
-use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::model::ReplicaState;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config};
 
@@ -26,7 +26,7 @@ const THREE_THEN_DRY: Rate = Rate {
 };
 
 /// The lease of the first task of `reply`.
-fn first_lease(s: &TestServer, reply: &Element) -> c960_coordinator::store::LeaseInfo {
+fn first_lease(s: &TestServer, reply: &Element) -> c960_coordinator::model::LeaseInfo {
     let name = reply.child("result").expect("a task").text_of("name");
     let id = TaskName::from_result(name).unwrap().lease_id;
     s.store.lease(id).unwrap().unwrap()

@@ -401,7 +401,7 @@ async fn refuses_bad_keys_bad_xml_and_forged_or_oversize_uploads() {
         .unwrap();
     assert_eq!(
         lease.state,
-        c960_coordinator::scheduler::ReplicaState::InProgress,
+        c960_coordinator::model::ReplicaState::InProgress,
         "nothing stored"
     );
     // Unknown downloads are 404s.
@@ -427,7 +427,7 @@ async fn refuses_bad_keys_bad_xml_and_forged_or_oversize_uploads() {
     let lease = s.store.lease(lease.id).unwrap().unwrap();
     assert_ne!(
         lease.state,
-        c960_coordinator::scheduler::ReplicaState::InProgress
+        c960_coordinator::model::ReplicaState::InProgress
     );
 }
 

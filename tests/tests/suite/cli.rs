@@ -4,7 +4,7 @@
 //! command ending quietly when its reader goes away (`… | head`).
 
 use c960_common::error_code::ErrorCode;
-use c960_coordinator::store::ResultOutcome;
+use c960_coordinator::model::ResultOutcome;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -35,7 +35,7 @@ fn database_with_a_campaign() -> (
     tempfile::TempDir,
     std::path::PathBuf,
     c960_coordinator::store::SqliteStore,
-    c960_coordinator::store::Campaign,
+    c960_coordinator::model::Campaign,
 ) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");

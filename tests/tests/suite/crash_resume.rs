@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use c960_coordinator::store::RowStatus;
+use c960_coordinator::model::RowStatus;
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_tests::{bins, parse_table, reference};
 

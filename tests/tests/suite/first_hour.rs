@@ -4,7 +4,7 @@
 //! meanwhile), and every wait names its cause and remedy — the same words in the worker's
 //! answer, the recorded stall, `/api/v1/status` and `campaign show`.
 
-use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::model::ReplicaState;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -489,8 +489,8 @@ async fn a_paused_campaign_is_named_to_the_worker_but_is_no_stall() {
         .store
         .update_campaign(
             c.id,
-            &c960_coordinator::store::CampaignChange::Status(
-                c960_coordinator::scheduler::CampaignAction::Pause,
+            &c960_coordinator::model::CampaignChange::Status(
+                c960_coordinator::model::CampaignAction::Pause,
             ),
         )
         .unwrap();

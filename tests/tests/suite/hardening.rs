@@ -8,7 +8,7 @@ use c960_common::error_code::ErrorCode;
 use c960_common::wire::{
     Capabilities, EngineInfo, FetchResponse, PROTOCOL_VERSION, SubmitBatchRequest,
 };
-use c960_coordinator::scheduler::ReplicaState;
+use c960_coordinator::model::ReplicaState;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 

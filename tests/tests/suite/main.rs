@@ -31,6 +31,7 @@ mod overhead;
 mod packaging;
 mod pages;
 mod quiet_defaults;
+mod rust_source;
 mod scale;
 mod scale_out;
 mod security;

@@ -2,7 +2,7 @@
 //! equals the reference, every workunit has ≥ 2 agreeing results from distinct workers, and a
 //! second run on the same database recomputes nothing.
 
-use c960_coordinator::store::ResultOutcome;
+use c960_coordinator::model::ResultOutcome;
 use std::collections::BTreeSet;
 use std::process::Command;
 

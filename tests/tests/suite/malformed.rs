@@ -8,8 +8,7 @@ use c960_common::wire::{
     SubmitRequest,
 };
 use c960_compute::compute::compute;
-use c960_coordinator::store::ResultOutcome;
-use c960_coordinator::store::RowStatus;
+use c960_coordinator::model::{ResultOutcome, RowStatus};
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config, reference};
 use c960_worker::client::{Client, engine};

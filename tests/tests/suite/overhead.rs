@@ -15,7 +15,8 @@ use c960_common::wire::{
     BatchedOutcome, Capabilities, FetchBatchResponse, FetchResponse, PerftResult, WorkResult,
 };
 use c960_coordinator::campaign::NewCampaign;
-use c960_coordinator::store::{SqliteStore, Store, Submission};
+use c960_coordinator::model::Submission;
+use c960_coordinator::store::{SqliteStore, Store};
 use c960_tests::{TestServer, honest_result, honest_submission, quick_config};
 use c960_worker::client::Client;
 

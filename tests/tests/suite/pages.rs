@@ -12,7 +12,9 @@
 //! Without a browser: every page, asset and API answer carries the security headers, pages
 //! hold no inline script or style, and a name stored with a bidirectional override shows inert.
 
-use c960_coordinator::store::ResultOutcome;
+use c960_coordinator::model::{
+    Campaign, CampaignAction, CampaignChange, CampaignProgress, ResultOutcome,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,8 +23,7 @@ use c960_common::wire::AnalysisEngine;
 use c960_coordinator::api::pages::campaign_state;
 use c960_coordinator::api::pages::format::grouped;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
-use c960_coordinator::scheduler::CampaignAction;
-use c960_coordinator::store::{Campaign, CampaignChange, CampaignProgress, Store};
+use c960_coordinator::store::Store;
 use c960_tests::{TestServer, progress_of, quick_config};
 
 const HOSTILE: &str = "<script>alert(1)</script> & \"co\"";

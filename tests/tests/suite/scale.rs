@@ -17,7 +17,8 @@ use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 use c960_coordinator::assembly::Assembler;
 use c960_coordinator::campaign::NewCampaign;
-use c960_coordinator::store::{Settlement, SqliteStore, Store, Submission};
+use c960_coordinator::model::{Settlement, Submission};
+use c960_coordinator::store::{SqliteStore, Store};
 
 /// Peak resident memory of this process in MiB (Linux).
 fn peak_rss_mib() -> f64 {

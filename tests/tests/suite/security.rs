@@ -5,8 +5,7 @@
 //! lying has what it validated re-verified by others, and the final table is exact.
 
 use c960_common::error_code::ErrorCode;
-use c960_coordinator::scheduler::ReplicaState;
-use c960_coordinator::store::ResultOutcome;
+use c960_coordinator::model::{ReplicaState, ResultOutcome, RowStatus};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -21,7 +20,6 @@ use c960_coordinator::api::auth::Enrolment;
 use c960_coordinator::api::limits::Rate;
 use c960_coordinator::api::{Config, Limits};
 use c960_coordinator::secrets::sha256;
-use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, honest_submission, quick_config, reference};
 use c960_worker::client::{Client, engine};

@@ -4,7 +4,7 @@
 //! coordinator's shape check; two workers with one engine build form a quorum through a real
 //! coordinator and another build does not; `run --self-play` writes the score table.
 
-use c960_coordinator::store::ResultOutcome;
+use c960_coordinator::model::{ResultOutcome, RowStatus};
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -17,7 +17,6 @@ use c960_common::{PerftEngine, PerftOptions, StartPosition};
 use c960_compute::compute::{UciSlot, compute_any};
 use c960_compute::uci_engine::UciCommand;
 use c960_coordinator::campaign::{NewCampaign, SelfPlayBudget, parse_positions};
-use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_coordinator::validator::check_self_play_shape;
 use c960_tests::{TestServer, bins, quick_config};

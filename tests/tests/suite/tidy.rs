@@ -7,13 +7,16 @@
 //!   directly in it), and every file and folder the map names exists where it says;
 //! - the crates depend on each other only downwards (the layers of the map);
 //! - no import circle between the modules of a crate (a module may use its parent: that is
-//!   nesting, not a circle);
+//!   nesting, not a circle), and no import up the coordinator's floors — both read from whole
+//!   files with a Rust parser (`rust_source.rs`), test-only items aside;
 //! - no SQL outside the coordinator's `store/`; `api/` imported only by the binaries and `run`;
 //! - no literal state code in the store's SQL (`store/codes.rs` names them: `tidy_sql.rs`);
 //! - no source file past 800 lines without a reason recorded here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+use super::rust_source;
 
 /// The longest a source file may be, in lines (the style guide's ~800).
 const MAX_LINES: usize = 800;
@@ -341,120 +344,16 @@ fn modules(krate: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The source without comments and without its `#[cfg(test)]` tail (tests may use anything).
-/// A comment is a line that starts with `//` or what follows ` //` (rustfmt puts a space before
-/// a trailing comment), so a `//` inside a string (`http://…`) stays code.
-pub(super) fn code_of(source: &str) -> String {
-    let source = source.split("#[cfg(test)]").next().unwrap();
-    source
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .map(|l| l.split(" //").next().unwrap())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+pub(super) use super::rust_source::code_of;
 
-/// The `a::b::c` paths after `prefix` in `code` (lower-case segments only, so a type or a
-/// function ends the path), a `{a, b::c}` group giving one path per item.
-fn paths_after(code: &str, prefix: &str) -> Vec<Vec<String>> {
-    let segment = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-    };
-    // The path at the start of `text`: its segments, then a group's items if one follows.
-    fn parse(
-        text: &str,
-        segment: &dyn Fn(&str) -> bool,
-        out: &mut Vec<Vec<String>>,
-        base: &[String],
-    ) {
-        let mut segs: Vec<String> = base.to_vec();
-        let mut rest = text;
-        loop {
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            let word = &rest[..end];
-            if !segment(word) {
-                break;
-            }
-            segs.push(word.to_string());
-            match rest[end..].strip_prefix("::") {
-                Some(next) => rest = next,
-                None => {
-                    rest = "";
-                    break;
-                }
-            }
-        }
-        if let Some(group) = rest.strip_prefix('{') {
-            let mut depth = 0;
-            let mut item_start = 0;
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => {
-                        parse(group[item_start..i].trim(), segment, out, &segs);
-                        return;
-                    }
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        parse(group[item_start..i].trim(), segment, out, &segs);
-                        item_start = i + 1;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            out.push(segs);
-        }
-    }
-    let mut out = Vec::new();
-    for (i, _) in code.match_indices(prefix) {
-        let before = code[..i].chars().last();
-        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
-            continue;
-        }
-        parse(&code[i + prefix.len()..], &segment, &mut out, &[]);
-    }
-    out
-}
-
-/// Module → the modules of its crate it uses (not its ancestors or descendants).
+/// Module → the modules of its crate it uses (not its ancestors or descendants), read with a
+/// Rust parser from whole files ([`super::rust_source`]).
 fn module_graph(krate: &str) -> BTreeMap<String, BTreeSet<String>> {
-    let mods = modules(krate);
-    let mut graph = BTreeMap::new();
-    for (m, file) in &mods {
-        let code = code_of(&read(&root().join(file)));
-        let own: Vec<&str> = m.split("::").collect();
-        // `super` is the parent module, from a `mod.rs` as from a file.
-        let parent: Vec<&str> = own[..own.len() - 1].to_vec();
-        let mut paths = paths_after(&code, "crate::");
-        for p in paths_after(&code, "super::") {
-            // `super` of a module file is its parent; of a `mod.rs`, the folder's parent.
-            let mut full: Vec<String> = parent.iter().map(|s| s.to_string()).collect();
-            full.extend(p);
-            paths.push(full);
-        }
-        let mut deps = BTreeSet::new();
-        for p in paths {
-            // The longest prefix that is a module of the crate.
-            let target = (1..=p.len())
-                .rev()
-                .map(|k| p[..k].join("::"))
-                .find(|cand| mods.contains_key(cand));
-            if let Some(t) = target {
-                let nested =
-                    t == *m || m.starts_with(&format!("{t}::")) || t.starts_with(&format!("{m}::"));
-                if !nested {
-                    deps.insert(t);
-                }
-            }
-        }
-        graph.insert(m.clone(), deps);
-    }
-    graph
+    let sources = modules(krate)
+        .into_iter()
+        .map(|(m, file)| (m, read(&root().join(file))))
+        .collect();
+    rust_source::graph(&sources)
 }
 
 /// The strongly connected components of more than one module (Tarjan).
@@ -542,13 +441,189 @@ fn the_circle_finder_finds_a_circle() {
     .map(|(m, deps)| (m.to_string(), deps.iter().map(|d| d.to_string()).collect()))
     .collect();
     assert_eq!(circles(&graph), [["a", "b", "c"]]);
-    let code =
-        "use crate::store::{db::{Conn, Row}, codes};\nlet x = crate::trust::Integrity::default();";
-    let paths: Vec<String> = paths_after(code, "crate::")
+}
+
+/// The reader sees paths in `use` groups, expressions, macro bodies and through `super`, and
+/// nothing of a test-only item.
+#[test]
+fn the_reader_sees_paths_everywhere_but_in_tests() {
+    let code = r#"
+use crate::store::{db::{Conn, Row}, codes};
+use super::sibling::Thing;
+fn f() {
+    let x = crate::trust::Integrity::default();
+    let page = html! { (crate::label::escape(x)) };
+}
+#[cfg(test)]
+mod tests {
+    use crate::api::app;
+}
+#[cfg(test)]
+pub(crate) mod conformance;
+pub trait Store {
+    fn campaign(&self) -> crate::campaign::NewCampaign;
+}
+"#;
+    let module = ["store".to_string(), "sql".to_string()];
+    let uses = rust_source::read_file(code, &module).unwrap();
+    let paths: Vec<String> = uses.paths.iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        paths,
+        [
+            "store::db::Conn",
+            "store::db::Row",
+            "store::codes",
+            "store::sibling::Thing",
+            "trust::Integrity::default",
+            "label::escape",
+            "campaign::NewCampaign",
+        ]
+    );
+    let code = rust_source::code_of(code);
+    assert!(code.contains("pub trait Store"), "{code}");
+    assert!(
+        !code.contains("crate::api") && !code.contains("conformance"),
+        "{code}"
+    );
+}
+
+/// The reader sees every item of `store/mod.rs`, past its `#[cfg(test)] mod conformance;`
+/// (the string scanner it replaced stopped there, and never saw the `Store` trait), and the
+/// store's module reads what its trait's signatures name.
+#[test]
+fn the_reader_sees_every_item_of_the_store_module() {
+    let source = read(&root().join("coordinator/src/store/mod.rs"));
+    let uses = rust_source::read_file(&source, &["store".to_string()]).unwrap();
+    // Top-level items as the text shows them: a line at the left margin that starts one.
+    let starts = [
+        "pub fn ",
+        "fn ",
+        "pub trait ",
+        "pub mod ",
+        "mod ",
+        "pub(crate) mod ",
+        "pub use ",
+        "use ",
+        "pub struct ",
+        "pub enum ",
+        "pub const ",
+        "impl",
+    ];
+    let in_text = source
+        .lines()
+        .filter(|l| starts.iter().any(|s| l.starts_with(s)))
+        .count();
+    assert_eq!(uses.items.len(), in_text, "{:?}", uses.items);
+    assert!(
+        uses.items.iter().any(|i| i == "trait Store"),
+        "{:?}",
+        uses.items
+    );
+    let graph = module_graph("coordinator");
+    for below in ["model", "campaign", "trust"] {
+        assert!(graph["store"].contains(below), "{:?}", graph["store"]);
+    }
+}
+
+/// The coordinator's floors, lowest first: each module (by its first path segment) with the
+/// floor it stands on. A module imports its own floor and the floors below, never one above
+/// (ARCHITECTURE.md, "Floors").
+const COORDINATOR_FLOORS: &[(&str, &[&str])] = &[
+    ("model", &["model"]),
+    // The pure rules, and the leaf utilities every floor above uses (clock, metrics, labels).
+    (
+        "rules",
+        &[
+            "assembly",
+            "audit",
+            "boinc",
+            "campaign",
+            "clock",
+            "enrolment",
+            "handout",
+            "judge",
+            "known",
+            "label",
+            "metrics",
+            "proxies",
+            "reads",
+            "scheduler",
+            "secrets",
+            "self_play",
+            "sizing",
+            "stall",
+            "trust",
+            "validator",
+        ],
+    ),
+    ("store", &["store"]),
+    ("services", &["checker", "conn", "export", "tls"]),
+    ("front doors", &["api"]),
+    ("entry", &["run"]),
+];
+
+/// The floor of a module (`store::sql::leases` → the store's), as an index into
+/// [`COORDINATOR_FLOORS`].
+fn floor_of(module: &str) -> Option<usize> {
+    let top = module.split("::").next().unwrap();
+    COORDINATOR_FLOORS
         .iter()
-        .map(|p| p.join("::"))
+        .position(|(_, members)| members.contains(&top))
+}
+
+/// Arrows from a module to one on a higher floor, as `from -> to`.
+fn arrows_up(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut up = Vec::new();
+    for (from, deps) in graph {
+        for to in deps {
+            if floor_of(to) > floor_of(from) {
+                up.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    up
+}
+
+/// Every module of the coordinator's library stands on a floor, and no import runs up: the
+/// vocabulary imports nothing of the coordinator, the pure rules import only it and each
+/// other, the store implements its contract over both, and so on up to the front doors.
+#[test]
+fn coordinator_imports_run_only_down_the_floors() {
+    let graph = module_graph("coordinator");
+    let unplaced: Vec<&String> = graph
+        .keys()
+        .filter(|m| !m.starts_with("cli_") && floor_of(m).is_none())
         .collect();
-    assert_eq!(paths, ["store::db", "store::db", "store::codes", "trust"]);
+    assert!(
+        unplaced.is_empty(),
+        "modules on no floor (add them to COORDINATOR_FLOORS and the map): {unplaced:?}"
+    );
+    let up = arrows_up(&graph);
+    assert!(up.is_empty(), "imports running up a floor: {up:#?}");
+    assert!(
+        graph["model"].is_empty()
+            && graph["model::records"]
+                .iter()
+                .all(|m| m.starts_with("model")),
+        "the vocabulary imports nothing of the coordinator: {:?}",
+        graph["model::records"]
+    );
+}
+
+#[test]
+fn the_floor_check_sees_an_arrow_up() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("model::records", &["scheduler"][..]),
+        ("judge", &["store", "model"]),
+        ("api::workers", &["store"]),
+    ]
+    .into_iter()
+    .map(|(m, deps)| (m.to_string(), deps.iter().map(|d| d.to_string()).collect()))
+    .collect();
+    assert_eq!(
+        arrows_up(&graph),
+        ["judge -> store", "model::records -> scheduler"]
+    );
 }
 
 /// Words that start an SQL statement in a string literal.
@@ -592,8 +667,16 @@ fn only_the_binaries_and_run_import_the_api() {
         if rel.starts_with("api/") || entry {
             continue;
         }
-        let code = code_of(&read(&root().join("coordinator").join(&f)));
-        if paths_after(&code, "crate::")
+        let module: Vec<String> = rel
+            .trim_end_matches(".rs")
+            .trim_end_matches("/mod")
+            .split('/')
+            .map(str::to_string)
+            .collect();
+        let uses = rust_source::read_file(&read(&root().join("coordinator").join(&f)), &module)
+            .unwrap_or_else(|e| panic!("{f}: {e}"));
+        if uses
+            .paths
             .iter()
             .any(|p| p.first().is_some_and(|s| s == "api"))
         {

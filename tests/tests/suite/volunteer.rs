@@ -1,13 +1,11 @@
 //! The volunteer's `c960-worker work` as a real process: one identity per running worker, the
 //! two-stage stop, what it prints, how it gives up.
 
-use c960_coordinator::scheduler::ReplicaState;
-use c960_coordinator::store::ResultOutcome;
+use c960_coordinator::model::{ReplicaState, ResultOutcome, RowStatus};
 use std::path::Path;
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, signal, worker_id};
 

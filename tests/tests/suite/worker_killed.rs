@@ -1,13 +1,11 @@
 //! A worker process killed in the middle of a workunit: its lease expires and the workunit
 //! completes on other workers. A worker stopped with Ctrl-C (SIGINT) twice gives its lease back.
 
-use c960_coordinator::scheduler::ReplicaState;
-use c960_coordinator::store::ResultOutcome;
+use c960_coordinator::model::{ReplicaState, ResultOutcome, RowStatus};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use c960_coordinator::api::Config;
-use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, reference, signal};
 

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
-use crate::store::CampaignProgress;
+use crate::model::CampaignProgress;
 
 /// How far back rates look.
 pub const WINDOW_MS: i64 = 10 * 60_000;

@@ -28,9 +28,9 @@ use maud::Markup;
 use serde::{Deserialize, Serialize};
 
 use crate::assembly::{self, CheckReport};
+use crate::model::{Campaign, CampaignKind, CampaignProgress, StoreError};
 use crate::reads::StandingsQuery;
-use crate::store::CampaignKind;
-use crate::store::{Campaign, CampaignProgress, Store, StoreError};
+use crate::store::Store;
 use format::{duration, grouped, per_second, percent};
 use live::{Ring, Sample};
 use table::table_page;
@@ -689,7 +689,7 @@ mod tests {
             nodes_valid: 0,
             nodes_computed: 0,
         };
-        use crate::scheduler::CampaignStatus::*;
+        use crate::model::CampaignStatus::*;
         assert_eq!(campaign_state(&progress(Active, 0, 0, 0)), "waiting");
         assert_eq!(campaign_state(&progress(Active, 0, 0, 1)), "running");
         assert_eq!(campaign_state(&progress(Active, 3, 0, 0)), "running");

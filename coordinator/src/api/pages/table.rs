@@ -7,8 +7,8 @@ use c960_common::balance::PositionScore;
 use super::ROWS_PER_PAGE;
 use super::format;
 use crate::assembly;
-use crate::store::CampaignKind;
-use crate::store::{Campaign, Store, StoreError};
+use crate::model::{Campaign, CampaignKind, StoreError};
+use crate::store::Store;
 
 /// A page of a campaign table: one of the three kinds.
 pub struct TablePage {

@@ -7,8 +7,8 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::format::{ago, duration, grouped, per_second, utc};
 use super::{CampaignCard, CheckView, OwnView, TablePage};
+use crate::model::CampaignKind;
 use crate::reads::{WorkerHistory, WorkerStanding};
-use crate::store::CampaignKind;
 
 /// The frame of every page; `live`: its counters are refreshed by the script. Every page passes
 /// through here, and so through [`crate::label::inert`]: a name stored before labels were

@@ -11,10 +11,11 @@ use std::collections::BTreeSet;
 use c960_common::error_code::ErrorCode;
 
 use super::{ALL, sub, unknown_campaign};
+use crate::model::{BoincCredit, Lease, NewBoincHost, StoreError, StoreResult};
 use crate::secrets::sha256;
+use crate::store::Store;
 use crate::store::codes::{db_to_u64, u64_to_db};
 use crate::store::db::{Backend, params};
-use crate::store::{BoincCredit, Lease, NewBoincHost, Store, StoreError, StoreResult};
 use crate::trust::{AddressSeparation, Integrity};
 
 /// An account: SHA-256 of its key (here a stand-in byte pattern).

@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 use c960_common::wire::Capabilities;
 
 use super::sub;
+use crate::model::CheckOutcome;
 use crate::reads::StandingsQuery;
+use crate::store::Store;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
-use crate::store::{CheckOutcome, Store};
 
 /// Per worker: (valid results, their nodes) summed over the results table.
 fn summed<S: Backend>(s: &S) -> BTreeMap<u64, (u64, u128)> {

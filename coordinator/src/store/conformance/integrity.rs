@@ -2,14 +2,13 @@
 //! in the store — griefers at the result cap, split start positions checked by their published
 //! totals, trust spread over time and lost by giving work back.
 
-use crate::trust::TrustLevel;
+use crate::model::{CheckOutcome, RowStatus, Submission, TrustLevel};
 use std::collections::BTreeMap;
 
 use super::{ALL, sub, unknown_campaign};
 use crate::campaign::NewCampaign;
-use crate::store::RowStatus;
+use crate::store::Store;
 use crate::store::db::Backend;
-use crate::store::{CheckOutcome, Store, Submission};
 use crate::trust::Integrity;
 
 pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Backend>(s: &S) {
@@ -55,7 +54,7 @@ pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Bac
 
 /// SP 518's depth-3 split at ply 1 (20 sub-units summing to the published 8,902), with the
 /// true value of each sub-unit.
-fn split_518<S: Backend>(s: &S) -> (crate::store::Campaign, BTreeMap<u64, u64>) {
+fn split_518<S: Backend>(s: &S) -> (crate::model::Campaign, BTreeMap<u64, u64>) {
     let c = s
         .create_campaign(
             &NewCampaign::new(3, 2, None, vec![518])
@@ -104,7 +103,7 @@ fn trusted_workers<S: Backend>(s: &S, names: &[&str]) -> Vec<u64> {
 /// is open until nothing is: afterwards every sub-unit is valid with its true value.
 fn honest_recount_ends_in_the_truth<S: Backend>(
     s: &S,
-    c: &crate::store::Campaign,
+    c: &crate::model::Campaign,
     truth: &BTreeMap<u64, u64>,
     mut t: i64,
 ) {

@@ -4,7 +4,10 @@
 //! [`conformance!`]. SQLite runs in a temporary file; PostgreSQL in a schema of its own per test
 //! on the server named by `C960_TEST_POSTGRES` (see [`postgres_store`]).
 
-use crate::trust::TrustLevel;
+use crate::model::{
+    Campaign, CheckOutcome, ReplicaState, ResultOutcome, RowStatus, StoreError, Submission,
+    TrustLevel,
+};
 use std::collections::BTreeSet;
 
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
@@ -15,12 +18,10 @@ mod integrity;
 mod quarantine;
 
 use crate::campaign::NewCampaign;
-use crate::scheduler::ReplicaState;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
 use crate::store::postgres::{Clock, PgOptions, PgStore};
-use crate::store::{Campaign, CheckOutcome, SqliteStore, Store, StoreError, Submission};
-use crate::store::{ResultOutcome, RowStatus};
+use crate::store::{SqliteStore, Store};
 use crate::trust::Integrity;
 pub(crate) use boinc::{
     a_boinc_host_is_found_within_its_account_by_id_or_cpid_never_across,
@@ -224,7 +225,7 @@ pub(crate) fn two_stores_on_one_database<S: Backend>(a: &S, b: &S) {
                     }
                     let settle: Vec<_> = leases
                         .iter()
-                        .map(|l| crate::store::Settlement::Store {
+                        .map(|l| crate::model::Settlement::Store {
                             lease_id: l.lease_id,
                             submission: sub(l.workunit_id * 7, (l.workunit_id % 251) as u8),
                         })
@@ -618,7 +619,7 @@ pub(crate) fn local_blocks_pair_by_default<S: Backend>(s: &S) {
             "{block}: no block cap, no separation"
         );
         let ids =
-            |l: &[crate::store::Lease]| l.iter().map(|l| l.workunit_id).collect::<BTreeSet<u64>>();
+            |l: &[crate::model::Lease]| l.iter().map(|l| l.workunit_id).collect::<BTreeSet<u64>>();
         assert_eq!(
             ids(&la),
             ids(&lb),

@@ -3,15 +3,13 @@
 //! re-verified without it, and a check overturned by an independent recomputation gives the
 //! worker that told the truth its standing back.
 
-use crate::trust::TrustLevel;
+use crate::model::{CheckOutcome, ReplicaState, ResultOutcome, RowStatus, TrustLevel};
 use c960_common::wire::Capabilities;
 
 use super::sub;
 use crate::campaign::NewCampaign;
-use crate::scheduler::ReplicaState;
+use crate::store::Store;
 use crate::store::db::Backend;
-use crate::store::{CheckOutcome, Store};
-use crate::store::{ResultOutcome, RowStatus};
 
 /// The coordinator's first check of a workunit is wrong (a fault on its side): honest H,
 /// who disagreed with liar L, fails it and is quarantined, and colluder X validates L's
@@ -128,7 +126,7 @@ fn resplit_recounts<S: Backend>(s: &S, lie_first: bool) {
     assert!(
         wanted
             .iter()
-            .all(|r| r.purpose == crate::store::CheckPurpose::Resplit)
+            .all(|r| r.purpose == crate::model::CheckPurpose::Resplit)
             && wanted.len() == 2,
         "{wanted:?}"
     );

@@ -1,7 +1,7 @@
 //! PostgreSQL URLs: telling one from a SQLite path, the coordinator's own query parameters
 //! taken out before the driver sees the URL, and the password hidden in messages.
 
-use crate::store::{StoreError, StoreResult};
+use crate::model::{StoreError, StoreResult};
 
 /// Whether `db` names a PostgreSQL database (`postgres://` or `postgresql://`) rather than a
 /// SQLite file.

@@ -11,13 +11,13 @@ use super::probation::{probation_hold, probation_leases_of_block, returned_any};
 use super::settle::{expire, retransition_known};
 use super::transition::{integrity_in, replicas_of};
 use crate::handout::{self, Applicant, Deadlines, PartyKeys, Quota, Refusal};
+use crate::model::{Lease, StoreError, StoreResult};
 use crate::scheduler::{self, CampaignSlot, ReplicaView};
 use crate::store::codes::{
     KIND_COLUMN_COUNT, KIND_COLUMNS, REPLICA_ERROR, REPLICA_IN_PROGRESS, REPLICA_RETURNED,
     WORKUNIT_OPEN, accepted_kinds, campaign_status, db_to_u64, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
-use crate::store::{Lease, StoreError, StoreResult};
 use crate::trust::{self, Integrity};
 
 /// The stored kinds a worker with these capabilities accepts, as an SQL list (integers only, so

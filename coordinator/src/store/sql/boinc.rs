@@ -4,9 +4,9 @@
 
 use super::Tx;
 use super::{enrolment, workers};
+use crate::model::{BoincCredit, NewBoincHost, StoreResult};
 use crate::store::codes::u64_to_db;
 use crate::store::db::params;
-use crate::store::{BoincCredit, NewBoincHost, StoreResult};
 
 /// The worker that is this account's host: by its host id when the client sent one that is
 /// the account's, else by its CPID (a detached and reattached client).

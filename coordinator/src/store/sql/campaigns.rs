@@ -5,8 +5,11 @@ use std::collections::HashMap;
 use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
 use crate::assembly::SplitUnit;
 use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, NewWorkunit};
-use crate::scheduler::{self, CampaignStatus};
-use crate::store::RowStatus;
+use crate::model::{
+    AnalysisRow, Campaign, CampaignChange, CampaignProgress, CampaignStatus, ResultRecord,
+    RowStatus, StoreError, StoreResult, TableRow,
+};
+use crate::scheduler;
 use crate::store::codes::{
     CAMPAIGN_CANCELLED, CHECK_AUDIT_REPLICA, CHECK_AUDIT_WANTED, CHECK_RESPLIT_DONE,
     CHECK_RESPLIT_WANTED, CHECK_UNAUDITED, CHECK_VERIFIED, KIND_PERFT, OUTCOME_VALID,
@@ -14,10 +17,6 @@ use crate::store::codes::{
     replica_state, result_outcome, row_status, status_code, u64_to_db,
 };
 use crate::store::db::{Backend, Row, params};
-use crate::store::{
-    AnalysisRow, Campaign, CampaignChange, CampaignProgress, ResultRecord, StoreError, StoreResult,
-    TableRow,
-};
 
 pub(super) fn create_campaign(
     s: &impl Backend,

@@ -5,10 +5,10 @@
 use c960_common::error_code::ErrorCode;
 
 use crate::enrolment::{EnrolmentToken, refusal};
+use crate::model::{StoreError, StoreResult};
 use crate::secrets::same_hash;
 use crate::store::codes::u64_to_db;
 use crate::store::db::{Conn, Row, params};
-use crate::store::{StoreError, StoreResult};
 
 const COLS: &str = "id, name, cap, used, revoked_ms IS NOT NULL, created_ms, hash";
 
@@ -123,8 +123,9 @@ mod tests {
     use c960_common::wire::Capabilities;
 
     use crate::campaign::NewCampaign;
+    use crate::model::{StoreError, StoreResult};
     use crate::secrets::sha256;
-    use crate::store::{SqliteStore, Store, StoreError, StoreResult};
+    use crate::store::{SqliteStore, Store};
     use crate::trust::Integrity;
 
     /// Tokens admit up to their cap and not after a revocation, and two workers of one token
@@ -181,7 +182,7 @@ mod tests {
 
         let caps = Capabilities::builtin();
         let fetch = |w| s.assign_from(w, &caps, 3, 1000, 3, 0, block).unwrap();
-        let ids = |ls: &[crate::store::Lease]| -> BTreeSet<u64> {
+        let ids = |ls: &[crate::model::Lease]| -> BTreeSet<u64> {
             ls.iter().map(|l| l.workunit_id).collect()
         };
         let la1 = ids(&fetch(a1));

@@ -8,16 +8,17 @@ use std::collections::HashMap;
 
 use super::settle::{self, expire, retransition, retransition_many, write_decided};
 use super::transition::{Known, bump_setting, decide_many, fail_check, integrity_in};
-use crate::scheduler::{self, ReplicaState};
+use crate::model::{
+    Digest, LeaseInfo, ReplicaState, Settlement, StoreError, StoreResult, Submission,
+};
+use crate::scheduler;
 use crate::store::codes::{
     CHECK_NONE, CHECK_WANTED, KIND_BUILTIN_ANALYSIS, KIND_COLUMN_COUNT, KIND_COLUMNS, KIND_PERFT,
     KindColumns, OUTCOME_PENDING, OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED,
     TRUST_UNTRUSTED, kind_of, replica_code, replica_state, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
-use crate::store::{LeaseInfo, Settlement, StoreError, StoreResult, Submission};
 use crate::trust;
-use crate::validator::Digest;
 
 /// Loads a lease (locking its row on PostgreSQL, so a concurrent expiry or answer waits) and
 /// checks it is open and held by `worker_id`.
@@ -414,7 +415,7 @@ pub(super) fn fail(
             "UPDATE workers SET last_seen_ms = ?2, gave_back = gave_back + 1 WHERE id = ?1 RETURNING gave_back, valid, trusted",
             params![u64_to_db(worker_id), now_ms],
         )?;
-        if trust_level(w.i64(2)?) == trust::TrustLevel::Earned
+        if trust_level(w.i64(2)?) == crate::model::TrustLevel::Earned
             && trust::gives_back_too_much(w.u64(0)?, w.u64(1)?)
         {
             // Earned again only from scratch: checks spread over time, as a new worker.

@@ -2,7 +2,7 @@
 //! for the pure rules of [`crate::trust::probation_room`] (issue 31's lease hoarding).
 
 use super::Tx;
-use crate::store::StoreResult;
+use crate::model::StoreResult;
 use crate::store::codes::{
     REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_OPEN, u64_to_db,
 };

@@ -29,14 +29,13 @@ use std::collections::BTreeSet;
 use super::Tx;
 use super::reopen::reopen;
 use super::transition::integrity_in;
-use crate::scheduler::ReplicaState;
+use crate::model::{ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{
     CHECK_VERIFIED, CHECKED_FAILED, CHECKED_PASSED, OUTCOME_INVALID, OUTCOME_PENDING,
     OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_FAILED,
     WORKUNIT_OPEN, WORKUNIT_VALID, replica_code, trust_code, trust_level, u64_to_db,
 };
 use crate::store::db::params;
-use crate::store::{StoreError, StoreResult};
 use crate::trust;
 
 /// What must follow a quarantine step, in order.

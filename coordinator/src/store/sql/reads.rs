@@ -2,11 +2,10 @@
 
 use super::Tx;
 use crate::assembly::SplitUnit;
+use crate::model::{RowStatus, StoreError, StoreResult};
 use crate::reads::{StandingsQuery, WorkerHistory, WorkerResult, WorkerStanding};
-use crate::store::RowStatus;
 use crate::store::codes::{replica_state, result_outcome, row_status, u64_to_db};
 use crate::store::db::{Row, params};
-use crate::store::{StoreError, StoreResult};
 
 /// Nodes one worker returned since `?2` (hi/lo halves, exact past 2^63), through the
 /// `results(worker_id, returned_ms)` index.

@@ -3,7 +3,7 @@
 //! transitioner afterwards.
 
 use super::Tx;
-use crate::store::StoreResult;
+use crate::model::StoreResult;
 use crate::store::codes::{
     CHECK_AUDIT_REPLICA, OUTCOME_INVALID, OUTCOME_PENDING, OUTCOME_VALID, REPLICA_RETURNED,
     WORKUNIT_OPEN,

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use super::Tx;
 use super::quarantine::{self, Followup};
 use super::transition::{self, Decided, Failed};
+use crate::model::StoreResult;
 use crate::scheduler::ReplicaView;
-use crate::store::StoreResult;
 
 /// Runs `steps` and everything that follows from them, depth first.
 fn run(tx: Tx, steps: Vec<Followup>, now_ms: i64) -> StoreResult<()> {

@@ -2,7 +2,8 @@
 
 use super::Tx;
 use crate::audit;
-use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaState, ReplicaView, Transition};
+use crate::model::{Digest, ReplicaState, StoreError, StoreResult};
+use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaView, Transition};
 use crate::store::codes::{
     CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_RESPLIT_WANTED, CHECK_VERIFIED, CHECK_WANTED,
     CHECKED_NOT, KIND_BUILTIN_ANALYSIS, KIND_PERFT, OUTCOME_PENDING, OUTCOME_VALID,
@@ -13,9 +14,7 @@ use crate::store::codes::{
 use std::collections::{BTreeMap, HashMap};
 
 use crate::store::db::{Batch, Row, SqlType, Value, params};
-use crate::store::{StoreError, StoreResult};
 use crate::trust::{self, Integrity};
-use crate::validator::Digest;
 
 /// The replicas of each of `workunits` (one statement), in id order; a workunit without any
 /// has no entry.
@@ -39,7 +38,7 @@ pub(super) fn replicas_of(
             state: replica_state(r.i64(3)?),
             digest: digest_from(r.opt_blob(4)?),
             trusted: trust_level(r.i64(5)?).is_trusted(),
-            operator: trust_level(r.i64(5)?) == trust::TrustLevel::Operator,
+            operator: trust_level(r.i64(5)?) == crate::model::TrustLevel::Operator,
         });
     }
     Ok(out)

@@ -8,15 +8,14 @@ use c960_common::wire::Capabilities;
 
 use super::Tx;
 use super::transition::integrity_in;
+use crate::model::{ReplicaState, Stall, StoreError, StoreResult};
 use crate::scheduler;
-use crate::scheduler::ReplicaState;
 use crate::stall::{self, Asker, Holder, ReadyUnit};
 use crate::store::codes::{
     OUTCOME_PENDING, OUTCOME_VALID, REPLICA_RETURNED, WORKUNIT_OPEN, accepted_kinds, db_to_u64,
     replica_state, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, params};
-use crate::store::{Stall, StoreError, StoreResult};
 use crate::trust::{self, Party};
 
 /// The worker's standing and party keys, as the diagnosis needs them.
@@ -89,7 +88,7 @@ pub(super) fn waiting_for(
         let order = scheduler::serving_order(&slots);
         if order.is_empty() {
             // Only paused campaigns have replicas to hand out (cancelled ones never again).
-            let paused = slots.iter().find(|c| c.status == scheduler::CampaignStatus::Paused);
+            let paused = slots.iter().find(|c| c.status == crate::model::CampaignStatus::Paused);
             return Ok(match paused {
                 Some(c) => vec![Waiting {
                     cause: WaitCause::Paused,

@@ -4,17 +4,17 @@ use super::settle::{self, retransition};
 use super::transition::{bump_setting, integrity_in};
 use super::{WORKER_COLS, worker_in, worker_row};
 use crate::audit::{self, AuditPath};
+use crate::model::{
+    CheckCost, CheckOutcome, CheckPurpose, CheckRequest, StoreError, StoreResult, TrustLevel,
+    WorkerRecord, WorkerSummary,
+};
 use crate::store::codes::{
     CHECK_AUDIT_WANTED, CHECK_OVER_BUDGET, CHECK_RESPLIT_DONE, CHECK_RESPLIT_WANTED,
     CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, KIND_COLUMN_COUNT, KIND_COLUMNS, OUTCOME_VALID,
     REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_VALID, trust_code, u64_to_db,
 };
 use crate::store::db::{Backend, params};
-use crate::store::{
-    CheckCost, CheckOutcome, CheckPurpose, CheckRequest, StoreError, StoreResult, WorkerRecord,
-    WorkerSummary,
-};
-use crate::trust::{Integrity, TrustLevel};
+use crate::trust::Integrity;
 use c960_common::wire::WorkUnitKind;
 
 /// Sets a value in the settings table.

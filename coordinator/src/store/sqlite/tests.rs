@@ -3,9 +3,10 @@
 
 use super::*;
 use crate::campaign::NewCampaign;
+use crate::model::{Lease, StoreError};
+use crate::store::Store;
 use crate::store::conformance::credit as conformance_credit;
 use crate::store::conformance::{self, ALL, counters, recount, sub};
-use crate::store::{Lease, Store, StoreError};
 use crate::trust::Integrity;
 use c960_common::wire::{PositionSpec, WorkUnitKind};
 
@@ -201,8 +202,8 @@ fn an_export_beside_another_opens_its_own_read_connection() {
 
 #[test]
 fn a_batch_is_filled_by_priority_skipping_paused_and_cancelled_campaigns() {
-    use crate::scheduler::{CampaignAction, CampaignStatus};
-    use crate::store::CampaignChange;
+    use crate::model::CampaignChange;
+    use crate::model::{CampaignAction, CampaignStatus};
     let (_d, s) = store();
     let add = |positions: Vec<u16>, priority: i64| {
         let spec = NewCampaign::new(1, 1, None, positions)

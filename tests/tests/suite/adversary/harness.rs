@@ -1,6 +1,6 @@
 //! Runs a scenario (a coordinator, honest runners, liars) and measures what came out.
 
-use c960_coordinator::trust::TrustLevel;
+use c960_coordinator::model::{RowStatus, TrustLevel};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +11,6 @@ use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
 use c960_coordinator::api::Config;
 use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::checker::CheckBudget;
-use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_coordinator::trust::Integrity;
 use c960_tests::{TestServer, quick_config};

@@ -1,11 +1,10 @@
 //! Liars of every strategy, alone and colluding: no wrong value enters the table.
 
-use c960_coordinator::trust::TrustLevel;
+use c960_coordinator::model::{RowStatus, TrustLevel};
 use std::time::{Duration, Instant};
 
 use c960_common::wire::{BatchedOutcome, BatchedResult, PositionSpec, WorkUnitKind};
 use c960_coordinator::campaign::NewCampaign;
-use c960_coordinator::store::RowStatus;
 use c960_coordinator::store::Store;
 use c960_coordinator::trust::Integrity;
 use c960_tests::TestServer;

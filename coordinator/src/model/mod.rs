@@ -1,0 +1,16 @@
+//! The coordinator's vocabulary: the records the store reads and writes, the small states every
+//! layer names, and the store's one error type. The ground floor: this module imports nothing of
+//! the coordinator, so the pure rules above it, the store that implements the persistence
+//! contract over it and the front doors all speak it without importing one another.
+//!
+//! - [`records`]: campaigns, workers, leases, results, progress, checks, settlements.
+//! - [`states`]: campaign status and actions, replica states, trust levels, digests.
+//! - [`error`]: [`StoreError`], a refusal's or a failure's reason (domain variants map to 4xx).
+
+pub mod error;
+pub mod records;
+pub mod states;
+
+pub use error::{StoreError, StoreResult};
+pub use records::*;
+pub use states::*;
