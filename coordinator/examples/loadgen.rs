@@ -21,12 +21,12 @@ use std::time::{Duration, Instant};
 use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
 use c960_compute::compute::compute;
-use c960_coordinator::api::auth::Enrolment;
-use c960_coordinator::api::limits::Rate;
-use c960_coordinator::api::{self, AppState, Config, Limits};
-use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::model::ReplicaState;
+use c960_coordinator::net::api::auth::Enrolment;
+use c960_coordinator::net::api::limits::Rate;
+use c960_coordinator::net::api::{self, AppState, Config, Limits};
 use c960_coordinator::store::{SqliteStore, Store};
+use c960_coordinator::work::campaign::NewCampaign;
 use c960_worker::client::{Client, ClientError, engine};
 use clap::Parser;
 
@@ -192,8 +192,8 @@ fn main() -> ExitCode {
         },
         // One address block for all: no block separation or block cap (the workunits have
         // public answers, so the untrusted workers' quorums are anchored).
-        integrity: c960_coordinator::trust::Integrity {
-            address_separation: c960_coordinator::trust::AddressSeparation::Off,
+        integrity: c960_coordinator::integrity::trust::Integrity {
+            address_separation: c960_coordinator::integrity::trust::AddressSeparation::Off,
             block_lease_cap: 0,
             ..Default::default()
         },

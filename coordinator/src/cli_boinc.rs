@@ -1,11 +1,11 @@
 //! `c960-coordinator boinc …`: the operator's side of the BOINC project (issue 33,
-//! `c960_coordinator::boinc`).
+//! `c960_coordinator::net::boinc`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use c960_coordinator::boinc::signing::{CodeSigningKey, Existing, WriteError};
+use c960_coordinator::net::boinc::signing::{CodeSigningKey, Existing, WriteError};
 use clap::Subcommand;
 
 #[derive(Subcommand)]

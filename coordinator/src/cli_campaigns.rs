@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
-use c960_coordinator::campaign::{
-    CampaignRequest, CampaignWarning, SplitPly, Unplanned, check_name,
-};
 use c960_coordinator::clock::now_ms;
 use c960_coordinator::model::{Campaign, CampaignAction, CampaignChange, CampaignProgress};
-use c960_coordinator::scheduler::CampaignState;
 use c960_coordinator::store::Store;
+use c960_coordinator::work::campaign::{
+    CampaignRequest, CampaignWarning, SplitPly, Unplanned, check_name,
+};
+use c960_coordinator::work::transitioner::CampaignState;
 use clap::Subcommand;
 
 use crate::{CampaignArgs, plies};

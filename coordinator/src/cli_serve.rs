@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use c960_coordinator::api::auth::Enrolment;
-use c960_coordinator::api::limits::Rate;
-use c960_coordinator::api::{self, AppState, Config, Limits};
-use c960_coordinator::checker::{self, CheckBudget};
-use c960_coordinator::conn::{self, ConnLimits, GatedListener};
-use c960_coordinator::proxies::TrustedProxies;
+use c960_coordinator::integrity::checker::{self, CheckBudget};
+use c960_coordinator::integrity::trust::{AddressSeparation, Integrity};
+use c960_coordinator::net::api::auth::Enrolment;
+use c960_coordinator::net::api::limits::Rate;
+use c960_coordinator::net::api::{self, AppState, Config, Limits};
+use c960_coordinator::net::conn::{self, ConnLimits, GatedListener};
+use c960_coordinator::net::proxies::TrustedProxies;
 use c960_coordinator::store::{self, Store};
-use c960_coordinator::trust::{AddressSeparation, Integrity};
 
 use crate::{init_tracing, open};
 
@@ -75,7 +75,7 @@ pub(crate) struct ServeArgs {
     pub(crate) rate_per_address: f64,
     /// Worker API requests per second per worker (burst 4x; 0: no limit). A default worker
     /// paces itself to 4 a second at most.
-    #[arg(long, default_value_t = c960_coordinator::api::state::DEFAULT_PER_WORKER.per_sec)]
+    #[arg(long, default_value_t = c960_coordinator::net::api::state::DEFAULT_PER_WORKER.per_sec)]
     pub(crate) rate_per_worker: f64,
     /// Table exports per second per client address (burst 4x; 0: no limit); requests with
     /// the admin token are not limited.
@@ -144,19 +144,19 @@ pub(crate) struct ServeArgs {
     /// Hand each worker its replicas drawn at random from at least this many of a
     /// campaign's ready workunits, so that which workers share a workunit is the
     /// coordinator's choice, not the order of their fetches (0: in order, lowest id first).
-    #[arg(long, default_value_t = c960_coordinator::scheduler::DRAW_POOL)]
+    #[arg(long, default_value_t = c960_coordinator::work::transitioner::DRAW_POOL)]
     pub(crate) draw_pool: u64,
     /// Open leases of a worker in probation (untrusted, no result returned yet): free
     /// identities under --open-enrolment cannot hoard the work (0: no probation cap).
-    #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_LEASE_CAP)]
+    #[arg(long, default_value_t = c960_coordinator::integrity::trust::PROBATION_LEASE_CAP)]
     pub(crate) probation_lease_cap: u64,
     /// Open leases of all workers in probation of one address block together, loopback and
     /// private blocks too (0: no cap).
-    #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_BLOCK_CAP)]
+    #[arg(long, default_value_t = c960_coordinator::integrity::trust::PROBATION_BLOCK_CAP)]
     pub(crate) probation_block_cap: u64,
     /// Percent of each campaign's remaining replicas that workers in probation may hold
     /// together (at least 4; a block holding none gets one more; 0: no share).
-    #[arg(long, default_value_t = c960_coordinator::trust::PROBATION_SHARE_PCT, value_parser = clap::value_parser!(u64).range(0..=100))]
+    #[arg(long, default_value_t = c960_coordinator::integrity::trust::PROBATION_SHARE_PCT, value_parser = clap::value_parser!(u64).range(0..=100))]
     pub(crate) probation_share_percent: u64,
     /// A UCI engine the coordinator audits UCI analyses and self-play games with, e.g.
     /// /usr/games/stockfish: the same build as the volunteers' (only the same build's values
@@ -170,7 +170,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 60.0)]
     pub(crate) registrations_per_hour: f64,
     /// Registrations per hour from all addresses together (bursts of 200; 0: no limit).
-    #[arg(long, default_value_t = c960_coordinator::api::state::DEFAULT_REGISTRATIONS_TOTAL_PER_HOUR)]
+    #[arg(long, default_value_t = c960_coordinator::net::api::state::DEFAULT_REGISTRATIONS_TOTAL_PER_HOUR)]
     pub(crate) registrations_per_hour_total: f64,
     /// Connections one client address may hold open; more are closed at once (0: no cap;
     /// raise it behind a reverse proxy).
@@ -205,7 +205,7 @@ pub(crate) struct ServeArgs {
     /// names the client: requests from it are limited, blocked and logged by the rightmost
     /// forwarded address that is not itself a trusted proxy. From any other peer the
     /// header is ignored.
-    #[arg(long, value_parser = c960_coordinator::proxies::parse_proxy)]
+    #[arg(long, value_parser = c960_coordinator::net::proxies::parse_proxy)]
     pub(crate) trusted_proxy: Vec<ipnet::IpNet>,
     /// Also be a BOINC project at URL/boinc/: volunteers attach the stock BOINC client with
     /// `boinccmd --project_attach URL/boinc/ KEY`, KEY an enrolment token (`token mint`).
@@ -322,7 +322,7 @@ impl ServeArgs {
             enrolment,
             admin_token_hash: admin_token
                 .as_deref()
-                .map(c960_coordinator::secrets::sha256),
+                .map(c960_coordinator::integrity::secrets::sha256),
             limits: Limits {
                 per_address: Rate::new(rate_per_address, rate_per_address * 4.0),
                 per_worker: Rate::new(rate_per_worker, rate_per_worker * 4.0),
@@ -331,7 +331,7 @@ impl ServeArgs {
                 registrations_per_block: Rate::new(registrations_per_hour / 3600.0, 10.0),
                 registrations_total: Rate::new(
                     registrations_per_hour_total / 3600.0,
-                    c960_coordinator::api::state::REGISTRATIONS_TOTAL_BURST,
+                    c960_coordinator::net::api::state::REGISTRATIONS_TOTAL_BURST,
                 ),
                 export_per_address: Rate::new(
                     export_rate_per_address,
@@ -417,7 +417,7 @@ fn boinc_project(
     app: Option<PathBuf>,
     key: Option<PathBuf>,
     url: Option<String>,
-) -> Result<c960_coordinator::boinc::Project> {
+) -> Result<c960_coordinator::net::boinc::Project> {
     let app = match app {
         Some(a) => a,
         None => {
@@ -450,7 +450,8 @@ fn boinc_project(
     {
         bail!("--boinc-url must start with http:// or https://, got {u}");
     }
-    c960_coordinator::boinc::Project::open(&app, &key, url).map_err(|e| anyhow!("--boinc: {e:#}"))
+    c960_coordinator::net::boinc::Project::open(&app, &key, url)
+        .map_err(|e| anyhow!("--boinc: {e:#}"))
 }
 
 /// A secret kept in a file: its first line, without the line ending; an unreadable or empty
@@ -529,7 +530,7 @@ fn serve(
         "connection caps"
     );
     let tls = match tls {
-        Some((cert, key)) => Some(c960_coordinator::tls::server_config(&cert, &key)?),
+        Some((cert, key)) => Some(c960_coordinator::net::tls::server_config(&cert, &key)?),
         None => None,
     };
     let store: Arc<dyn Store> = Arc::from(open(&db)?);
@@ -568,7 +569,7 @@ fn serve(
         let app = api::app(AppState::new(store, config));
         match tls {
             Some(tls) => {
-                let listener = c960_coordinator::tls::TlsListener::new(listener, tls)?;
+                let listener = c960_coordinator::net::tls::TlsListener::new(listener, tls)?;
                 conn::serve(listener, app, connections, stop).await?
             }
             None => conn::serve(listener, app, connections, stop).await?,

@@ -1,11 +1,11 @@
 //! `c960-coordinator token …`: the operator's per-volunteer enrolment tokens
-//! (`c960_coordinator::enrolment`), on the database directly.
+//! (`c960_coordinator::integrity::enrolment`), on the database directly.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use c960_coordinator::clock::now_ms;
-use c960_coordinator::secrets;
+use c960_coordinator::integrity::secrets;
 use c960_coordinator::store::Store;
 use clap::Subcommand;
 

@@ -2,9 +2,9 @@
 //! command line, from the same store queries as the web pages.
 
 use anyhow::{Result, anyhow};
-use c960_coordinator::api::pages::format::{ago, grouped};
-use c960_coordinator::api::pages::now_ms;
-use c960_coordinator::reads::{StandingsQuery, WorkerStanding};
+use c960_coordinator::model::standings::{StandingsQuery, WorkerStanding};
+use c960_coordinator::net::api::pages::format::{ago, grouped};
+use c960_coordinator::net::api::pages::now_ms;
 use c960_coordinator::store::Store;
 
 fn state(w: &WorkerStanding) -> &'static str {

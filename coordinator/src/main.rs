@@ -157,10 +157,10 @@ struct SelfPlayArgs {
 
 impl SelfPlayArgs {
     /// The budget, when --self-play was given.
-    fn budget(&self) -> Option<c960_coordinator::campaign::SelfPlayBudget> {
+    fn budget(&self) -> Option<c960_coordinator::work::campaign::SelfPlayBudget> {
         match (self.self_play, self.games, self.nodes) {
             (true, Some(games), Some(nodes)) => {
-                Some(c960_coordinator::campaign::SelfPlayBudget { games, nodes })
+                Some(c960_coordinator::work::campaign::SelfPlayBudget { games, nodes })
             }
             _ => None,
         }
@@ -237,7 +237,7 @@ enum WorkerCommand {
 
 /// A `--depth` as given (none: 0, which self-play needs and perft refuses) as plies. Taken as a
 /// signed number so that `--depth -1` is refused as a depth, not as an unknown flag; the range
-/// of each kind is checked with the campaign ([`c960_coordinator::campaign::NewCampaign`]).
+/// of each kind is checked with the campaign ([`c960_coordinator::work::campaign::NewCampaign`]).
 fn plies(depth: Option<i64>) -> Result<u32> {
     match depth {
         None => Ok(0),

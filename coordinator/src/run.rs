@@ -16,11 +16,11 @@ use tokio::sync::watch;
 
 use c960_common::wire::AnalysisEngine;
 
-use crate::api::{self, AppState, Config};
-use crate::campaign::{NewCampaign, select_starts};
 use crate::export;
 use crate::model::{CampaignKind, CampaignProgress, RowStatus};
+use crate::net::api::{self, AppState, Config};
 use crate::store::Store;
+use crate::work::campaign::{NewCampaign, select_starts};
 
 /// Options of `run`.
 #[derive(Clone, Debug)]
@@ -33,9 +33,9 @@ pub struct RunOptions {
     pub uci: Option<c960_compute::uci_engine::UciCommand>,
     /// `Some`: a self-play campaign with this budget, played with the engine `analysis` names
     /// (the depth is then ignored).
-    pub self_play: Option<crate::campaign::SelfPlayBudget>,
+    pub self_play: Option<crate::work::campaign::SelfPlayBudget>,
     /// Perft: split each start position at this ply (`0`: no split, `auto`: see
-    /// [`crate::sizing::auto_split_ply`]).
+    /// [`crate::work::sizing::auto_split_ply`]).
     pub split_ply: String,
     /// Hash table of each local worker's perft engine, in MiB (kept across workunits).
     pub hash_mib: u32,
@@ -271,7 +271,7 @@ fn write_table(out: Option<&std::path::Path>, csv: &str, total: Option<u128>) ->
 /// Checks complete start positions against the reference table (depth ≤ 6) and, with all 960,
 /// the sum against OEIS A157851; reports on standard error. False on any disagreement.
 fn report_check(depth: u32, totals: &std::collections::BTreeMap<u16, u128>) -> bool {
-    let check = crate::assembly::check(depth, totals);
+    let check = crate::work::assembly::check(depth, totals);
     if check.compared > 0 {
         eprintln!(
             "reference table: {} of {} start positions agree",
@@ -301,14 +301,14 @@ async fn finish_split(
     let s2 = store.clone();
     let (campaign, rows) =
         tokio::task::spawn_blocking(move || export::split_table(&*s2, campaign_id)).await??;
-    let csv = crate::assembly::split_csv(&rows);
+    let csv = crate::work::assembly::split_csv(&rows);
     let totals = export::split_totals(&rows);
     let total: u128 = totals.values().sum();
     write_table(opts.out.as_deref(), &csv, Some(total))?;
     let checked = report_check(campaign.depth, &totals);
     let failed = rows
         .iter()
-        .filter(|r| r.status == crate::assembly::SplitStatus::Failed)
+        .filter(|r| r.status == crate::work::assembly::SplitStatus::Failed)
         .count() as u64;
     if failed > 0 || !checked {
         eprintln!("{failed} start positions have failed workunits");
@@ -319,7 +319,7 @@ async fn finish_split(
     Ok(RunOutcome::Complete(total))
 }
 
-/// Writes the self-play CSV ([`crate::self_play::csv`]) and prints the pooled score on
+/// Writes the self-play CSV ([`crate::export::self_play::csv`]) and prints the pooled score on
 /// standard error.
 async fn finish_self_play(
     opts: &RunOptions,
@@ -331,10 +331,10 @@ async fn finish_self_play(
         tokio::task::spawn_blocking(move || s2.self_play_table(campaign_id)).await??;
     write_table(
         opts.out.as_deref(),
-        &crate::self_play::csv(&campaign, &rows),
+        &crate::export::self_play::csv(&campaign, &rows),
         None,
     )?;
-    let p = crate::self_play::pooled(&rows);
+    let p = crate::export::self_play::pooled(&rows);
     if let (Some(score), Some((lo, hi))) = (p.score, p.score_ci) {
         eprintln!(
             "self-play: {} games, White {} / draws {} / Black {}; White scores {:.3} [{lo:.3}, {hi:.3}] ({:+.0} Elo)",
@@ -426,30 +426,31 @@ async fn serve_and_work(
     // The local workers enrol with a secret made up for this run: nobody else on this machine
     // can register through the port. They are the operator's own and trusted, so rate limits,
     // address-block separation and secret checks are off.
-    let secret = crate::secrets::new_secret();
+    let secret = crate::integrity::secrets::new_secret();
     let config = Config {
         lease: opts.lease,
         retry_after_secs: 1,
-        enrolment: crate::api::auth::Enrolment::secret(&secret),
+        enrolment: crate::net::api::auth::Enrolment::secret(&secret),
         limits: api::Limits {
-            per_address: crate::api::limits::Rate::UNLIMITED,
-            per_worker: crate::api::limits::Rate::UNLIMITED,
-            registrations_per_block: crate::api::limits::Rate::UNLIMITED,
-            registrations_total: crate::api::limits::Rate::UNLIMITED,
+            per_address: crate::net::api::limits::Rate::UNLIMITED,
+            per_worker: crate::net::api::limits::Rate::UNLIMITED,
+            registrations_per_block: crate::net::api::limits::Rate::UNLIMITED,
+            registrations_total: crate::net::api::limits::Rate::UNLIMITED,
             ..api::Limits::default()
         },
         // The local workers are the operator's own: trusted, on one address, not checked.
         trust_enrolled: true,
-        integrity: crate::trust::Integrity {
-            address_separation: crate::trust::AddressSeparation::Off,
+        integrity: crate::integrity::trust::Integrity {
+            address_separation: crate::integrity::trust::AddressSeparation::Off,
             block_lease_cap: 0,
             check_rate_untrusted_ppm: 0,
             check_rate_trusted_ppm: 0,
-            ..crate::trust::Integrity::default()
+            ..crate::integrity::trust::Integrity::default()
         },
         ..Config::default()
     };
-    let _checker = crate::checker::spawn(store.clone(), config.checks, config.uci.clone());
+    let _checker =
+        crate::integrity::checker::spawn(store.clone(), config.checks, config.uci.clone());
     let app = api::app(AppState::new(store.clone(), config))
         .into_make_service_with_connect_info::<std::net::SocketAddr>();
     // Two stops, in this order: the workers first (they give their leases back and submit
@@ -520,7 +521,7 @@ async fn serve_and_work(
         }
         // Open workunits but no lease for three seconds: every worker is excluded from what is
         // left (each already returned a replica), so more local workers are needed.
-        idle_polls = if crate::stall::waits_for_other_workers(&p) {
+        idle_polls = if crate::work::stall::waits_for_other_workers(&p) {
             idle_polls + 1
         } else {
             0

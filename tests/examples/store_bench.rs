@@ -20,9 +20,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use c960_common::wire::{BatchedOutcome, Capabilities, FetchBatchResponse, FetchResponse};
-use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::store::postgres::{PgOptions, PgStore, is_postgres_url};
 use c960_coordinator::store::{SqliteStore, Store};
+use c960_coordinator::work::campaign::NewCampaign;
 use c960_tests::{ServeProcess, fresh_schema, honest_result, honest_submission};
 use c960_worker::client::Client;
 

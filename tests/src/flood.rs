@@ -188,7 +188,7 @@ fn coordinator(args: &[&str], db: &Path) {
 pub async fn run(flood: &Flood) -> FloodFigures {
     c960_worker::client::install_crypto_provider();
     // The flood's own sockets live in this process.
-    c960_coordinator::conn::raise_descriptor_limit();
+    c960_coordinator::net::conn::raise_descriptor_limit();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c960.sqlite");
     let mut args = vec!["--enrol-secret", SECRET];

@@ -6,14 +6,14 @@ use std::process::{Child, Command};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use c960_coordinator::api::auth::Enrolment;
-use c960_coordinator::api::limits::Rate;
-use c960_coordinator::api::{self, AppState, Config, Limits};
-use c960_coordinator::campaign::{NewCampaign, parse_positions};
-use c960_coordinator::conn::{self, ConnLimits, GatedListener};
+use c960_coordinator::integrity::trust::Integrity;
 use c960_coordinator::model::{Campaign, CampaignProgress};
+use c960_coordinator::net::api::auth::Enrolment;
+use c960_coordinator::net::api::limits::Rate;
+use c960_coordinator::net::api::{self, AppState, Config, Limits};
+use c960_coordinator::net::conn::{self, ConnLimits, GatedListener};
 use c960_coordinator::store::{SqliteStore, Store};
-use c960_coordinator::trust::Integrity;
+use c960_coordinator::work::campaign::{NewCampaign, parse_positions};
 
 pub mod boinc;
 pub mod flood;
@@ -145,7 +145,7 @@ pub struct TestServer {
     /// Keeps the directory alive.
     pub dir: tempfile::TempDir,
     /// The coordinator's checker thread (stops when the server is dropped).
-    pub checker: c960_coordinator::checker::Checker,
+    pub checker: c960_coordinator::integrity::checker::Checker,
 }
 
 /// The progress of campaign `id` (which must exist) as the store reports it.
@@ -180,8 +180,11 @@ impl TestServer {
         let store = Arc::new(SqliteStore::open(&dir.path().join("c960.db")).unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let checker =
-            c960_coordinator::checker::spawn(store.clone(), config.checks, config.uci.clone());
+        let checker = c960_coordinator::integrity::checker::spawn(
+            store.clone(),
+            config.checks,
+            config.uci.clone(),
+        );
         let app = api::app(AppState::new(store.clone(), config));
         let listener = GatedListener::new(listener, connections);
         tokio::spawn(conn::serve(
@@ -283,7 +286,7 @@ pub fn quick_config() -> Config {
             ..Limits::default()
         },
         integrity: Integrity {
-            address_separation: c960_coordinator::trust::AddressSeparation::Off,
+            address_separation: c960_coordinator::integrity::trust::AddressSeparation::Off,
             untrusted_lease_cap: 0,
             ..Integrity::default()
         },

@@ -71,7 +71,7 @@ pub struct BalanceSummary {
     /// Distinct engine ids among the canonical results (one, unless a UCI campaign had
     /// volunteers with different engines; each position's quorum is single-engine regardless).
     pub engines: Vec<String>,
-    /// Agreement with the published table ([`crate::known::PUBLISHED_BALANCE`]) over the
+    /// Agreement with the published table ([`crate::work::known::PUBLISHED_BALANCE`]) over the
     /// positions scored, with 95 % bootstrap intervals.
     pub published_agreement: PublishedAgreement,
 }
@@ -103,7 +103,7 @@ pub fn published_agreement(scores: &[PositionScore]) -> PublishedAgreement {
     let agreement = known.unwrap_or_else(|| {
         let a = balance::agreement(
             scores,
-            crate::known::published_balance(),
+            crate::work::known::published_balance(),
             balance::AGREEMENT_RESAMPLES,
             960,
         );
@@ -115,7 +115,7 @@ pub fn published_agreement(scores: &[PositionScore]) -> PublishedAgreement {
         a
     });
     PublishedAgreement {
-        table: crate::known::PUBLISHED_BALANCE,
+        table: crate::work::known::PUBLISHED_BALANCE,
         agreement,
     }
 }

@@ -9,10 +9,11 @@ use c960_common::text::csv_text;
 use serde::Serialize;
 
 use crate::model::{AnalysisRow, Campaign, CampaignKind, RowStatus, TableRow};
-use crate::scheduler::CampaignState;
+use crate::work::transitioner::CampaignState;
 
 mod balance_report;
 pub mod replicas;
+pub mod self_play;
 
 pub use balance_report::{
     BalanceEntry, BalanceJson, BalanceSummary, PublishedAgreement, balance_json, balance_report,
@@ -105,9 +106,9 @@ pub fn render(
     if kind == CampaignKind::SelfPlay {
         let (c, rows) = store.self_play_table(campaign_id)?;
         return Ok(match format {
-            Format::Csv => Ok(crate::self_play::csv(&c, &rows)),
-            Format::Json => Ok(crate::self_play::json(&c, &rows)),
-            Format::Pgn => Ok(crate::self_play::pgn(&rows)),
+            Format::Csv => Ok(crate::export::self_play::csv(&c, &rows)),
+            Format::Json => Ok(crate::export::self_play::json(&c, &rows)),
+            Format::Pgn => Ok(crate::export::self_play::pgn(&rows)),
             Format::Balance | Format::Svg | Format::Depths => {
                 not_for("balance reports need an analysis campaign")
             }
@@ -132,7 +133,7 @@ pub fn render(
     {
         let (c, rows) = split_table(store, campaign_id)?;
         return Ok(match format {
-            Format::Csv => Ok(crate::assembly::split_csv(&rows)),
+            Format::Csv => Ok(crate::work::assembly::split_csv(&rows)),
             Format::Json => Ok(split_json(&c, &rows)),
             Format::Balance | Format::Svg | Format::Depths | Format::Pgn => Err(format!(
                 "campaign {campaign_id} is a perft campaign; balance reports need an analysis campaign"
@@ -389,8 +390,8 @@ fn state_of<'a>(campaign: &Campaign, statuses: impl Iterator<Item = &'a str>) ->
 pub fn split_table(
     store: &dyn crate::store::Store,
     campaign_id: u64,
-) -> Result<(Campaign, Vec<crate::assembly::SplitRow>), crate::model::StoreError> {
-    let mut assembler = crate::assembly::Assembler::default();
+) -> Result<(Campaign, Vec<crate::work::assembly::SplitRow>), crate::model::StoreError> {
+    let mut assembler = crate::work::assembly::Assembler::default();
     let c = store.visit_split_units(campaign_id, &mut |u| assembler.add(&u))?;
     let rows = assembler.finish(c.depth, |sp| {
         c960_common::StartPosition::new(u32::from(sp))
@@ -407,27 +408,29 @@ struct JsonSplitTable<'a> {
     /// What the campaign is doing, in the vocabulary of the pages and the command line.
     state: CampaignState,
     total_nodes: u128,
-    check: crate::assembly::CheckReport,
-    rows: &'a [crate::assembly::SplitRow],
+    check: crate::work::assembly::CheckReport,
+    rows: &'a [crate::work::assembly::SplitRow],
 }
 
-/// The complete start positions' totals, for [`crate::assembly::check`].
-pub fn split_totals(rows: &[crate::assembly::SplitRow]) -> std::collections::BTreeMap<u16, u128> {
+/// The complete start positions' totals, for [`crate::work::assembly::check`].
+pub fn split_totals(
+    rows: &[crate::work::assembly::SplitRow],
+) -> std::collections::BTreeMap<u16, u128> {
     rows.iter().filter_map(|r| Some((r.sp, r.nodes?))).collect()
 }
 
 /// A split table as JSON: per start position the total, ply-1 divide and share done, plus the
 /// check against the reference table and OEIS A157851.
-pub fn split_json(campaign: &Campaign, rows: &[crate::assembly::SplitRow]) -> String {
+pub fn split_json(campaign: &Campaign, rows: &[crate::work::assembly::SplitRow]) -> String {
     let totals = split_totals(rows);
     let t = JsonSplitTable {
         campaign,
         complete: rows
             .iter()
-            .all(|r| r.status == crate::assembly::SplitStatus::Valid),
+            .all(|r| r.status == crate::work::assembly::SplitStatus::Valid),
         state: state_of(campaign, rows.iter().map(|r| r.status.as_str())),
         total_nodes: totals.values().sum::<u128>(),
-        check: crate::assembly::check(campaign.depth, &totals),
+        check: crate::work::assembly::check(campaign.depth, &totals),
         rows,
     };
     serde_json::to_string_pretty(&t).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
@@ -539,7 +542,7 @@ mod tests {
     /// equals a fresh computation.
     #[test]
     fn the_published_agreement_is_remembered_per_table() {
-        let published = crate::known::published_balance();
+        let published = crate::work::known::published_balance();
         let table = |shift: i32, n: usize| -> Vec<PositionScore> {
             published
                 .iter()
@@ -616,8 +619,8 @@ mod tests {
 #[cfg(test)]
 mod stream_tests {
     use super::*;
-    use crate::campaign::NewCampaign;
     use crate::store::{SqliteStore, Store};
+    use crate::work::campaign::NewCampaign;
 
     /// The streamed CSV is byte for byte the CSV built in memory, in several chunks; a
     /// receiver that goes away stops the export after the chunk it refused.

@@ -5,12 +5,14 @@
 //!
 //! - [`records`]: campaigns, workers, leases, results, progress, checks, settlements.
 //! - [`states`]: campaign status and actions, replica states, trust levels, digests.
-//! - [`error`]: [`StoreError`], a refusal's or a failure's reason (domain variants map to 4xx).
+//! - [`standings`]: what the pages' read-only queries return (leaderboard, a worker's history).
+//! - [`store_error`]: [`StoreError`], a refusal's or a failure's reason (domain variants map to 4xx).
 
-pub mod error;
 pub mod records;
+pub mod standings;
 pub mod states;
+pub mod store_error;
 
-pub use error::{StoreError, StoreResult};
 pub use records::*;
 pub use states::*;
+pub use store_error::{StoreError, StoreResult};

@@ -129,7 +129,7 @@ pub struct Campaign {
     /// Self-play campaigns: nodes per engine move.
     pub move_nodes: Option<u64>,
     /// Why no connected worker may take its remaining replicas, while that lasts (a served
-    /// coordinator records it: [`crate::stall`]).
+    /// coordinator records it: [`crate::work::stall`]).
     pub stall: Option<Stall>,
 }
 
@@ -243,7 +243,7 @@ pub struct Submission {
     pub elapsed_ms: u64,
     /// `name version` of the engine.
     pub engine: String,
-    /// Faster than [`crate::trust::plausible`] allows (an answer from the worker's own table, or
+    /// Faster than [`crate::integrity::trust::plausible`] allows (an answer from the worker's own table, or
     /// made up): no evidence against the worker, but its workunit is checked by the coordinator.
     pub implausible: bool,
 }
@@ -273,7 +273,7 @@ pub struct TableRow {
     pub returned: u32,
     /// Canonical digest (hex) once valid.
     pub digest: Option<String>,
-    /// How a valid value was audited ([`crate::audit`]): `coordinator` (the coordinator
+    /// How a valid value was audited ([`crate::integrity::audit`]): `coordinator` (the coordinator
     /// computed it), `replica` (one more hidden replica for another worker agreed), `pending`
     /// (an audit waits), `unaudited` (drawn for an audit nobody could do), `none` (not drawn:
     /// the operator's own workers vouch for it, or audits are off); empty for a row not valid.
@@ -368,10 +368,10 @@ pub enum CheckPurpose {
     /// A check of an open workunit: contested, unanchored, secret, or an implausibly fast
     /// result. Its digest grades the results.
     Check,
-    /// A validated value drawn for the re-split cross-check ([`crate::trust::picks_resplit`]):
-    /// count its children one ply deeper, each on its own ([`crate::checker::resplit`]).
+    /// A validated value drawn for the re-split cross-check ([`crate::integrity::trust::picks_resplit`]):
+    /// count its children one ply deeper, each on its own ([`crate::integrity::checker::resplit`]).
     Resplit,
-    /// A validated value drawn for an audit ([`crate::audit`]): computed like a check; a
+    /// A validated value drawn for an audit ([`crate::integrity::audit`]): computed like a check; a
     /// digest that differs overturns the value.
     Audit,
 }
@@ -416,7 +416,7 @@ pub struct CheckCost {
     pub resplits_run: u64,
     /// Of those, values the recount overturned (reopened; their workers failed a check).
     pub resplits_overturned: u64,
-    /// Validated values the coordinator audited ([`crate::audit`]).
+    /// Validated values the coordinator audited ([`crate::integrity::audit`]).
     pub audits_run: u64,
     /// Of those, valid values the audit contradicted (reopened; their workers failed a check).
     /// An audit that lands on a value reopened meanwhile (a quarantine re-verifies it) is not
@@ -477,7 +477,7 @@ pub struct AnalysisRow<R = AnalysisResult> {
     pub result: Option<R>,
 }
 
-/// A BOINC host to register as a worker ([`crate::boinc`]).
+/// A BOINC host to register as a worker ([`crate::net::boinc`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewBoincHost {
     /// The worker's name: the host's domain name.

@@ -10,10 +10,10 @@
 
 use c960_common::wire::{AnalysisEngine, Capabilities, PositionSpec, WorkUnitKind};
 
-use crate::campaign::ANALYSIS_HASH_MIB;
 use crate::model::{
     CampaignKind, CampaignStatus, Digest, ReplicaState, ResultOutcome, RowStatus, TrustLevel,
 };
+use crate::work::campaign::ANALYSIS_HASH_MIB;
 
 /// `workunits.kind` of a perft workunit.
 pub const KIND_PERFT: i64 = 0;
@@ -162,7 +162,7 @@ pub const CHECK_OVER_BUDGET: i64 = 3;
 pub const CHECK_RESPLIT_WANTED: i64 = 4;
 /// `workunits.check_state`: the re-split cross-check done (or over budget).
 pub const CHECK_RESPLIT_DONE: i64 = 5;
-/// `workunits.check_state`: a valid value drawn for an audit ([`crate::audit`]).
+/// `workunits.check_state`: a valid value drawn for an audit ([`crate::integrity::audit`]).
 pub const CHECK_AUDIT_WANTED: i64 = 6;
 /// `workunits.check_state`: audited by one more hidden replica for another worker (the
 /// coordinator could not).
@@ -172,8 +172,8 @@ pub const CHECK_AUDIT_REPLICA: i64 = 7;
 pub const CHECK_UNAUDITED: i64 = 8;
 
 /// Where a value in `check_state` stands with the coordinator's own computations.
-pub fn check_standing(check_state: i64) -> crate::audit::CheckStanding {
-    use crate::audit::CheckStanding;
+pub fn check_standing(check_state: i64) -> crate::integrity::audit::CheckStanding {
+    use crate::integrity::audit::CheckStanding;
     match check_state {
         CHECK_VERIFIED => CheckStanding::Proven,
         CHECK_WANTED | CHECK_RESPLIT_WANTED | CHECK_AUDIT_WANTED => CheckStanding::Pending,

@@ -122,10 +122,10 @@ pub fn copy_store(from: &dyn Store, to: &dyn Store) -> StoreResult<CopyCounts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::campaign::NewCampaign;
     use crate::export::{Format, render};
     use crate::model::CampaignChange;
     use crate::store::conformance::{self, ALL, boinc, postgres_store, sqlite_store, sub};
+    use crate::work::campaign::NewCampaign;
 
     /// Everything an operator can read from a store, for comparing two.
     fn everything(s: &dyn Store) -> Vec<String> {
@@ -145,7 +145,7 @@ mod tests {
             // The leaderboard: the kept credit columns, in their order.
             format!(
                 "{:?}",
-                s.standings(&crate::reads::StandingsQuery {
+                s.standings(&crate::model::standings::StandingsQuery {
                     seen_since_ms: None,
                     recent_since_ms: 0,
                     offset: 0,

@@ -1,7 +1,7 @@
 //! Persistence: the [`Store`] trait (the contract) and its backends.
 //!
 //! Every state change is one transaction that also runs the transitioner
-//! ([`crate::scheduler::transition`]) on the workunits it touches, so the stored state is always
+//! ([`crate::work::transitioner::transition`]) on the workunits it touches, so the stored state is always
 //! consistent: a coordinator killed at any moment restarts from the database alone. The trait is
 //! synchronous on purpose — SQLite is a blocking library and the HTTP layer calls the store from
 //! `spawn_blocking`.
@@ -58,9 +58,9 @@ pub fn shown(db: &std::path::Path) -> String {
     postgres::redact_url(&db.to_string_lossy())
 }
 
-use crate::assembly::SplitUnit;
-use crate::campaign::NewCampaign;
-use crate::trust::Integrity;
+use crate::integrity::trust::Integrity;
+use crate::work::assembly::SplitUnit;
+use crate::work::campaign::NewCampaign;
 
 /// The persistent state of the coordinator. See the module documentation.
 pub trait Store: Send + Sync {
@@ -74,7 +74,7 @@ pub trait Store: Send + Sync {
     /// One campaign (`UnknownCampaign` if there is none).
     fn campaign(&self, campaign_id: u64) -> StoreResult<Campaign>;
     /// Renames, reprioritises, pauses, resumes or cancels a campaign, in one transaction; the
-    /// status change follows [`crate::scheduler::apply_action`] (`CampaignCancelled` when it
+    /// status change follows [`crate::work::transitioner::apply_action`] (`CampaignCancelled` when it
     /// refuses). Returns the campaign as changed.
     fn update_campaign(&self, campaign_id: u64, change: &CampaignChange) -> StoreResult<Campaign>;
     /// Registers a worker (untrusted, address unknown); returns its id.
@@ -87,7 +87,7 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<u64> {
         self.register_worker_from(name, key_hash, engine, None, now_ms)
     }
-    /// Registers a worker that came from this address block (see [`crate::trust::address_block`]).
+    /// Registers a worker that came from this address block (see [`crate::integrity::trust::address_block`]).
     fn register_worker_from(
         &self,
         name: &str,
@@ -138,15 +138,15 @@ pub trait Store: Send + Sync {
         cap: u64,
         secret_hash: &[u8],
         now_ms: i64,
-    ) -> StoreResult<crate::enrolment::EnrolmentToken>;
+    ) -> StoreResult<crate::integrity::enrolment::EnrolmentToken>;
     /// Revokes an enrolment token: it registers nobody more.
     fn revoke_enrolment_token(
         &self,
         id: u64,
         now_ms: i64,
-    ) -> StoreResult<crate::enrolment::EnrolmentToken>;
+    ) -> StoreResult<crate::integrity::enrolment::EnrolmentToken>;
     /// Every enrolment token.
-    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>>;
+    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::integrity::enrolment::EnrolmentToken>>;
     /// Why enrolment token `id` with the secret whose SHA-256 this is would register nobody
     /// now (`None`: it would register one), spending nothing (the BOINC Manager's account
     /// lookup asks before it attaches).
@@ -202,7 +202,7 @@ pub trait Store: Send + Sync {
     /// checks the worker's standing (banned, quarantined: [`StoreError::NotInGoodStanding`]),
     /// hands back the worker's own open leases first (a worker that crashed and fetches again
     /// gets them, instead of leaving them orphaned until their deadline), caps open leases by
-    /// trust ([`crate::trust::lease_cap`]) and per address block, never gives an untrusted worker a
+    /// trust ([`crate::integrity::trust::lease_cap`]) and per address block, never gives an untrusted worker a
     /// replica reserved for trusted ones, and never gives two workers of one address block
     /// replicas of one workunit (when the integrity settings say so).
     #[allow(clippy::too_many_arguments)]
@@ -267,13 +267,13 @@ pub trait Store: Send + Sync {
     /// Closes a lease its worker gave back.
     fn abandon(&self, worker_id: u64, lease_id: u64, now_ms: i64) -> StoreResult<()>;
     /// Renews those of `lease_ids` that `worker_id` holds open (its heartbeat): each one's
-    /// deadline moves to [`crate::trust::Integrity::lease_renewal_ms`] from now, never past the
+    /// deadline moves to [`crate::integrity::trust::Integrity::lease_renewal_ms`] from now, never past the
     /// lease's whole life. Returns the ids renewed, ascending.
     fn renew_leases(&self, worker_id: u64, lease_ids: &[u64], now_ms: i64)
     -> StoreResult<Vec<u64>>;
     /// Why `worker_id` (asking with `accepts`, from `block`, under the coordinator's `lease_cap`)
     /// gets no work: its own lease caps, or per campaign in serving order the rule that keeps
-    /// the remaining replicas from it ([`crate::stall::diagnose`], a few hundred workunits of a
+    /// the remaining replicas from it ([`crate::work::stall::diagnose`], a few hundred workunits of a
     /// few campaigns at most). Empty when some replica may go to it or nothing is left.
     fn waiting_for(
         &self,
@@ -322,7 +322,7 @@ pub trait Store: Send + Sync {
         &self,
         campaign_id: u64,
     ) -> StoreResult<(Campaign, Vec<AnalysisRow<SelfPlayResult>>)>;
-    /// The workunits of a split campaign, for [`crate::assembly::assemble`].
+    /// The workunits of a split campaign, for [`crate::work::assembly::assemble`].
     fn split_units(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<SplitUnit>)> {
         let mut units = Vec::new();
         let c = self.visit_split_units(campaign_id, &mut |u| units.push(u))?;
@@ -335,18 +335,18 @@ pub trait Store: Send + Sync {
         campaign_id: u64,
         visit: &mut dyn FnMut(SplitUnit),
     ) -> StoreResult<Campaign>;
-    /// The leaderboard (or the connected workers) with credit; see [`crate::reads`].
+    /// The leaderboard (or the connected workers) with credit; see [`crate::model::standings`].
     fn standings(
         &self,
-        q: &crate::reads::StandingsQuery,
-    ) -> StoreResult<Vec<crate::reads::WorkerStanding>>;
+        q: &crate::model::standings::StandingsQuery,
+    ) -> StoreResult<Vec<crate::model::standings::WorkerStanding>>;
     /// One worker's standing and its `limit` latest results; `None` for an unknown worker.
     fn worker_history(
         &self,
         worker_id: u64,
         recent_since_ms: i64,
         limit: u64,
-    ) -> StoreResult<Option<crate::reads::WorkerHistory>>;
+    ) -> StoreResult<Option<crate::model::standings::WorkerHistory>>;
     /// Streams the split workunits of start positions `first_sp..=last_sp` only.
     fn visit_split_units_of(
         &self,

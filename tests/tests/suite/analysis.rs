@@ -445,8 +445,8 @@ async fn one_engine_build_forms_a_quorum_and_another_build_does_not() {
 /// settled by honest workers with the true analysis.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn colluding_analysis_liars_are_caught_by_the_coordinators_own_search() {
-    let server = TestServer::start(c960_coordinator::api::Config {
-        integrity: c960_coordinator::trust::Integrity {
+    let server = TestServer::start(c960_coordinator::net::api::Config {
+        integrity: c960_coordinator::integrity::trust::Integrity {
             check_rate_untrusted_ppm: 1_000_000,
             ..quick_config().integrity
         },
@@ -534,10 +534,10 @@ async fn fabricated_uci_analyses_are_overturned_by_the_coordinators_own_engine()
         return;
     }
     let debian = c960_compute::uci_engine::UciCommand::parse("/usr/games/stockfish").unwrap();
-    let server = TestServer::start(c960_coordinator::api::Config {
-        integrity: c960_coordinator::trust::Integrity {
+    let server = TestServer::start(c960_coordinator::net::api::Config {
+        integrity: c960_coordinator::integrity::trust::Integrity {
             audit_rate_ppm: 1_000_000,
-            draw_pool: c960_coordinator::scheduler::DRAW_POOL,
+            draw_pool: c960_coordinator::work::transitioner::DRAW_POOL,
             ..quick_config().integrity
         },
         uci: Some(debian.clone()),
@@ -550,7 +550,7 @@ async fn fabricated_uci_analyses_are_overturned_by_the_coordinators_own_engine()
         position: c960_common::wire::PositionSpec::StartPosition(0),
         depth: 8,
         engine: AnalysisEngine::Uci,
-        hash_mib: c960_coordinator::campaign::ANALYSIS_HASH_MIB,
+        hash_mib: c960_coordinator::work::campaign::ANALYSIS_HASH_MIB,
     };
     let mut slot = c960_compute::compute::UciSlot::new(debian.clone(), Duration::from_secs(60));
     let perft = c960_common::perft::PerftEngine::new(Default::default());

@@ -9,7 +9,7 @@ use c960_common::wire::{
     BatchedOutcome, BatchedResult, Capabilities, FetchBatchRequest, FetchBatchResponse, MAX_BATCH,
     PROTOCOL_VERSION, SubmitBatchRequest, WorkResult,
 };
-use c960_coordinator::api::Config;
+use c960_coordinator::net::api::Config;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, honest_result, quick_config, raw_post, reference};
 use c960_worker::client::{Client, engine};

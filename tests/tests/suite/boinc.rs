@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
 use std::process::Command;
 
-use c960_coordinator::boinc::signing::{CodeSigningKey, check_file_signature, md5_hex};
+use c960_coordinator::net::boinc::signing::{CodeSigningKey, check_file_signature, md5_hex};
 use c960_tests::bins;
 use c960_tests::boinc::BoincClient;
 

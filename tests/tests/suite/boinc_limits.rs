@@ -6,12 +6,12 @@
 //! or renew another host's task. Never a 5xx.
 
 use c960_common::error_code::ErrorCode;
-use c960_coordinator::api::Limits;
-use c960_coordinator::api::auth::Enrolment;
-use c960_coordinator::api::limits::Rate;
-use c960_coordinator::boinc::names::TaskName;
-use c960_coordinator::boinc::xml::{self, Element};
 use c960_coordinator::model::ReplicaState;
+use c960_coordinator::net::api::Limits;
+use c960_coordinator::net::api::auth::Enrolment;
+use c960_coordinator::net::api::limits::Rate;
+use c960_coordinator::net::boinc::names::TaskName;
+use c960_coordinator::net::boinc::xml::{self, Element};
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, quick_config};
 

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use c960_common::wire::Assignment;
-use c960_coordinator::api::auth::Enrolment;
-use c960_coordinator::boinc::xml::{self, Element};
-use c960_coordinator::boinc::{Project, md5_hex};
-use c960_coordinator::secrets;
+use c960_coordinator::integrity::secrets;
+use c960_coordinator::net::api::auth::Enrolment;
+use c960_coordinator::net::boinc::xml::{self, Element};
+use c960_coordinator::net::boinc::{Project, md5_hex};
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, honest_submission, quick_config};
 
@@ -29,7 +29,7 @@ async fn server_with(enrolment: Enrolment) -> (TestServer, tempfile::TempDir) {
 
 /// A server with BOINC on and this configuration (a fake app file and signer).
 pub(crate) async fn server_of(
-    mut config: c960_coordinator::api::Config,
+    mut config: c960_coordinator::net::api::Config,
 ) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let app = dir.path().join("c960-worker");
@@ -393,7 +393,7 @@ async fn refuses_bad_keys_bad_xml_and_forged_or_oversize_uploads() {
     let lease = s
         .store
         .lease(
-            c960_coordinator::boinc::names::TaskName::from_output_file(name)
+            c960_coordinator::net::boinc::names::TaskName::from_output_file(name)
                 .unwrap()
                 .lease_id,
         )

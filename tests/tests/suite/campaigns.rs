@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use c960_common::wire::{Capabilities, FetchResponse, PositionSpec, WorkUnitKind};
-use c960_coordinator::api::Config;
-use c960_coordinator::secrets::sha256;
+use c960_coordinator::integrity::secrets::sha256;
+use c960_coordinator::net::api::Config;
 use c960_coordinator::store::{SqliteStore, Store};
 use c960_tests::{TestServer, bins, quick_config, raw_post};
 use c960_worker::client::Client;

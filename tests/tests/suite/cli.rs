@@ -40,11 +40,11 @@ fn database_with_a_campaign() -> (
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
     let store = c960_coordinator::store::SqliteStore::open(&db).unwrap();
-    let spec = c960_coordinator::campaign::NewCampaign::new(
+    let spec = c960_coordinator::work::campaign::NewCampaign::new(
         2,
         2,
         None,
-        c960_coordinator::campaign::parse_positions("0-3").unwrap(),
+        c960_coordinator::work::campaign::parse_positions("0-3").unwrap(),
     )
     .unwrap();
     let campaign = store.create_campaign(&spec, 0).unwrap();

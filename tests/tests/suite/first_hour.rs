@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use c960_common::wait::WaitCause;
 use c960_common::wire::{AnalysisEngine, Capabilities, FetchBatchResponse, WorkerAuth};
-use c960_coordinator::api::Config;
 use c960_coordinator::clock::now_ms;
+use c960_coordinator::integrity::trust::{AddressSeparation, Integrity};
+use c960_coordinator::net::api::Config;
 use c960_coordinator::store::Store;
-use c960_coordinator::trust::{AddressSeparation, Integrity};
 use c960_tests::{
     ServeProcess, TestServer, bins, honest_result, quick_config, reference, signal, worker_id,
 };
@@ -552,8 +552,8 @@ async fn heartbeats_renew_only_the_holders_open_leases() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_of_one_enrolment_token_are_told_to_use_another() {
-    use c960_coordinator::api::auth::Enrolment;
-    use c960_coordinator::secrets;
+    use c960_coordinator::integrity::secrets;
+    use c960_coordinator::net::api::auth::Enrolment;
     let server = TestServer::start(Config {
         enrolment: Enrolment::Tokens,
         ..quick_config()

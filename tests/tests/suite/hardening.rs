@@ -12,7 +12,7 @@ use c960_coordinator::model::ReplicaState;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use c960_coordinator::conn::ConnLimits;
+use c960_coordinator::net::conn::ConnLimits;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, honest_result, honest_submission, quick_config, raw_post};
 use c960_worker::client::Client;
@@ -230,8 +230,8 @@ async fn admin_attempt(url: &str, local: [u8; 4], token: &str) -> (u16, String, 
 
 #[tokio::test]
 async fn admin_token_guessing_is_429_after_a_few_failures() {
-    let server = TestServer::start(c960_coordinator::api::Config {
-        admin_token_hash: Some(c960_coordinator::secrets::sha256(ADMIN)),
+    let server = TestServer::start(c960_coordinator::net::api::Config {
+        admin_token_hash: Some(c960_coordinator::integrity::secrets::sha256(ADMIN)),
         ..quick_config()
     })
     .await;
@@ -332,9 +332,9 @@ async fn an_impossible_count_is_refused_not_validated() {
 
 #[tokio::test]
 async fn table_exports_are_rate_limited_per_address() {
-    let server = TestServer::start(c960_coordinator::api::Config {
-        limits: c960_coordinator::api::Limits {
-            export_per_address: c960_coordinator::api::limits::Rate::new(0.1, 2.0),
+    let server = TestServer::start(c960_coordinator::net::api::Config {
+        limits: c960_coordinator::net::api::Limits {
+            export_per_address: c960_coordinator::net::api::limits::Rate::new(0.1, 2.0),
             ..quick_config().limits
         },
         ..quick_config()
@@ -385,13 +385,13 @@ async fn table_exports_are_rate_limited_per_address() {
 /// a registration through it is filed under the client's address block.
 #[tokio::test]
 async fn forwarded_addresses_count_only_through_a_trusted_proxy() {
-    let server = TestServer::start(c960_coordinator::api::Config {
-        limits: c960_coordinator::api::Limits {
-            export_per_address: c960_coordinator::api::limits::Rate::new(0.01, 2.0),
+    let server = TestServer::start(c960_coordinator::net::api::Config {
+        limits: c960_coordinator::net::api::Limits {
+            export_per_address: c960_coordinator::net::api::limits::Rate::new(0.01, 2.0),
             ..quick_config().limits
         },
-        trusted_proxies: c960_coordinator::proxies::TrustedProxies::new(vec![
-            c960_coordinator::proxies::parse_proxy("127.0.0.1").unwrap(),
+        trusted_proxies: c960_coordinator::net::proxies::TrustedProxies::new(vec![
+            c960_coordinator::net::proxies::parse_proxy("127.0.0.1").unwrap(),
         ]),
         ..quick_config()
     })

@@ -5,10 +5,10 @@
 use std::time::{Duration, Instant};
 
 use c960_common::wire::{Capabilities, FetchResponse};
-use c960_coordinator::api::limits::Rate;
-use c960_coordinator::api::{Config, Limits};
-use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::net::api::limits::Rate;
+use c960_coordinator::net::api::{Config, Limits};
 use c960_coordinator::store::Store;
+use c960_coordinator::work::campaign::{NewCampaign, parse_positions};
 use c960_tests::{TestServer, quick_config};
 use c960_worker::client::Client;
 
@@ -129,7 +129,7 @@ async fn fetch_latency_beside_export_loops() {
 async fn admin_token_guess_rate() {
     let admin = "admin-token-for-tests-0123456789";
     let server = TestServer::start(Config {
-        admin_token_hash: Some(c960_coordinator::secrets::sha256(admin)),
+        admin_token_hash: Some(c960_coordinator::integrity::secrets::sha256(admin)),
         ..quick_config()
     })
     .await;

@@ -14,18 +14,18 @@ use c960_common::digest::result_digest;
 use c960_common::wire::{
     BatchedOutcome, Capabilities, FetchBatchResponse, FetchResponse, PerftResult, WorkResult,
 };
-use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::model::Submission;
 use c960_coordinator::store::{SqliteStore, Store};
+use c960_coordinator::work::campaign::NewCampaign;
 use c960_tests::{TestServer, honest_result, honest_submission, quick_config};
 use c960_worker::client::Client;
 
 const CAMPAIGNS: usize = 5;
 
 /// Rate limits and the lease cap off: this measures the coordinator, not its limiter.
-fn bench_config() -> c960_coordinator::api::Config {
+fn bench_config() -> c960_coordinator::net::api::Config {
     let mut config = quick_config();
-    config.limits.per_worker = c960_coordinator::api::limits::Rate::UNLIMITED;
+    config.limits.per_worker = c960_coordinator::net::api::limits::Rate::UNLIMITED;
     config.limits.max_open_leases = 0;
     config
 }

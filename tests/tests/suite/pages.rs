@@ -20,10 +20,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use c960_common::wire::AnalysisEngine;
-use c960_coordinator::api::pages::campaign_state;
-use c960_coordinator::api::pages::format::grouped;
-use c960_coordinator::campaign::{NewCampaign, parse_positions};
+use c960_coordinator::net::api::pages::campaign_state;
+use c960_coordinator::net::api::pages::format::grouped;
 use c960_coordinator::store::Store;
+use c960_coordinator::work::campaign::{NewCampaign, parse_positions};
 use c960_tests::{TestServer, progress_of, quick_config};
 
 const HOSTILE: &str = "<script>alert(1)</script> & \"co\"";
@@ -441,8 +441,10 @@ async fn every_page_shows_the_stores_numbers_in_a_real_browser() {
     // Its agreement with the published table, each coefficient recomputed here without the
     // bootstrap: the first figure of each cell, over the same starts.
     let scores = c960_coordinator::export::position_scores(&rows);
-    let plain =
-        c960_common::balance::correlate(&scores, c960_coordinator::known::published_balance());
+    let plain = c960_common::balance::correlate(
+        &scores,
+        c960_coordinator::work::known::published_balance(),
+    );
     assert_eq!(plain.n, rows.len());
     assert!(page.contains(&format!("over the {} starts both score", plain.n)));
     for (stat, value) in [("pearson", plain.pearson), ("spearman", plain.spearman)] {

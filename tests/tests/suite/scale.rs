@@ -15,10 +15,10 @@ use std::time::Instant;
 
 use c960_common::digest::result_digest;
 use c960_common::wire::{Capabilities, PerftResult, WorkResult};
-use c960_coordinator::assembly::Assembler;
-use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::model::{Settlement, Submission};
 use c960_coordinator::store::{SqliteStore, Store};
+use c960_coordinator::work::assembly::Assembler;
+use c960_coordinator::work::campaign::NewCampaign;
 
 /// Peak resident memory of this process in MiB (Linux).
 fn peak_rss_mib() -> f64 {

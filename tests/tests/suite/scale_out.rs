@@ -7,9 +7,9 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use c960_coordinator::campaign::NewCampaign;
 use c960_coordinator::store::Store;
 use c960_coordinator::store::postgres::{PgOptions, PgStore};
+use c960_coordinator::work::campaign::NewCampaign;
 use c960_tests::{ServeProcess, bins, postgres_schema, reference};
 
 /// Rows of a query that must be empty or a count.

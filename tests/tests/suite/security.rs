@@ -16,10 +16,10 @@ use c960_common::wire::{
     PROTOCOL_VERSION, PerftResult, SubmitRequest, WorkerAuth,
 };
 use c960_compute::compute::compute;
-use c960_coordinator::api::auth::Enrolment;
-use c960_coordinator::api::limits::Rate;
-use c960_coordinator::api::{Config, Limits};
-use c960_coordinator::secrets::sha256;
+use c960_coordinator::integrity::secrets::sha256;
+use c960_coordinator::net::api::auth::Enrolment;
+use c960_coordinator::net::api::limits::Rate;
+use c960_coordinator::net::api::{Config, Limits};
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, honest_submission, quick_config, reference};
 use c960_worker::client::{Client, engine};
@@ -505,7 +505,7 @@ fn enrolment_tokens_from_the_command_line() {
         String::from_utf8(out.stdout).unwrap()
     };
     let token = run(&["token", "mint", "--name", "ann", "--cap", "3"]);
-    let (id, secret) = c960_coordinator::secrets::parse_token(token.trim()).unwrap();
+    let (id, secret) = c960_coordinator::integrity::secrets::parse_token(token.trim()).unwrap();
     store
         .register_worker_with_token("w", b"k", "e", None, id, &sha256(secret), 0)
         .unwrap();

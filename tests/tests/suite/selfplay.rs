@@ -16,9 +16,9 @@ use c960_common::wire::{AnalysisEngine, PositionSpec, SelfPlayResult, WorkResult
 use c960_common::{PerftEngine, PerftOptions, StartPosition};
 use c960_compute::compute::{UciSlot, compute_any};
 use c960_compute::uci_engine::UciCommand;
-use c960_coordinator::campaign::{NewCampaign, SelfPlayBudget, parse_positions};
 use c960_coordinator::store::Store;
-use c960_coordinator::validator::check_self_play_shape;
+use c960_coordinator::work::campaign::{NewCampaign, SelfPlayBudget, parse_positions};
+use c960_coordinator::work::validator::check_self_play_shape;
 use c960_tests::{TestServer, bins, quick_config};
 
 const DEBIAN_STOCKFISH: &str = "/usr/games/stockfish";
@@ -187,13 +187,13 @@ async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
     let r = rows[0].result.as_ref().unwrap();
     assert_eq!(r.games.len(), 2);
     // The exports: the score row and every game as PGN.
-    let csv = c960_coordinator::self_play::csv(&campaign, &rows);
+    let csv = c960_coordinator::export::self_play::csv(&campaign, &rows);
     let line: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     assert_eq!(line[0], "518");
     assert_eq!(line[2], "2");
-    let s = c960_coordinator::self_play::summary_of(r);
+    let s = c960_coordinator::export::self_play::summary_of(r);
     assert_eq!(line[6], format!("{:.4}", s.score.unwrap()));
-    let pgn = c960_coordinator::self_play::pgn(&rows);
+    let pgn = c960_coordinator::export::self_play::pgn(&rows);
     assert_eq!(pgn.matches("[Variant \"Chess960\"]").count(), 2);
     // Over HTTP: the PGN export and the campaign page with the score.
     let http = reqwest::Client::new();
@@ -259,7 +259,7 @@ fn run_self_play_writes_the_score_table() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        c960_coordinator::self_play::SELF_PLAY_CSV_HEADER
+        c960_coordinator::export::self_play::SELF_PLAY_CSV_HEADER
     );
     let row: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!((row[0], row[2], row[16]), ("518", "2", "valid"));
@@ -315,10 +315,10 @@ fn run_self_play_writes_the_score_table() {
 async fn fabricated_games_are_overturned_by_the_coordinators_audit() {
     use c960_common::game::{self, Outcome};
     use c960_common::wire::{Capabilities, FetchResponse, PROTOCOL_VERSION, SubmitRequest};
-    let server = TestServer::start(c960_coordinator::api::Config {
-        integrity: c960_coordinator::trust::Integrity {
+    let server = TestServer::start(c960_coordinator::net::api::Config {
+        integrity: c960_coordinator::integrity::trust::Integrity {
             audit_rate_ppm: 1_000_000,
-            draw_pool: c960_coordinator::scheduler::DRAW_POOL,
+            draw_pool: c960_coordinator::work::transitioner::DRAW_POOL,
             ..quick_config().integrity
         },
         ..quick_config()

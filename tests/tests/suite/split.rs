@@ -7,10 +7,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use c960_common::{StartPosition, divide, perft};
-use c960_coordinator::assembly::SplitStatus;
-use c960_coordinator::campaign::{NewCampaign, parse_positions};
 use c960_coordinator::export;
 use c960_coordinator::store::Store;
+use c960_coordinator::work::assembly::SplitStatus;
+use c960_coordinator::work::campaign::{NewCampaign, parse_positions};
 use c960_tests::{TestServer, bins, parse_table, quick_config, reference};
 use c960_worker::runner::{self, RunnerConfig};
 

@@ -9,9 +9,10 @@
 //! - no import circle between the modules of a crate (a module may use its parent: that is
 //!   nesting, not a circle), and no import up the coordinator's floors — both read from whole
 //!   files with a Rust parser (`rust_source.rs`), test-only items aside;
-//! - no SQL outside the coordinator's `store/`; `api/` imported only by the binaries and `run`;
+//! - no SQL outside the coordinator's `store/`; `net/api/` imported only by the binaries and `run`;
 //! - no literal state code in the store's SQL (`store/codes.rs` names them: `tidy_sql.rs`);
-//! - no source file past 800 lines without a reason recorded here.
+//! - no source file past 800 lines without a reason recorded here; no two sources of a crate
+//!   with one base name.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -295,6 +296,36 @@ fn no_source_file_outgrows_the_style_guide() {
     );
 }
 
+/// No two library or binary sources of a crate share a base name, so a name says one thing
+/// (`scheduler.rs` once meant the transitioner in one folder and BOINC's RPC in another).
+/// `mod.rs`, `lib.rs` and `main.rs` aside, and the store's conformance suite, whose files are
+/// named after the topics they test.
+#[test]
+fn no_two_sources_share_a_base_name() {
+    for krate in ["common", "compute", "coordinator", "worker"] {
+        let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for f in crate_files(krate) {
+            let Some(rel) = f.strip_prefix("src/") else {
+                continue;
+            };
+            let base = rel.rsplit('/').next().unwrap();
+            if ["mod.rs", "lib.rs", "main.rs"].contains(&base)
+                || rel.starts_with("store/conformance/")
+            {
+                continue;
+            }
+            seen.entry(base.to_string())
+                .or_default()
+                .push(rel.to_string());
+        }
+        let repeated: Vec<_> = seen.values().filter(|files| files.len() > 1).collect();
+        assert!(
+            repeated.is_empty(),
+            "{krate}: base names repeat: {repeated:?}"
+        );
+    }
+}
+
 /// The `c960-*` names in a manifest's `[dependencies]` table.
 fn workspace_dependencies(manifest: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -520,7 +551,7 @@ fn the_reader_sees_every_item_of_the_store_module() {
         uses.items
     );
     let graph = module_graph("coordinator");
-    for below in ["model", "campaign", "trust"] {
+    for below in ["model", "work::campaign", "integrity::trust"] {
         assert!(graph["store"].contains(below), "{:?}", graph["store"]);
     }
 }
@@ -529,46 +560,43 @@ fn the_reader_sees_every_item_of_the_store_module() {
 /// floor it stands on. A module imports its own floor and the floors below, never one above
 /// (ARCHITECTURE.md, "Floors").
 const COORDINATOR_FLOORS: &[(&str, &[&str])] = &[
-    ("model", &["model"]),
-    // The pure rules, and the leaf utilities every floor above uses (clock, metrics, labels).
+    ("vocabulary", &["model"]),
+    // The pure rules, and the leaf utilities every floor above uses (the clock, metrics, the
+    // addresses behind proxies, BOINC's XML and signatures).
     (
         "rules",
         &[
-            "assembly",
-            "audit",
-            "boinc",
-            "campaign",
+            "work",
+            "integrity",
             "clock",
-            "enrolment",
-            "handout",
-            "judge",
-            "known",
-            "label",
-            "metrics",
-            "proxies",
-            "reads",
-            "scheduler",
-            "secrets",
-            "self_play",
-            "sizing",
-            "stall",
-            "trust",
-            "validator",
+            "export::self_play",
+            "export::balance_report",
+            "net::boinc",
+            "net::metrics",
+            "net::proxies",
         ],
     ),
     ("store", &["store"]),
-    ("services", &["checker", "conn", "export", "tls"]),
-    ("front doors", &["api"]),
+    (
+        "services",
+        &["integrity::checker", "export", "net::conn", "net::tls"],
+    ),
+    ("front doors", &["net", "net::api"]),
     ("entry", &["run"]),
 ];
 
-/// The floor of a module (`store::sql::leases` → the store's), as an index into
-/// [`COORDINATOR_FLOORS`].
+/// The floor of a module (`store::sql::leases` → the store's; `integrity::checker` → the
+/// services', though the rest of `integrity` is rules), as an index into [`COORDINATOR_FLOORS`].
 fn floor_of(module: &str) -> Option<usize> {
-    let top = module.split("::").next().unwrap();
+    // The longest entry that is the module or one of its ancestors.
+    let covers = |entry: &str| module == entry || module.starts_with(&format!("{entry}::"));
     COORDINATOR_FLOORS
         .iter()
-        .position(|(_, members)| members.contains(&top))
+        .enumerate()
+        .flat_map(|(floor, (_, entries))| entries.iter().map(move |e| (floor, *e)))
+        .filter(|(_, e)| covers(e))
+        .max_by_key(|(_, e)| e.len())
+        .map(|(floor, _)| floor)
 }
 
 /// Arrows from a module to one on a higher floor, as `from -> to`.
@@ -613,16 +641,21 @@ fn coordinator_imports_run_only_down_the_floors() {
 #[test]
 fn the_floor_check_sees_an_arrow_up() {
     let graph: BTreeMap<String, BTreeSet<String>> = [
-        ("model::records", &["scheduler"][..]),
-        ("judge", &["store", "model"]),
-        ("api::workers", &["store"]),
+        ("model::records", &["work::transitioner"][..]),
+        ("work::judge", &["store", "model"]),
+        ("integrity::trust", &["integrity::checker", "model"]),
+        ("net::api::workers", &["store"]),
     ]
     .into_iter()
     .map(|(m, deps)| (m.to_string(), deps.iter().map(|d| d.to_string()).collect()))
     .collect();
     assert_eq!(
         arrows_up(&graph),
-        ["judge -> store", "model::records -> scheduler"]
+        [
+            "integrity::trust -> integrity::checker",
+            "model::records -> work::transitioner",
+            "work::judge -> store"
+        ]
     );
 }
 
@@ -664,7 +697,7 @@ fn only_the_binaries_and_run_import_the_api() {
             continue;
         };
         let entry = rel == "main.rs" || rel == "run.rs" || rel.starts_with("cli_");
-        if rel.starts_with("api/") || entry {
+        if rel.starts_with("net/api/") || entry {
             continue;
         }
         let module: Vec<String> = rel
@@ -678,7 +711,7 @@ fn only_the_binaries_and_run_import_the_api() {
         if uses
             .paths
             .iter()
-            .any(|p| p.first().is_some_and(|s| s == "api"))
+            .any(|p| p.starts_with(&["net".to_string(), "api".to_string()]))
         {
             importers.push(f);
         }

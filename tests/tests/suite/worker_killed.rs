@@ -5,7 +5,7 @@ use c960_coordinator::model::{ReplicaState, ResultOutcome, RowStatus};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use c960_coordinator::api::Config;
+use c960_coordinator::net::api::Config;
 use c960_coordinator::store::Store;
 use c960_tests::{TestServer, bins, reference, signal};
 

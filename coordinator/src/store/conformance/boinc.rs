@@ -1,5 +1,5 @@
 //! Conformance (both backends, instantiated by `conformance!`): BOINC hosts (issue 33,
-//! `store/sql/boinc.rs`). A host is found by its host id only within its own account, else by
+//! `store/sql/boinc_hosts.rs`). A host is found by its host id only within its own account, else by
 //! its account and CPID (a reattached client), never across accounts; registering one spends
 //! its account's enrolment token in the same transaction (a refused token inserts nothing),
 //! marks the worker enrolled by it — so two hosts of one token never hold replicas of one
@@ -11,12 +11,12 @@ use std::collections::BTreeSet;
 use c960_common::error_code::ErrorCode;
 
 use super::{ALL, sub, unknown_campaign};
+use crate::integrity::secrets::sha256;
+use crate::integrity::trust::{AddressSeparation, Integrity};
 use crate::model::{BoincCredit, Lease, NewBoincHost, StoreError, StoreResult};
-use crate::secrets::sha256;
 use crate::store::Store;
 use crate::store::codes::{db_to_u64, u64_to_db};
 use crate::store::db::{Backend, params};
-use crate::trust::{AddressSeparation, Integrity};
 
 /// An account: SHA-256 of its key (here a stand-in byte pattern).
 pub(crate) fn account(n: u8) -> [u8; 32] {

@@ -10,7 +10,7 @@ use c960_common::wire::Capabilities;
 
 use super::sub;
 use crate::model::CheckOutcome;
-use crate::reads::StandingsQuery;
+use crate::model::standings::StandingsQuery;
 use crate::store::Store;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};

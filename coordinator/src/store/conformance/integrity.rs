@@ -6,10 +6,10 @@ use crate::model::{CheckOutcome, RowStatus, Submission, TrustLevel};
 use std::collections::BTreeMap;
 
 use super::{ALL, sub, unknown_campaign};
-use crate::campaign::NewCampaign;
+use crate::integrity::trust::Integrity;
 use crate::store::Store;
 use crate::store::db::Backend;
-use crate::trust::Integrity;
+use crate::work::campaign::NewCampaign;
 
 pub(crate) fn griefing_untrusted_results_at_the_cap_never_fail_a_workunit<S: Backend>(s: &S) {
     let c = s

@@ -17,12 +17,12 @@ pub(crate) mod credit;
 mod integrity;
 mod quarantine;
 
-use crate::campaign::NewCampaign;
+use crate::integrity::trust::Integrity;
 use crate::store::codes::db_to_u64;
 use crate::store::db::{Backend, params};
 use crate::store::postgres::{Clock, PgOptions, PgStore};
 use crate::store::{SqliteStore, Store};
-use crate::trust::Integrity;
+use crate::work::campaign::NewCampaign;
 pub(crate) use boinc::{
     a_boinc_host_is_found_within_its_account_by_id_or_cpid_never_across,
     boinc_credit_sums_the_hosts_and_the_accounts_validated_nodes,
@@ -175,7 +175,7 @@ pub(crate) fn counters<S: Store>(s: &S) -> Counts {
         .collect()
 }
 
-/// Depth 10 has no public answer (`crate::known` ships depths 1–9), so only trust or a check
+/// Depth 10 has no public answer (`crate::work::known` ships depths 1–9), so only trust or a check
 /// can anchor a value.
 pub(crate) fn unknown_campaign<S: Store>(s: &S, positions: Vec<u16>) -> Campaign {
     s.create_campaign(&NewCampaign::new(10, 2, None, positions).unwrap(), 0)
@@ -630,7 +630,7 @@ pub(crate) fn local_blocks_pair_by_default<S: Backend>(s: &S) {
         }
     }
     s.set_integrity(&Integrity {
-        address_separation: crate::trust::AddressSeparation::Everywhere,
+        address_separation: crate::integrity::trust::AddressSeparation::Everywhere,
         untrusted_lease_cap: 0,
         block_lease_cap: 0,
         ..Integrity::default()

@@ -7,9 +7,9 @@ use crate::model::{CheckOutcome, ReplicaState, ResultOutcome, RowStatus, TrustLe
 use c960_common::wire::Capabilities;
 
 use super::sub;
-use crate::campaign::NewCampaign;
 use crate::store::Store;
 use crate::store::db::Backend;
+use crate::work::campaign::NewCampaign;
 
 /// The coordinator's first check of a workunit is wrong (a fault on its side): honest H,
 /// who disagreed with liar L, fails it and is quarantined, and colluder X validates L's
@@ -99,10 +99,10 @@ pub(crate) fn a_recount_of_a_value_reopened_meanwhile_overturns_nothing<S: Backe
 }
 
 fn resplit_recounts<S: Backend>(s: &S, lie_first: bool) {
-    s.set_integrity(&crate::trust::Integrity {
+    s.set_integrity(&crate::integrity::trust::Integrity {
         resplit_rate_ppm: 1_000_000,
         check_rate_trusted_ppm: 0,
-        ..crate::trust::Integrity::default()
+        ..crate::integrity::trust::Integrity::default()
     })
     .unwrap();
     let c = super::unknown_campaign(s, vec![0, 1]);

@@ -288,7 +288,7 @@ impl PgStore {
             };
             return f(&c);
         }
-        let _timer = crate::metrics::store_transaction_timer();
+        let _timer = crate::net::metrics::store_transaction_timer();
         let mut attempt = 0;
         loop {
             pooled.client.batch_execute("BEGIN")?;
@@ -623,9 +623,9 @@ mod tests {
 
     #[test]
     fn replicas_are_probed_by_index_under_a_generic_plan() {
-        use crate::campaign::NewCampaign;
         use crate::store::Store;
         use crate::store::db::Batch;
+        use crate::work::campaign::NewCampaign;
         let Some(store) = crate::store::conformance::postgres_store("generic_replicas_plan") else {
             return;
         };

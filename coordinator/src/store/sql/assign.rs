@@ -1,24 +1,24 @@
 //! Handing out replicas: one transaction of named steps, each either a statement here or a
-//! pure decision of [`crate::handout`] (standing, room, same-party keys, deadlines) and
-//! [`crate::scheduler`] (serving order, the draw, `may_receive`).
+//! pure decision of [`crate::work::handout`] (standing, room, same-party keys, deadlines) and
+//! [`crate::work::transitioner`] (serving order, the draw, `may_receive`).
 
 use c960_common::wire::Capabilities;
 use std::collections::{BTreeMap, HashMap};
 
 use super::Tx;
+use super::cascade::{expire, retransition_known};
 use super::leases::{open_leases_in, open_leases_of_block, workunit_kind};
-use super::probation::{probation_hold, probation_leases_of_block, returned_any};
-use super::settle::{expire, retransition_known};
+use super::probation_holdings::{probation_hold, probation_leases_of_block, returned_any};
 use super::transition::{integrity_in, replicas_of};
-use crate::handout::{self, Applicant, Deadlines, PartyKeys, Quota, Refusal};
+use crate::integrity::trust::{self, Integrity};
 use crate::model::{Lease, StoreError, StoreResult};
-use crate::scheduler::{self, CampaignSlot, ReplicaView};
 use crate::store::codes::{
     KIND_COLUMN_COUNT, KIND_COLUMNS, REPLICA_ERROR, REPLICA_IN_PROGRESS, REPLICA_RETURNED,
     WORKUNIT_OPEN, accepted_kinds, campaign_status, db_to_u64, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
-use crate::trust::{self, Integrity};
+use crate::work::handout::{self, Applicant, Deadlines, PartyKeys, Quota, Refusal};
+use crate::work::transitioner::{self, CampaignSlot, ReplicaView};
 
 /// The stored kinds a worker with these capabilities accepts, as an SQL list (integers only, so
 /// formatting it into a statement is safe).
@@ -30,7 +30,7 @@ fn accepted_codes(c: &Capabilities) -> String {
         .join(",")
 }
 
-/// A refusal of [`crate::handout`] as the store's error.
+/// A refusal of [`crate::work::handout`] as the store's error.
 fn refused(worker: u64, r: Refusal) -> StoreError {
     match r {
         Refusal::NotInGoodStanding { banned } => StoreError::NotInGoodStanding { worker, banned },
@@ -40,7 +40,7 @@ fn refused(worker: u64, r: Refusal) -> StoreError {
 
 /// Up to `max_units` leases for `worker_id`: its own open leases again first, then new
 /// replicas of the accepted kinds, drawn campaign by campaign in serving order. One
-/// transaction, in the steps of [`crate::handout`].
+/// transaction, in the steps of [`crate::work::handout`].
 #[allow(clippy::too_many_arguments)]
 pub(super) fn assign_from(
     s: &impl Backend,
@@ -232,7 +232,7 @@ struct Draw<'a> {
     keys: &'a PartyKeys,
     /// The accepted kinds ([`accepted_codes`]).
     codes: &'a str,
-    /// Whether the worker is in probation ([`crate::trust::in_probation`]).
+    /// Whether the worker is in probation ([`crate::integrity::trust::in_probation`]).
     probation: bool,
     /// The address block of the fetch.
     block: Option<&'a str>,
@@ -244,7 +244,7 @@ impl Draw<'_> {
     /// The assignment query: a pool of one campaign's ready workunits (`?4`, at most `?2`)
     /// the worker may receive.
     fn query(&self, tx: Tx) -> String {
-        // The NOT EXISTS mirror scheduler::may_receive so the index does the filtering;
+        // The NOT EXISTS mirror transitioner::may_receive so the index does the filtering;
         // may_receive is checked again on the loaded replicas ([`verify`]). Each workunit
         // appears once, so a batch never holds two replicas of one workunit. Replicas reserved
         // for trusted workers are skipped by untrusted ones; and so are workunits a worker of
@@ -282,7 +282,7 @@ impl Draw<'_> {
     }
 
     /// Up to `want` ready workunits (rows of `w.id` and the [`KIND_COLUMNS`]): campaigns in
-    /// serving order (priority, pause: scheduler::serving_order), each walked on the
+    /// serving order (priority, pause: transitioner::serving_order), each walked on the
     /// per-campaign partial index of its ready workunits until the batch is full. Campaigns
     /// with no ready workunit at all are left out, with one probe of that index each: a worker
     /// polling while every replica is out (the end of a campaign) then costs one statement,
@@ -296,7 +296,7 @@ impl Draw<'_> {
             (true, Some(b)) => probation_leases_of_block(tx, b, self.now_ms)?,
             _ => 0,
         };
-        for campaign in scheduler::serving_order(&slots) {
+        for campaign in transitioner::serving_order(&slots) {
             let mut left = want - found.len() as u64;
             if left == 0 {
                 break;
@@ -311,9 +311,9 @@ impl Draw<'_> {
                 }
             }
             // A pool of the campaign's ready workunits, the batch drawn from it at random.
-            let pool_size = scheduler::draw_pool(left, self.integrity.draw_pool) as i64;
+            let pool_size = transitioner::draw_pool(left, self.integrity.draw_pool) as i64;
             let pool = self.pool(tx, &sql, campaign, pool_size)?;
-            let drawn = scheduler::draw_replicas(pool.len(), left as usize, &mut rng);
+            let drawn = transitioner::draw_replicas(pool.len(), left as usize, &mut rng);
             let mut pool: Vec<Option<Row>> = pool.into_iter().map(Some).collect();
             found.extend(drawn.into_iter().filter_map(|i| pool[i].take()));
         }
@@ -349,7 +349,7 @@ impl Draw<'_> {
     }
 }
 
-/// What the query found, checked against the pure rules: `scheduler::may_receive` on the
+/// What the query found, checked against the pure rules: `transitioner::may_receive` on the
 /// replicas loaded (`before`), and in debug builds `trust::same_party` against every other
 /// worker holding or having answered a replica.
 fn verify(
@@ -362,7 +362,7 @@ fn verify(
     before: &BTreeMap<u64, Vec<ReplicaView>>,
 ) -> StoreResult<()> {
     for &wu in wus {
-        if !scheduler::may_receive(worker_id, before.get(&wu).map_or(&[], Vec::as_slice)) {
+        if !transitioner::may_receive(worker_id, before.get(&wu).map_or(&[], Vec::as_slice)) {
             return Err(StoreError::Db("scheduler and query disagree".into()));
         }
         if cfg!(debug_assertions) {

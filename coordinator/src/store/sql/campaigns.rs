@@ -3,13 +3,10 @@
 use std::collections::HashMap;
 
 use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
-use crate::assembly::SplitUnit;
-use crate::campaign::{ANALYSIS_HASH_MIB, NewCampaign, NewWorkunit};
 use crate::model::{
     AnalysisRow, Campaign, CampaignChange, CampaignProgress, CampaignStatus, ResultRecord,
     RowStatus, StoreError, StoreResult, TableRow,
 };
-use crate::scheduler;
 use crate::store::codes::{
     CAMPAIGN_CANCELLED, CHECK_AUDIT_REPLICA, CHECK_AUDIT_WANTED, CHECK_RESPLIT_DONE,
     CHECK_RESPLIT_WANTED, CHECK_UNAUDITED, CHECK_VERIFIED, KIND_PERFT, OUTCOME_VALID,
@@ -17,6 +14,9 @@ use crate::store::codes::{
     replica_state, result_outcome, row_status, status_code, u64_to_db,
 };
 use crate::store::db::{Backend, Row, params};
+use crate::work::assembly::SplitUnit;
+use crate::work::campaign::{ANALYSIS_HASH_MIB, NewCampaign, NewWorkunit};
+use crate::work::transitioner;
 
 pub(super) fn create_campaign(
     s: &impl Backend,
@@ -102,7 +102,7 @@ pub(super) fn update_campaign(
                 params![id, p],
             )?,
             CampaignChange::Status(action) => {
-                let status = scheduler::apply_action(c.status, *action)
+                let status = transitioner::apply_action(c.status, *action)
                     .map_err(|why| StoreError::CampaignCancelled(campaign_id, why))?;
                 tx.exec(
                     "UPDATE campaigns SET status = ?2 WHERE id = ?1",

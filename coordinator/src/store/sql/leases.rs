@@ -6,19 +6,19 @@ use c960_common::wire::WorkResult;
 use super::Tx;
 use std::collections::HashMap;
 
-use super::settle::{self, expire, retransition, retransition_many, write_decided};
+use super::cascade::{self, expire, retransition, retransition_many, write_decided};
 use super::transition::{Known, bump_setting, decide_many, fail_check, integrity_in};
+use crate::integrity::trust;
 use crate::model::{
     Digest, LeaseInfo, ReplicaState, Settlement, StoreError, StoreResult, Submission,
 };
-use crate::scheduler;
 use crate::store::codes::{
     CHECK_NONE, CHECK_WANTED, KIND_BUILTIN_ANALYSIS, KIND_COLUMN_COUNT, KIND_COLUMNS, KIND_PERFT,
     KindColumns, OUTCOME_PENDING, OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED,
     TRUST_UNTRUSTED, kind_of, replica_code, replica_state, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, Row, SqlType, Value, params};
-use crate::trust;
+use crate::work::transitioner;
 
 /// Loads a lease (locking its row on PostgreSQL, so a concurrent expiry or answer waits) and
 /// checks it is open and held by `worker_id`.
@@ -45,7 +45,7 @@ fn lease_open(r: &Row, worker_id: u64, now_ms: i64) -> StoreResult<(u64, i64)> {
     }
     let state = replica_state(state);
     if state == ReplicaState::Expired
-        || (state == ReplicaState::InProgress && scheduler::is_expired(deadline, now_ms))
+        || (state == ReplicaState::InProgress && transitioner::is_expired(deadline, now_ms))
     {
         return Err(StoreError::LeaseExpired(lease_id));
     }
@@ -242,7 +242,7 @@ fn refuse_in(
         )?;
     }
     retransition(tx, wu, now_ms)?;
-    settle::check(tx, worker_id, now_ms)
+    cascade::check(tx, worker_id, now_ms)
 }
 
 /// Leases `worker_id` holds open: issued, not answered, deadline not passed.
@@ -465,7 +465,7 @@ pub(super) fn renew_leases(
         let w = b.param(u64_to_db(worker_id));
         // A lease still open in the table is renewed even if its deadline passed a moment ago:
         // nobody else holds its replica until the expiry marks it. Never past its whole life.
-        let until = b.param(scheduler::renewal_deadline(now_ms, renewal, i64::MAX));
+        let until = b.param(transitioner::renewal_deadline(now_ms, renewal, i64::MAX));
         let mut renewed = Vec::new();
         for r in tx.query(
             &format!(
@@ -475,7 +475,7 @@ pub(super) fn renew_leases(
             ),
             &b.params(),
         )? {
-            if !scheduler::is_expired(r.i64(1)?, now_ms) {
+            if !transitioner::is_expired(r.i64(1)?, now_ms) {
                 renewed.push(r.u64(0)?);
             }
         }

@@ -2,15 +2,16 @@
 //! [`Store`] trait is implemented here for every [`Backend`].
 //!
 //! - [`campaigns`]: campaigns, their workunits, progress and tables.
-//! - [`workers`]: registration, trust, integrity settings, checks, bans.
-//! - [`boinc`]: BOINC hosts (the protocol: [`crate::boinc`]).
-//! - [`enrolment`]: enrolment tokens (the rule: [`crate::enrolment`]).
+//! - [`roster`]: the workers' rows: registration, trust, integrity settings, checks, bans.
+//! - [`boinc_hosts`]: BOINC hosts (the protocol: [`crate::net::boinc`]).
+//! - [`enrolment_tokens`]: enrolment tokens (the rule: [`crate::integrity::enrolment`]).
 //! - [`leases`]: assignment, results, refusals, expiry.
 //! - [`transition`]: the transitioner and check grading inside a transaction.
-//! - [`settle`]: the transitioner and the quarantine rule together, until nothing follows.
+//! - [`cascade`]: the transitioner and the quarantine rule together, until nothing follows.
 //! - [`reopen`]: reopening a settled workunit for re-verification or an audit.
+//! - [`probation_holdings`]: what workers on probation hold, for the probation rules.
 //! - [`quarantine`]: voiding a caught worker's results and re-verifying what it validated (the quarantine's one home).
-//! - [`reads`]: the public pages' read-only queries (see [`crate::reads`]).
+//! - [`reads`]: the public pages' read-only queries (see [`crate::model::standings`]).
 //!
 //! Where several coordinators share one PostgreSQL database the decisions lock the rows they
 //! decide on ([`crate::store::db::Dialect`]): the worker's row when it is assigned work, the
@@ -18,18 +19,18 @@
 //! runs, a lease's row before it is answered.
 
 mod assign;
-mod boinc;
+mod boinc_hosts;
 mod campaigns;
-mod enrolment;
+mod cascade;
+mod enrolment_tokens;
 mod leases;
-mod probation;
+mod probation_holdings;
 mod quarantine;
 mod reads;
 mod reopen;
-mod settle;
+mod roster;
 mod transition;
 mod waiting;
-mod workers;
 
 pub(crate) use campaigns::SUMMED_COUNTS;
 
@@ -43,9 +44,9 @@ use super::{
     Lease, LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow,
     WorkerRecord, WorkerSummary,
 };
-use crate::assembly::SplitUnit;
-use crate::campaign::NewCampaign;
-use crate::trust::Integrity;
+use crate::integrity::trust::Integrity;
+use crate::work::assembly::SplitUnit;
+use crate::work::campaign::NewCampaign;
 
 /// The connection a piece of logic runs on (inside its transaction where it writes).
 pub(crate) type Tx<'a> = &'a dyn Conn;
@@ -158,23 +159,23 @@ impl<B: Backend> Store for B {
         block: Option<&str>,
         now_ms: i64,
     ) -> StoreResult<u64> {
-        workers::register_worker_from(self, name, key_hash, engine, block, now_ms)
+        roster::register_worker_from(self, name, key_hash, engine, block, now_ms)
     }
 
     fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord> {
-        workers::set_trust(self, worker_id, trusted)
+        roster::set_trust(self, worker_id, trusted)
     }
 
     fn set_worker_build(&self, worker_id: u64, build: Option<&str>) -> StoreResult<()> {
-        workers::set_worker_build(self, worker_id, build)
+        roster::set_worker_build(self, worker_id, build)
     }
 
     fn set_integrity(&self, integrity: &Integrity) -> StoreResult<()> {
-        workers::set_integrity(self, integrity)
+        roster::set_integrity(self, integrity)
     }
 
     fn checks_wanted(&self, limit: usize) -> StoreResult<Vec<CheckRequest>> {
-        workers::checks_wanted(self, limit)
+        roster::checks_wanted(self, limit)
     }
 
     fn record_check(
@@ -183,17 +184,17 @@ impl<B: Backend> Store for B {
         outcome: &CheckOutcome,
         now_ms: i64,
     ) -> StoreResult<()> {
-        workers::record_check(self, workunit_id, outcome, now_ms)
+        roster::record_check(self, workunit_id, outcome, now_ms)
     }
 
     fn check_cost(&self) -> StoreResult<CheckCost> {
-        workers::check_cost(self)
+        roster::check_cost(self)
     }
 
     fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
         self.with_tx(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
-            settle::overturn(tx, workunit_id, truth, now_ms)
+            cascade::overturn(tx, workunit_id, truth, now_ms)
         })
     }
 
@@ -208,9 +209,9 @@ impl<B: Backend> Store for B {
         now_ms: i64,
     ) -> StoreResult<u64> {
         self.with_tx(&mut |tx| {
-            enrolment::spend(tx, token_id, token_hash)?;
-            let id = workers::insert_worker(tx, name, key_hash, engine, block, now_ms)?;
-            enrolment::mark_enrolled(tx, id, token_id)?;
+            enrolment_tokens::spend(tx, token_id, token_hash)?;
+            let id = roster::insert_worker(tx, name, key_hash, engine, block, now_ms)?;
+            enrolment_tokens::mark_enrolled(tx, id, token_id)?;
             Ok(id)
         })
     }
@@ -221,15 +222,15 @@ impl<B: Backend> Store for B {
         hostid: u64,
         host_cpid: &str,
     ) -> StoreResult<Option<u64>> {
-        self.with_conn(&mut |tx| boinc::find(tx, account_hash, hostid, host_cpid))
+        self.with_conn(&mut |tx| boinc_hosts::find(tx, account_hash, hostid, host_cpid))
     }
 
     fn register_boinc_host(&self, host: &super::NewBoincHost, now_ms: i64) -> StoreResult<u64> {
-        self.with_tx(&mut |tx| boinc::register(tx, host, now_ms))
+        self.with_tx(&mut |tx| boinc_hosts::register(tx, host, now_ms))
     }
 
     fn boinc_credit(&self, worker_id: u64, account_hash: &[u8]) -> StoreResult<super::BoincCredit> {
-        self.with_conn(&mut |tx| boinc::credit(tx, worker_id, account_hash))
+        self.with_conn(&mut |tx| boinc_hosts::credit(tx, worker_id, account_hash))
     }
 
     fn mint_enrolment_token(
@@ -238,20 +239,20 @@ impl<B: Backend> Store for B {
         cap: u64,
         secret_hash: &[u8],
         now_ms: i64,
-    ) -> StoreResult<crate::enrolment::EnrolmentToken> {
-        self.with_tx(&mut |tx| enrolment::mint(tx, name, cap, secret_hash, now_ms))
+    ) -> StoreResult<crate::integrity::enrolment::EnrolmentToken> {
+        self.with_tx(&mut |tx| enrolment_tokens::mint(tx, name, cap, secret_hash, now_ms))
     }
 
     fn revoke_enrolment_token(
         &self,
         id: u64,
         now_ms: i64,
-    ) -> StoreResult<crate::enrolment::EnrolmentToken> {
-        self.with_tx(&mut |tx| enrolment::revoke(tx, id, now_ms))
+    ) -> StoreResult<crate::integrity::enrolment::EnrolmentToken> {
+        self.with_tx(&mut |tx| enrolment_tokens::revoke(tx, id, now_ms))
     }
 
-    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::enrolment::EnrolmentToken>> {
-        self.with_reader(&mut |tx| enrolment::list(tx))
+    fn enrolment_tokens(&self) -> StoreResult<Vec<crate::integrity::enrolment::EnrolmentToken>> {
+        self.with_reader(&mut |tx| enrolment_tokens::list(tx))
     }
 
     fn enrolment_token_refusal(
@@ -259,11 +260,11 @@ impl<B: Backend> Store for B {
         id: u64,
         secret_hash: &[u8],
     ) -> StoreResult<Option<c960_common::error_code::ErrorCode>> {
-        self.with_reader(&mut |tx| enrolment::refusal_of(tx, id, secret_hash))
+        self.with_reader(&mut |tx| enrolment_tokens::refusal_of(tx, id, secret_hash))
     }
 
     fn worker(&self, id: u64) -> StoreResult<Option<WorkerRecord>> {
-        workers::worker(self, id)
+        roster::worker(self, id)
     }
 
     fn assign_from(
@@ -351,7 +352,7 @@ impl<B: Backend> Store for B {
     }
 
     fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary> {
-        workers::worker_summary(self, now_ms)
+        roster::worker_summary(self, now_ms)
     }
 
     fn table(&self, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {
@@ -390,7 +391,7 @@ impl<B: Backend> Store for B {
     }
 
     fn set_max_strikes(&self, max_strikes: u64) -> StoreResult<()> {
-        workers::set_max_strikes(self, max_strikes)
+        roster::set_max_strikes(self, max_strikes)
     }
 
     fn open_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
@@ -398,14 +399,14 @@ impl<B: Backend> Store for B {
     }
 
     fn set_banned(&self, worker_id: u64, banned: bool, now_ms: i64) -> StoreResult<WorkerRecord> {
-        workers::set_banned(self, worker_id, banned, now_ms)
+        roster::set_banned(self, worker_id, banned, now_ms)
     }
 
     fn standings(
         &self,
-        q: &crate::reads::StandingsQuery,
-    ) -> StoreResult<Vec<crate::reads::WorkerStanding>> {
-        workers::standings(self, q)
+        q: &crate::model::standings::StandingsQuery,
+    ) -> StoreResult<Vec<crate::model::standings::WorkerStanding>> {
+        roster::standings(self, q)
     }
 
     fn worker_history(
@@ -413,8 +414,8 @@ impl<B: Backend> Store for B {
         worker_id: u64,
         recent_since_ms: i64,
         limit: u64,
-    ) -> StoreResult<Option<crate::reads::WorkerHistory>> {
-        workers::worker_history(self, worker_id, recent_since_ms, limit)
+    ) -> StoreResult<Option<crate::model::standings::WorkerHistory>> {
+        roster::worker_history(self, worker_id, recent_since_ms, limit)
     }
 
     fn visit_split_units_of(

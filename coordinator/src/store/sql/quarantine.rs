@@ -1,7 +1,7 @@
 //! Quarantine: a worker caught lying (a failed check, or too many refused results) or banned by
 //! the operator gets no more work, its pending results stop counting, and every workunit it
 //! helped validate is re-verified without it. Losing a vote is no evidence and never
-//! quarantines anyone (see [`crate::trust`]): an honest worker outvoted by colluding liars keeps
+//! quarantines anyone (see [`crate::integrity::trust`]): an honest worker outvoted by colluding liars keeps
 //! its standing.
 //!
 //! Re-verification reopens the workunit: the quarantined worker's result is voided (state
@@ -9,19 +9,19 @@
 //! counts are rolled back so the regrading does not count them twice), and the transitioner asks
 //! for as many fresh replicas as the quorum needs. The honest results still vote, but the quorum
 //! must now be reached without the quarantined worker (and, for perft, be anchored again: see
-//! [`crate::scheduler::transition_anchored`]); a peer that had agreed with a lie loses its vote
+//! [`crate::work::transitioner::transition_anchored`]); a peer that had agreed with a lie loses its vote
 //! in turn. Until then the table shows such a workunit as `reverifying`.
 //!
 //! The quarantine runs inside the transaction that found the evidence, written once for both
 //! backends, so a quarantine is all-or-nothing like every other state change. When to
-//! quarantine and what standing survives withdrawn evidence are pure rules in [`crate::trust`]
+//! quarantine and what standing survives withdrawn evidence are pure rules in [`crate::integrity::trust`]
 //! (`is_excluded`, `standing_after_rollback`); the conformance cases are in
 //! `store/conformance/quarantine.rs` and `store/conformance/mod.rs`, run on SQLite and
 //! PostgreSQL.
 //!
 //! These functions change workers and results and reopen workunits, and return what must follow
 //! ([`Followup`]): the transitioner on the workunits touched, the quarantine rule on workers that
-//! failed a check. [`super::settle`] runs the follow-ups, so the quarantine and the
+//! failed a check. [`super::cascade`] runs the follow-ups, so the quarantine and the
 //! transitioner do not call each other.
 
 use std::collections::BTreeSet;
@@ -29,6 +29,7 @@ use std::collections::BTreeSet;
 use super::Tx;
 use super::reopen::reopen;
 use super::transition::integrity_in;
+use crate::integrity::trust;
 use crate::model::{ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{
     CHECK_VERIFIED, CHECKED_FAILED, CHECKED_PASSED, OUTCOME_INVALID, OUTCOME_PENDING,
@@ -36,7 +37,6 @@ use crate::store::codes::{
     WORKUNIT_OPEN, WORKUNIT_VALID, replica_code, trust_code, trust_level, u64_to_db,
 };
 use crate::store::db::params;
-use crate::trust;
 
 /// What must follow a quarantine step, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,7 +167,7 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec
     Ok(retransitions(touched))
 }
 
-/// A later, independent computation (the re-split cross-check, [`crate::checker`]) found the
+/// A later, independent computation (the re-split cross-check, [`crate::integrity::checker`]) found the
 /// true digest of a workunit, and it differs from what the workunit's grades rest on (its
 /// canonical result, or an earlier check of the coordinator's). The truth replaces the earlier
 /// check; a value that disagrees with it is reopened; checks graded against the old value are

@@ -1,11 +1,11 @@
-//! The public pages' read-only queries; the types and what they cost are in [`crate::reads`].
+//! The public pages' read-only queries; the types and what they cost are in [`crate::model::standings`].
 
 use super::Tx;
-use crate::assembly::SplitUnit;
+use crate::model::standings::{StandingsQuery, WorkerHistory, WorkerResult, WorkerStanding};
 use crate::model::{RowStatus, StoreError, StoreResult};
-use crate::reads::{StandingsQuery, WorkerHistory, WorkerResult, WorkerStanding};
 use crate::store::codes::{replica_state, result_outcome, row_status, u64_to_db};
 use crate::store::db::{Row, params};
+use crate::work::assembly::SplitUnit;
 
 /// Nodes one worker returned since `?2` (hi/lo halves, exact past 2^63), through the
 /// `results(worker_id, returned_ms)` index.

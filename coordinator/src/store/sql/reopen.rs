@@ -36,7 +36,7 @@ pub(super) fn reopen(tx: Tx, wu: i64) -> StoreResult<()> {
 }
 
 /// Reopens a valid workunit for an audit by one more hidden replica
-/// ([`crate::audit::AuditPath::Replica`]): like a re-verification, except that the workunit
+/// ([`crate::integrity::audit::AuditPath::Replica`]): like a re-verification, except that the workunit
 /// now needs its quorum plus that replica, all agreeing. The caller runs the transitioner.
 pub(super) fn reopen_for_audit(tx: Tx, wu: i64) -> StoreResult<()> {
     reopen(tx, wu)?;

@@ -1,9 +1,8 @@
 //! The transitioner inside a transaction: replicas, check grading, expiry.
 
 use super::Tx;
-use crate::audit;
+use crate::integrity::audit;
 use crate::model::{Digest, ReplicaState, StoreError, StoreResult};
-use crate::scheduler::{self, Anchor, QuorumPolicy, ReplicaView, Transition};
 use crate::store::codes::{
     CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_RESPLIT_WANTED, CHECK_VERIFIED, CHECK_WANTED,
     CHECKED_NOT, KIND_BUILTIN_ANALYSIS, KIND_PERFT, OUTCOME_PENDING, OUTCOME_VALID,
@@ -11,10 +10,11 @@ use crate::store::codes::{
     WORKUNIT_VALID, check_standing, checked_code, digest_from, outcome_code, replica_code,
     replica_state, trust_code, trust_level, u64_to_db,
 };
+use crate::work::transitioner::{self, Anchor, QuorumPolicy, ReplicaView, Transition};
 use std::collections::{BTreeMap, HashMap};
 
+use crate::integrity::trust::{self, Integrity};
 use crate::store::db::{Batch, Row, SqlType, Value, params};
-use crate::trust::{self, Integrity};
 
 /// The replicas of each of `workunits` (one statement), in id order; a workunit without any
 /// has no entry.
@@ -129,7 +129,7 @@ pub(super) fn fail_check(tx: Tx, worker_id: u64) -> StoreResult<()> {
 }
 
 /// The workers that failed a check in a transition, in the order they failed: the quarantine
-/// rule is applied to each by the caller ([`super::settle`]), which sits above both the
+/// rule is applied to each by the caller ([`super::cascade`]), which sits above both the
 /// transitioner and the quarantine (a quarantine runs the transitioner again).
 pub(super) type Failed = Vec<u64>;
 
@@ -192,7 +192,7 @@ pub(super) enum Known<'a> {
 
 /// Runs the transitioner on each of `workunits` and writes the verdicts (and the verdict on
 /// each returned result, with the workers' vote counts) in the same transaction. A perft
-/// workunit needs an anchored quorum ([`scheduler::transition_anchored`]); an unanchored or
+/// workunit needs an anchored quorum ([`transitioner::transition_anchored`]); an unanchored or
 /// contested one asks for a coordinator check, and a checked one grades its results as checks.
 ///
 /// The decisions are made per workunit, by the pure functions; the reads and writes are a few
@@ -328,7 +328,7 @@ fn decide(
     v: &mut Verdicts,
 ) -> StoreResult<()> {
     let id = row.u64(0)?;
-    // An audit replica ([`crate::audit::AuditPath::Replica`]) is one more result that must agree.
+    // An audit replica ([`crate::integrity::audit::AuditPath::Replica`]) is one more result that must agree.
     let audit_replicas = row.i64(11)?;
     let (state, quorum, max_results) = (
         row.i64(1)?,
@@ -350,7 +350,7 @@ fn decide(
                 verified,
                 known_total: known.is_some(),
             };
-            match scheduler::transition_anchored(policy, &anchor, reps) {
+            match transitioner::transition_anchored(policy, &anchor, reps) {
                 t @ (Transition::Pending { needed } | Transition::NeedsTrust { needed }) => {
                     let trusted_only = matches!(t, Transition::NeedsTrust { .. });
                     // A row rewritten with its own values is a new row version all the same
@@ -394,7 +394,7 @@ fn decide(
                         Value::I64(u64_to_db(winner.id)),
                         Value::Blob(canonical.to_vec()),
                     ]);
-                    // Audited, or cross-checked one ply deeper (crate::audit), once: a value
+                    // Audited, or cross-checked one ply deeper (crate::integrity::audit), once: a value
                     // reopened after its audit is not drawn again.
                     if matches!(check_state, CHECK_NONE | CHECK_VERIFIED) {
                         if integrity.is_none() {
@@ -435,7 +435,7 @@ fn decide(
     // lost vote is recorded (history, status page) but is no evidence against the worker.
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {
         let Some(d) = r.digest else { continue };
-        let good = scheduler::agrees(&canonical, &d);
+        let good = transitioner::agrees(&canonical, &d);
         v.grades.push((r.id, outcome_code(good)));
     }
     Ok(())
@@ -546,12 +546,12 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
 }
 
 /// The known totals check split campaigns: once every workunit of a start position is valid,
-/// Σ multiplicity × value must equal the start's published perft (`crate::known`, depths 1–9).
+/// Σ multiplicity × value must equal the start's published perft (`crate::work::known`, depths 1–9).
 /// A mismatch means a wrong value among them that nothing caught yet: every sub-unit that
 /// nothing of the coordinator's will prove ([`audit::recounted_on_missed_total`]) is reopened
 /// for one more hidden replica ([`super::reopen::reopen_for_audit`]), so the liars' values are
 /// recounted by other workers; one whose check comes back over budget is recounted then
-/// ([`super::settle::recount_if_total_missed`]); a mismatch that survives that is left to the
+/// ([`super::cascade::recount_if_total_missed`]); a mismatch that survives that is left to the
 /// export's check (`ok: false`). `validated`: workunits of the starts to look at.
 pub(super) fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> StoreResult<Failed> {
     let mut failed = Failed::new();
@@ -566,7 +566,7 @@ pub(super) fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> Stor
     )?;
     for o in &origins {
         let (campaign, sp, depth) = (o.i64(0)?, o.i64(1)?, o.i64(2)?);
-        let Some(known) = crate::known::perft(sp as u16, depth as u32) else {
+        let Some(known) = crate::work::known::perft(sp as u16, depth as u32) else {
             continue;
         };
         let units = tx.query(

@@ -1,4 +1,4 @@
-//! Why a worker gets no work, read from the store and decided by [`crate::stall`]'s pure rules;
+//! Why a worker gets no work, read from the store and decided by [`crate::work::stall`]'s pure rules;
 //! and the stalls a served coordinator records on its campaigns.
 
 use std::collections::HashMap;
@@ -8,15 +8,15 @@ use c960_common::wire::Capabilities;
 
 use super::Tx;
 use super::transition::integrity_in;
+use crate::integrity::trust::{self, Party};
 use crate::model::{ReplicaState, Stall, StoreError, StoreResult};
-use crate::scheduler;
-use crate::stall::{self, Asker, Holder, ReadyUnit};
 use crate::store::codes::{
     OUTCOME_PENDING, OUTCOME_VALID, REPLICA_RETURNED, WORKUNIT_OPEN, accepted_kinds, db_to_u64,
     replica_state, trust_level, u64_to_db,
 };
 use crate::store::db::{Backend, Batch, params};
-use crate::trust::{self, Party};
+use crate::work::stall::{self, Asker, Holder, ReadyUnit};
+use crate::work::transitioner;
 
 /// The worker's standing and party keys, as the diagnosis needs them.
 struct Me {
@@ -66,26 +66,26 @@ pub(super) fn waiting_for(
         // The worker's own caps first: they keep it from every campaign.
         let probation = integrity.probation_on()
             && !level.is_trusted()
-            && !super::probation::returned_any(tx, worker_id)?;
+            && !super::probation_holdings::returned_any(tx, worker_id)?;
         let cap = trust::lease_cap_in_probation(level, me.checks_passed, lease_cap, probation, &integrity);
         if cap > 0 && super::leases::open_leases_in(tx, worker_id, now_ms)? >= cap {
             return Ok(vec![Waiting { cause: WaitCause::LeaseCap, campaign: None, replicas: 0 }]);
         }
-        if let Some(b) = crate::handout::capped_block(block, &integrity) {
+        if let Some(b) = crate::work::handout::capped_block(block, &integrity) {
             let in_block = super::leases::open_leases_of_block(tx, b, now_ms)?;
             if in_block >= integrity.block_lease_cap {
                 return Ok(vec![Waiting { cause: WaitCause::BlockLeaseCap, campaign: None, replicas: 0 }]);
             }
         }
         let block_held = match (probation, block) {
-            (true, Some(b)) => super::probation::probation_leases_of_block(tx, b, now_ms)?,
+            (true, Some(b)) => super::probation_holdings::probation_leases_of_block(tx, b, now_ms)?,
             _ => 0,
         };
         if probation && integrity.probation_block_cap > 0 && block_held >= integrity.probation_block_cap {
             return Ok(vec![Waiting { cause: WaitCause::Probation, campaign: None, replicas: 0 }]);
         }
         let slots = super::assign::ready_campaigns(tx)?;
-        let order = scheduler::serving_order(&slots);
+        let order = transitioner::serving_order(&slots);
         if order.is_empty() {
             // Only paused campaigns have replicas to hand out (cancelled ones never again).
             let paused = slots.iter().find(|c| c.status == crate::model::CampaignStatus::Paused);
@@ -112,7 +112,7 @@ pub(super) fn waiting_for(
         let mut out = Vec::new();
         for campaign in order.into_iter().take(stall::DIAGNOSIS_CAMPAIGNS) {
             if probation {
-                let held = super::probation::probation_hold(tx, campaign, block_held, 1, &integrity, now_ms)?;
+                let held = super::probation_holdings::probation_hold(tx, campaign, block_held, 1, &integrity, now_ms)?;
                 if trust::probation_room(&held, &integrity) == 0 {
                     out.push(Waiting { cause: WaitCause::Probation, campaign: Some(campaign), replicas: queued(tx, campaign)? });
                     continue;

@@ -115,7 +115,7 @@ impl SqliteStore {
 
 impl Backend for SqliteStore {
     fn with_tx<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
-        let _timer = crate::metrics::store_transaction_timer();
+        let _timer = crate::net::metrics::store_transaction_timer();
         let mut conn = self.lock()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&SqliteConn(&tx))?;

@@ -2,12 +2,12 @@
 //! both backends share is tested in [`crate::store::conformance`].
 
 use super::*;
-use crate::campaign::NewCampaign;
+use crate::integrity::trust::Integrity;
 use crate::model::{Lease, StoreError};
 use crate::store::Store;
 use crate::store::conformance::credit as conformance_credit;
 use crate::store::conformance::{self, ALL, counters, recount, sub};
-use crate::trust::Integrity;
+use crate::work::campaign::NewCampaign;
 use c960_common::wire::{PositionSpec, WorkUnitKind};
 
 fn store() -> (tempfile::TempDir, SqliteStore) {
@@ -266,7 +266,7 @@ fn a_batch_is_filled_by_priority_skipping_paused_and_cancelled_campaigns() {
 fn one_registration_burst_is_one_party() {
     let (_d, s) = store();
     s.set_integrity(&Integrity {
-        address_separation: crate::trust::AddressSeparation::Off,
+        address_separation: crate::integrity::trust::AddressSeparation::Off,
         registration_burst_ms: 5_000,
         ..Integrity::default()
     })

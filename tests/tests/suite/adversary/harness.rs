@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use c960_common::digest::result_digest;
 use c960_common::wire::{PerftResult, PositionSpec, WorkResult, WorkUnitKind};
-use c960_coordinator::api::Config;
-use c960_coordinator::campaign::{NewCampaign, parse_positions};
-use c960_coordinator::checker::CheckBudget;
+use c960_coordinator::integrity::checker::CheckBudget;
+use c960_coordinator::integrity::trust::Integrity;
+use c960_coordinator::net::api::Config;
 use c960_coordinator::store::Store;
-use c960_coordinator::trust::Integrity;
+use c960_coordinator::work::campaign::{NewCampaign, parse_positions};
 use c960_tests::{TestServer, quick_config};
 
 use super::client::*;
@@ -71,7 +71,7 @@ pub(super) fn config(integrity: Integrity) -> Config {
 /// (everything is 127.0.0.1 here; `sybils_from_one_block_…` tests it on its own).
 pub(super) fn scenario_integrity() -> Integrity {
     Integrity {
-        address_separation: c960_coordinator::trust::AddressSeparation::Off,
+        address_separation: c960_coordinator::integrity::trust::AddressSeparation::Off,
         // `serve`'s default share of validated values recounted one ply deeper.
         resplit_rate_ppm: 10_000,
         ..Integrity::default()
@@ -84,7 +84,7 @@ pub(super) fn scenario_integrity() -> Integrity {
 pub(super) fn serve_integrity() -> Integrity {
     Integrity {
         audit_rate_ppm: 1_000_000,
-        draw_pool: c960_coordinator::scheduler::DRAW_POOL,
+        draw_pool: c960_coordinator::work::transitioner::DRAW_POOL,
         ..scenario_integrity()
     }
 }

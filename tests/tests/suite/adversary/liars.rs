@@ -4,9 +4,9 @@ use c960_coordinator::model::{RowStatus, TrustLevel};
 use std::time::{Duration, Instant};
 
 use c960_common::wire::{BatchedOutcome, BatchedResult, PositionSpec, WorkUnitKind};
-use c960_coordinator::campaign::NewCampaign;
+use c960_coordinator::integrity::trust::Integrity;
 use c960_coordinator::store::Store;
-use c960_coordinator::trust::Integrity;
+use c960_coordinator::work::campaign::NewCampaign;
 use c960_tests::TestServer;
 
 use super::client::*;

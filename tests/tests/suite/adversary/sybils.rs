@@ -5,10 +5,10 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use c960_common::wire::{BatchedOutcome, BatchedResult};
-use c960_coordinator::api::limits::Rate;
-use c960_coordinator::campaign::NewCampaign;
+use c960_coordinator::integrity::trust::Integrity;
+use c960_coordinator::net::api::limits::Rate;
 use c960_coordinator::store::Store;
-use c960_coordinator::trust::Integrity;
+use c960_coordinator::work::campaign::NewCampaign;
 use c960_tests::TestServer;
 
 use super::client::*;
@@ -24,7 +24,7 @@ async fn sybils_from_one_block_never_pair_and_cannot_hoard() {
     // Loopback blocks stand in for public ones here: separation everywhere.
     let mut cfg = config(Integrity {
         block_lease_cap: 20,
-        address_separation: c960_coordinator::trust::AddressSeparation::Everywhere,
+        address_separation: c960_coordinator::integrity::trust::AddressSeparation::Everywhere,
         ..Integrity::default()
     });
     cfg.limits.registrations_per_block = Rate::new(1.0 / 3600.0, 10.0);
@@ -105,14 +105,14 @@ async fn sybils_from_one_block_never_pair_and_cannot_hoard() {
 /// completes every replica it is offered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hoarders_from_48_blocks_leave_work_for_an_honest_newcomer() {
-    use c960_coordinator::trust;
+    use c960_coordinator::integrity::trust;
     const BLOCKS: usize = 48;
     const PER_BLOCK: usize = 10;
     let mut cfg = config(Integrity {
         probation_lease_cap: trust::PROBATION_LEASE_CAP,
         probation_block_cap: trust::PROBATION_BLOCK_CAP,
         probation_share_pct: trust::PROBATION_SHARE_PCT,
-        draw_pool: c960_coordinator::scheduler::DRAW_POOL,
+        draw_pool: c960_coordinator::work::transitioner::DRAW_POOL,
         ..Integrity::default()
     });
     cfg.limits.registrations_per_block = Rate::new(1.0 / 60.0, 10.0);
