@@ -218,11 +218,7 @@ pub fn run(
                 c.quorum,
                 c.priority
             );
-            let workunits = store
-                .progress()?
-                .into_iter()
-                .find(|p| p.campaign.id == c.id)
-                .map_or(estimate.workunits, |p| p.total);
+            let workunits = store.campaign_progress(c.id)?.total;
             eprintln!("{}", estimate.summary(workunits, c.quorum));
             c960_compute::outln!("{}", c.id)?;
         }
@@ -232,11 +228,7 @@ pub fn run(
             }
         }
         CampaignCommand::Show { db, id } => {
-            let p = open(&db)?
-                .progress()?
-                .into_iter()
-                .find(|p| p.campaign.id == id)
-                .ok_or_else(|| anyhow!("unknown campaign {id}"))?;
+            let p = open(&db)?.campaign_progress(id)?;
             let c = &p.campaign;
             c960_compute::outln!("campaign     {}", c.id)?;
             c960_compute::outln!("name         {}", name(c))?;

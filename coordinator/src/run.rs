@@ -132,11 +132,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome> {
 
 async fn progress_of(store: &Arc<dyn Store>, id: u64) -> Result<CampaignProgress> {
     let store = store.clone();
-    tokio::task::spawn_blocking(move || store.progress())
-        .await??
-        .into_iter()
-        .find(|p| p.campaign.id == id)
-        .ok_or_else(|| anyhow!("campaign {id} vanished"))
+    Ok(tokio::task::spawn_blocking(move || store.campaign_progress(id)).await??)
 }
 
 async fn run_async(

@@ -295,6 +295,8 @@ pub trait Store: Send + Sync {
     fn release_all_leases(&self, now_ms: i64) -> StoreResult<u64>;
     /// Progress of every campaign.
     fn progress(&self) -> StoreResult<Vec<CampaignProgress>>;
+    /// Progress of one campaign (`UnknownCampaign` if there is none), from its own counters.
+    fn campaign_progress(&self, campaign_id: u64) -> StoreResult<CampaignProgress>;
     /// Worker counts.
     fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary>;
     /// The table of a campaign, by start position.

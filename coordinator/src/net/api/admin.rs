@@ -165,11 +165,7 @@ async fn add_campaign(
     let created = blocking(move || {
         let identical = store.find_campaign(&spec)?;
         let campaign = store.create_campaign(&spec, now_ms())?;
-        let workunits = store
-            .progress()?
-            .into_iter()
-            .find(|p| p.campaign.id == campaign.id)
-            .map_or(estimate.workunits, |p| p.total);
+        let workunits = store.campaign_progress(campaign.id)?.total;
         Ok(CreatedCampaign {
             campaign,
             warnings: identical
@@ -203,14 +199,7 @@ async fn show_campaign(
 ) -> Result<Json<CampaignProgress>, ApiError> {
     let id = id_of(&id)?;
     let store = st.store.clone();
-    let p = blocking(move || {
-        store
-            .progress()?
-            .into_iter()
-            .find(|p| p.campaign.id == id)
-            .ok_or_else(|| StoreError::UnknownCampaign(id).into())
-    })
-    .await?;
+    let p = blocking(move || Ok(store.campaign_progress(id)?)).await?;
     Ok(Json(p))
 }
 

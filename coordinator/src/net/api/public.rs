@@ -17,7 +17,7 @@ use super::layers;
 use super::state::{AppState, blocking};
 use crate::clock::now_ms;
 use crate::export;
-use crate::model::{CampaignProgress, CheckCost, Stall, WorkerSummary};
+use crate::model::{CampaignProgress, CheckCost, Stall, StoreError, WorkerSummary};
 
 /// The status route and the rate-limited exports.
 pub fn routes(state: AppState) -> Router<AppState> {
@@ -129,14 +129,11 @@ async fn table(
     let store = st.store.clone();
     let (campaign, complete) = blocking(move || {
         // Read before the table: a campaign complete then has a complete table.
-        let complete = store
-            .progress()?
-            .iter()
-            .any(|p| p.campaign.id == id && p.valid + p.failed == p.total);
-        Ok((
-            store.campaigns()?.into_iter().find(|c| c.id == id),
-            complete,
-        ))
+        match store.campaign_progress(id) {
+            Ok(p) => Ok((Some(p.campaign.clone()), p.valid + p.failed == p.total)),
+            Err(StoreError::UnknownCampaign(_)) => Ok((None, false)),
+            Err(e) => Err(e.into()),
+        }
     })
     .await?;
     // A table still filling is streamed from one read snapshot by a blocking thread, chunk by

@@ -194,6 +194,30 @@ pub(crate) fn migrations_from_an_empty_database<S: Backend>(s: &S) {
     assert_eq!(counters(s), recount(s));
 }
 
+/// One campaign's progress is its row of every campaign's, counters and all, read from its own
+/// counters; an unknown campaign is `UnknownCampaign`.
+pub(crate) fn one_campaigns_progress_is_its_row_of_all<S: Backend>(s: &S) {
+    let a = s
+        .create_campaign(&NewCampaign::new(2, 2, None, vec![0, 1, 2]).unwrap(), 0)
+        .unwrap();
+    let b = s
+        .create_campaign(&NewCampaign::new(3, 1, None, vec![518]).unwrap(), 0)
+        .unwrap();
+    let w = s.register_worker("w", b"h", "e", 0).unwrap();
+    let lease = s.assign(w, &ALL, 1, 1000).unwrap().unwrap();
+    s.submit(w, lease.lease_id, &sub(400, 1), 2).unwrap();
+    let all = s.progress().unwrap();
+    for c in [&a, &b] {
+        let one = s.campaign_progress(c.id).unwrap();
+        assert_eq!(Some(&one), all.iter().find(|p| p.campaign.id == c.id));
+    }
+    assert!(all.iter().any(|p| p.nodes_computed > 0), "{all:?}");
+    assert!(matches!(
+        s.campaign_progress(b.id + 1),
+        Err(StoreError::UnknownCampaign(_))
+    ));
+}
+
 /// Two stores on one database (two coordinators), workers split between them: every replica
 /// goes to one worker once, every workunit is validated once, and the counters agree with a
 /// recount.
@@ -685,6 +709,7 @@ macro_rules! conformance {
 
 conformance!(
     migrations_from_an_empty_database,
+    one_campaigns_progress_is_its_row_of_all,
     disagreement_up_to_the_cap_fails_the_workunit,
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
     a_split_start_that_misses_its_known_total_is_recounted,

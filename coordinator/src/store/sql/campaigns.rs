@@ -175,9 +175,23 @@ pub(crate) const SUMMED_COUNTS: &str = "CAST(SUM(total) AS BIGINT), CAST(SUM(val
 /// The number of columns in [`SUMMED_COUNTS`].
 const SUMMED_COUNT_COLUMNS: usize = 9;
 
+/// A campaign's progress from its summed counters (a row of [`SUMMED_COUNTS`]).
+fn progress_of(campaign: Campaign, r: &Row) -> StoreResult<CampaignProgress> {
+    let split = |hi: i64, lo: i64| (i128::from(hi) * (1 << 32) + i128::from(lo)).max(0) as u128;
+    Ok(CampaignProgress {
+        campaign,
+        total: r.u64(0)?,
+        valid: r.u64(1)?,
+        failed: r.u64(2)?,
+        queued_replicas: r.u64(3)?,
+        in_flight: r.u64(4)?,
+        nodes_valid: split(r.i64(5)?, r.i64(6)?),
+        nodes_computed: split(r.i64(7)?, r.i64(8)?),
+    })
+}
+
 pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
     let campaigns = campaigns(s)?;
-    let split = |hi: i64, lo: i64| (i128::from(hi) * (1 << 32) + i128::from(lo)).max(0) as u128;
     s.with_conn(&mut |tx| {
         // Every campaign's counters in one statement (the dashboard and the metrics read them
         // often, with any number of campaigns).
@@ -195,19 +209,22 @@ pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
             let r = counts
                 .get(&c.id)
                 .ok_or_else(|| StoreError::Db(format!("campaign {} has no counters", c.id)))?;
-            out.push(CampaignProgress {
-                campaign: c.clone(),
-                total: r.u64(0)?,
-                valid: r.u64(1)?,
-                failed: r.u64(2)?,
-                queued_replicas: r.u64(3)?,
-                in_flight: r.u64(4)?,
-                nodes_valid: split(r.i64(5)?, r.i64(6)?),
-                nodes_computed: split(r.i64(7)?, r.i64(8)?),
-            });
+            out.push(progress_of(c.clone(), r)?);
         }
         Ok(out)
     })
+}
+
+/// One campaign's progress, from its own counters only.
+pub(super) fn campaign_progress(tx: Tx, campaign_id: u64) -> StoreResult<CampaignProgress> {
+    let campaign = campaign_by_id(tx, campaign_id)?;
+    let r = tx
+        .query_opt(
+            &format!("SELECT {SUMMED_COUNTS} FROM campaign_counts WHERE campaign_id = ?1"),
+            params![u64_to_db(campaign_id)],
+        )?
+        .ok_or_else(|| StoreError::Db(format!("campaign {campaign_id} has no counters")))?;
+    progress_of(campaign, &r)
 }
 
 pub(super) fn table(s: &impl Backend, campaign_id: u64) -> StoreResult<(Campaign, Vec<TableRow>)> {

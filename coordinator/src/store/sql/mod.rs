@@ -351,6 +351,10 @@ impl<B: Backend> Store for B {
         campaigns::progress(self)
     }
 
+    fn campaign_progress(&self, campaign_id: u64) -> StoreResult<CampaignProgress> {
+        self.with_conn(&mut |tx| campaigns::campaign_progress(tx, campaign_id))
+    }
+
     fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary> {
         roster::worker_summary(self, now_ms)
     }
