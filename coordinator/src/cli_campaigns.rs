@@ -8,13 +8,11 @@ use anyhow::{Result, anyhow};
 use c960_coordinator::clock::now_ms;
 use c960_coordinator::model::{Campaign, CampaignAction, CampaignChange, CampaignProgress};
 use c960_coordinator::store::Store;
-use c960_coordinator::work::campaign::{
-    CampaignRequest, CampaignWarning, SplitPly, Unplanned, check_name,
-};
+use c960_coordinator::work::campaign::{CampaignRequest, CampaignWarning, Named, check_name};
 use c960_coordinator::work::transitioner::CampaignState;
 use clap::Subcommand;
 
-use crate::{CampaignArgs, plies};
+use crate::CampaignArgs;
 
 #[derive(Subcommand)]
 pub enum CampaignCommand {
@@ -154,49 +152,20 @@ pub fn run(
     match command {
         CampaignCommand::Add {
             db,
-            campaign:
-                CampaignArgs {
-                    depth,
-                    analyse,
-                    self_play,
-                    split_ply,
-                    starts,
-                    quorum,
-                    max_results,
-                },
+            campaign,
             engine,
             name: label,
             priority,
             force,
         } => {
-            let budget = self_play.budget();
-            let kind = match (analyse, self_play.self_play) {
-                (_, true) => "selfplay",
-                (true, false) => "analysis",
-                (false, false) => "perft",
-            };
             let (spec, estimate) = CampaignRequest {
-                depth: plies(depth)?,
-                kind: Some(kind.into()),
-                engine,
-                games: budget.map(|b| b.games),
-                nodes: budget.map(|b| b.nodes),
-                split_ply: Some(SplitPly::Text(split_ply)),
-                quorum: Some(quorum),
-                max_results,
-                positions: starts.positions,
-                family: Some(starts.family),
-                sample: starts.sample,
-                seed: Some(starts.seed),
                 name: label,
                 priority: Some(priority),
                 force: Some(force),
+                ..campaign.request(engine.map(Named::of_name))?
             }
             .plan()
-            .map_err(|e| match e {
-                Unplanned::Invalid(why) => anyhow!(why),
-                Unplanned::TooLarge(r) => anyhow!("{r}; add --force to create it anyway"),
-            })?;
+            .map_err(|e| anyhow!(e.for_command_line()))?;
             let store = open(&db)?;
             let identical = store.find_campaign(&spec)?;
             let c = store.create_campaign(&spec, now_ms())?;

@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
+use c960_common::wire::AnalysisEngine;
 use c960_coordinator::export::{self, Format};
+use c960_coordinator::model::CampaignKind;
 #[cfg(feature = "run")]
 use c960_coordinator::run::{self, RunOptions, RunOutcome};
 use c960_coordinator::store::{Store, postgres::is_postgres_url};
+use c960_coordinator::work::campaign::{CampaignRequest, Named, SplitPly};
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod cli_boinc;
@@ -107,6 +110,10 @@ enum Command {
         /// Lease duration in seconds.
         #[arg(long, default_value_t = 3600)]
         lease_secs: u64,
+        /// Run it even when it is past the bound of `campaign add` (a million workunits, a day
+        /// a workunit).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -138,6 +145,38 @@ struct CampaignArgs {
     /// Results per workunit after which it fails without quorum (default quorum + 2).
     #[arg(long)]
     max_results: Option<u32>,
+}
+
+impl CampaignArgs {
+    /// What the flags ask for: perft, unless --analyse or --self-play.
+    fn kind(&self) -> CampaignKind {
+        match (self.analyse, self.self_play.self_play) {
+            (_, true) => CampaignKind::SelfPlay,
+            (true, false) => CampaignKind::Analysis,
+            (false, false) => CampaignKind::Perft,
+        }
+    }
+
+    /// The campaign these options ask for, searched or played with `engine`: the one recipe of
+    /// `campaign add` and `run`, which both plan it as the HTTP API does.
+    fn request(self, engine: Option<Named<AnalysisEngine>>) -> Result<CampaignRequest> {
+        let budget = self.self_play.budget();
+        Ok(CampaignRequest {
+            depth: plies(self.depth)?,
+            kind: Some(Named::Known(self.kind())),
+            engine,
+            games: budget.map(|b| b.games),
+            nodes: budget.map(|b| b.nodes),
+            split_ply: Some(SplitPly::Text(self.split_ply)),
+            quorum: Some(self.quorum),
+            max_results: self.max_results,
+            positions: self.starts.positions,
+            family: Some(self.starts.family),
+            sample: self.starts.sample,
+            seed: Some(self.starts.seed),
+            ..CampaignRequest::default()
+        })
+    }
 }
 
 /// A self-play campaign's budget (`campaign add` and `run`).
@@ -279,7 +318,7 @@ fn init_tracing(default: &str, json: bool) {
 }
 
 #[cfg(feature = "run")]
-use {c960_common::wire::AnalysisEngine, c960_compute::uci_engine::UciCommand};
+use c960_compute::uci_engine::UciCommand;
 
 #[cfg(feature = "run")]
 /// `builtin` or `uci:COMMAND` (the `--engine` of `run --analyse`; the command is split
@@ -389,48 +428,33 @@ fn main() -> ExitCode {
         }
         #[cfg(feature = "run")]
         Command::Run {
-            campaign:
-                CampaignArgs {
-                    depth,
-                    analyse,
-                    self_play,
-                    split_ply,
-                    starts,
-                    quorum,
-                    max_results,
-                },
+            campaign,
             engine,
             hash,
             local_workers,
             db,
             out,
             lease_secs,
+            force,
         } => {
-            let (analysis, uci) = if analyse || self_play.self_play {
+            let (analysis, uci) = if campaign.kind() != CampaignKind::Perft {
                 parse_run_engine(engine.as_deref().unwrap_or("builtin"))?
             } else if engine.is_some() {
                 anyhow::bail!("--engine is for --analyse and --self-play");
             } else {
                 (None, None)
             };
-            let self_play = self_play.budget();
             init_tracing("warn", false);
             let opts = RunOptions {
-                depth: plies(depth)?,
-                analysis,
+                campaign: CampaignRequest {
+                    force: Some(force),
+                    ..campaign.request(analysis.map(Named::Known))?
+                },
                 uci,
-                self_play,
-                split_ply,
                 hash_mib: hash,
                 local_workers,
                 db,
                 out,
-                positions: starts.positions,
-                family: starts.family,
-                sample: starts.sample,
-                seed: starts.seed,
-                quorum,
-                max_results,
                 lease: std::time::Duration::from_secs(lease_secs.max(1)),
                 progress: true,
             };

@@ -20,23 +20,16 @@ use crate::export;
 use crate::model::{CampaignKind, CampaignProgress, RowStatus};
 use crate::net::api::{self, AppState, Config};
 use crate::store::Store;
-use crate::work::campaign::{NewCampaign, select_starts};
+use crate::work::campaign::{CampaignRequest, NewCampaign};
 
 /// Options of `run`.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Perft (or analysis) depth.
-    pub depth: u32,
-    /// `None`: a perft campaign. `Some`: an analysis campaign with this engine kind.
-    pub analysis: Option<AnalysisEngine>,
+    /// The campaign, as `campaign add` asks for it: the same plan, checks and size bound
+    /// ([`CampaignRequest::plan`]).
+    pub campaign: CampaignRequest,
     /// The UCI engine the local workers drive (required for UCI analysis).
     pub uci: Option<c960_compute::uci_engine::UciCommand>,
-    /// `Some`: a self-play campaign with this budget, played with the engine `analysis` names
-    /// (the depth is then ignored).
-    pub self_play: Option<crate::work::campaign::SelfPlayBudget>,
-    /// Perft: split each start position at this ply (`0`: no split, `auto`: see
-    /// [`crate::work::sizing::auto_split_ply`]).
-    pub split_ply: String,
     /// Hash table of each local worker's perft engine, in MiB (kept across workunits).
     pub hash_mib: u32,
     /// In-process workers (default: one per core, at least the quorum).
@@ -45,18 +38,6 @@ pub struct RunOptions {
     pub db: PathBuf,
     /// Where the CSV goes (stdout if `None`, followed by the total).
     pub out: Option<PathBuf>,
-    /// Start positions, e.g. `0-959` or `0-9,518` (`None`: the whole family or `sample`).
-    pub positions: Option<String>,
-    /// The family the positions are numbered in (`chess960`, `shuffle`, …).
-    pub family: String,
-    /// A reproducible sample of this many starts instead of `positions`.
-    pub sample: Option<u32>,
-    /// The seed of `sample`.
-    pub seed: u64,
-    /// Quorum.
-    pub quorum: u32,
-    /// Result cap per workunit (default quorum + 2).
-    pub max_results: Option<u32>,
     /// Lease duration.
     pub lease: Duration,
     /// Show the progress bar (drawn only when stderr is a terminal).
@@ -80,31 +61,13 @@ pub enum RunOutcome {
 /// Runs the campaign to the end and writes the table. Errors are setup problems (bad
 /// arguments, unreadable database, no progress possible).
 pub fn run(opts: RunOptions) -> Result<RunOutcome> {
-    let (family, numbers) = select_starts(
-        &opts.family,
-        opts.positions.as_deref(),
-        opts.sample,
-        opts.seed,
-    )
-    .map_err(|e| anyhow!(e))?;
-    let depth = if opts.self_play.is_some() {
-        1
-    } else {
-        opts.depth
-    };
-    let mut spec = NewCampaign::in_family(family, depth, opts.quorum, opts.max_results, numbers)
-        .map_err(|e| anyhow!(e))?;
-    if let Some(engine) = opts.analysis {
-        if engine == AnalysisEngine::Uci && opts.uci.is_none() {
-            bail!("a UCI engine's campaign needs the engine's command: --engine uci:COMMAND");
-        }
-        spec = match opts.self_play {
-            Some(budget) => spec.play(engine, budget),
-            None => spec.analyse(engine),
-        }
-        .map_err(|e| anyhow!(e))?;
+    let (spec, _) = opts
+        .campaign
+        .plan()
+        .map_err(|e| anyhow!(e.for_command_line()))?;
+    if spec.work.engine() == Some(AnalysisEngine::Uci) && opts.uci.is_none() {
+        bail!("a UCI engine's campaign needs the engine's command: --engine uci:COMMAND");
     }
-    spec = spec.split_by(&opts.split_ply).map_err(|e| anyhow!(e))?;
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);

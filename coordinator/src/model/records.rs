@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::states::{CampaignAction, CampaignStatus, Digest, ReplicaState, TrustLevel};
 
-/// What a campaign computes: the `kind` of its JSON, CSV and pages.
+/// What a campaign computes: the `kind` of its JSON, CSV and pages, and of a campaign request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CampaignKind {
@@ -19,6 +19,17 @@ pub enum CampaignKind {
 }
 
 impl CampaignKind {
+    /// The kind of this name ([`CampaignKind::as_str`]), if it is one.
+    pub fn parse(name: &str) -> Option<CampaignKind> {
+        [
+            CampaignKind::Perft,
+            CampaignKind::Analysis,
+            CampaignKind::SelfPlay,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
+
     /// The name in exports and on the pages.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -13,7 +13,7 @@ use c960_common::wire::{AnalysisEngine, Capabilities, PositionSpec, WorkUnitKind
 use crate::model::{
     CampaignKind, CampaignStatus, Digest, ReplicaState, ResultOutcome, RowStatus, TrustLevel,
 };
-use crate::work::campaign::ANALYSIS_HASH_MIB;
+use crate::work::campaign::{ANALYSIS_HASH_MIB, CampaignWork};
 
 /// `workunits.kind` of a perft workunit.
 pub const KIND_PERFT: i64 = 0;
@@ -28,13 +28,25 @@ pub const KIND_UCI_SELF_PLAY: i64 = 4;
 
 /// The stored kind of a workunit of this campaign kind (`self_play`: games with the engine
 /// `analysis` names).
-pub fn kind_code(analysis: Option<AnalysisEngine>, self_play: bool) -> i64 {
-    match (analysis, self_play) {
-        (None, _) => KIND_PERFT,
-        (Some(AnalysisEngine::Builtin), false) => KIND_BUILTIN_ANALYSIS,
-        (Some(AnalysisEngine::Uci), false) => KIND_UCI_ANALYSIS,
-        (Some(AnalysisEngine::Builtin), true) => KIND_BUILTIN_SELF_PLAY,
-        (Some(AnalysisEngine::Uci), true) => KIND_UCI_SELF_PLAY,
+pub fn kind_code(work: CampaignWork) -> i64 {
+    match work {
+        CampaignWork::Perft { .. } => KIND_PERFT,
+        CampaignWork::Analysis {
+            engine: AnalysisEngine::Builtin,
+            ..
+        } => KIND_BUILTIN_ANALYSIS,
+        CampaignWork::Analysis {
+            engine: AnalysisEngine::Uci,
+            ..
+        } => KIND_UCI_ANALYSIS,
+        CampaignWork::SelfPlay {
+            engine: AnalysisEngine::Builtin,
+            ..
+        } => KIND_BUILTIN_SELF_PLAY,
+        CampaignWork::SelfPlay {
+            engine: AnalysisEngine::Uci,
+            ..
+        } => KIND_UCI_SELF_PLAY,
     }
 }
 
@@ -298,12 +310,8 @@ pub fn row_status(v: i64) -> RowStatus {
 
 /// The campaign kind of a stored `campaigns.kind`.
 pub fn campaign_kind(text: &str) -> Result<CampaignKind, String> {
-    match text {
-        "perft" => Ok(CampaignKind::Perft),
-        "analysis" => Ok(CampaignKind::Analysis),
-        "selfplay" => Ok(CampaignKind::SelfPlay),
-        other => Err(format!("unknown campaign kind {other:?} in the database")),
-    }
+    CampaignKind::parse(text)
+        .ok_or_else(|| format!("unknown campaign kind {text:?} in the database"))
 }
 
 /// `campaigns.status`: served.

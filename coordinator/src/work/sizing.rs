@@ -278,8 +278,8 @@ mod tests {
         );
         assert!((mean_perft(7) - 2_854_198_413_886.0 / 960.0).abs() < 1.0);
         let base = NewCampaign::new(10, 2, None, vec![518]).unwrap();
-        assert_eq!(base.clone().split_by("auto").unwrap().split_ply, 2);
-        assert_eq!(base.clone().split_by("3").unwrap().split_ply, 3);
+        assert_eq!(base.clone().split_by("auto").unwrap().work.split_ply(), 2);
+        assert_eq!(base.clone().split_by("3").unwrap().work.split_ply(), 3);
         assert!(
             base.split_by("three")
                 .unwrap_err()

@@ -11,13 +11,14 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use c960_common::digest::result_digest;
+use c960_common::family::Family;
 use c960_common::game::{self, MAX_PLIES, OPENING_PLIES};
 use c960_common::wire::{AnalysisEngine, PositionSpec, SelfPlayResult, WorkResult, WorkUnitKind};
 use c960_common::{PerftEngine, PerftOptions, StartPosition};
 use c960_compute::compute::{UciSlot, compute_any};
 use c960_compute::uci_engine::UciCommand;
 use c960_coordinator::store::Store;
-use c960_coordinator::work::campaign::{NewCampaign, SelfPlayBudget, parse_positions};
+use c960_coordinator::work::campaign::{CampaignWork, NewCampaign, SelfPlayBudget, parse_numbers};
 use c960_coordinator::work::validator::check_self_play_shape;
 use c960_tests::{TestServer, bins, quick_config};
 
@@ -150,16 +151,20 @@ async fn two_workers_form_a_quorum_on_self_play_and_another_build_does_not() {
     assert_ne!(other.build.tag(), sf.build.tag());
 
     let server = TestServer::start(quick_config()).await;
-    let spec = NewCampaign::new(1, 2, None, parse_positions("518").unwrap())
-        .unwrap()
-        .play(
-            AnalysisEngine::Uci,
-            SelfPlayBudget {
+    let spec = NewCampaign::of(
+        CampaignWork::SelfPlay {
+            engine: AnalysisEngine::Uci,
+            budget: SelfPlayBudget {
                 games: 2,
                 nodes: 800,
             },
-        )
-        .unwrap();
+        },
+        Family::Chess960,
+        parse_numbers(Family::Chess960, "518").unwrap(),
+        2,
+        None,
+    )
+    .unwrap();
     let c = server
         .store
         .create_campaign(&spec, c960_coordinator::clock::now_ms())
@@ -324,16 +329,20 @@ async fn fabricated_games_are_overturned_by_the_coordinators_audit() {
         ..quick_config()
     })
     .await;
-    let spec = NewCampaign::new(1, 2, None, parse_positions("0-3").unwrap())
-        .unwrap()
-        .play(
-            AnalysisEngine::Builtin,
-            SelfPlayBudget {
+    let spec = NewCampaign::of(
+        CampaignWork::SelfPlay {
+            engine: AnalysisEngine::Builtin,
+            budget: SelfPlayBudget {
                 games: 2,
                 nodes: 200,
             },
-        )
-        .unwrap();
+        },
+        Family::Chess960,
+        parse_numbers(Family::Chess960, "0-3").unwrap(),
+        2,
+        None,
+    )
+    .unwrap();
     let c = server
         .store
         .create_campaign(&spec, c960_coordinator::clock::now_ms())

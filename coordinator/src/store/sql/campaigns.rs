@@ -26,15 +26,15 @@ pub(super) fn create_campaign(
     let positions = c.positions_text();
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
-        let engine = c.analysis.map(|e| e.name().to_string());
-        let games = c.self_play.map(|b| b.games);
-        let move_nodes = c.self_play.map(|b| u64_to_db(b.nodes));
+        let engine = c.work.engine().map(|e| e.name().to_string());
+        let games = c.work.self_play().map(|b| b.games);
+        let move_nodes = c.work.self_play().map(|b| u64_to_db(b.nodes));
         let id = tx.query_one(
             "INSERT INTO campaigns (kind, depth, quorum, max_results, positions, created_ms, engine, split_ply, family, name, priority, games, move_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
-            params![c.kind().as_str(), c.depth, c.quorum, c.max_results, positions, now_ms, engine, c.split_ply, c.family.name(), c.name, c.priority, games, move_nodes],
+            params![c.kind().as_str(), c.work.depth(), c.quorum, c.max_results, positions, now_ms, engine, c.work.split_ply(), c.family.name(), c.name, c.priority, games, move_nodes],
         )?.i64(0)?;
-        let kind = kind_code(c.analysis, c.self_play.is_some());
-        let hash_mib = c.analysis.map(|_| ANALYSIS_HASH_MIB);
+        let kind = kind_code(c.work);
+        let hash_mib = c.work.engine().map(|_| ANALYSIS_HASH_MIB);
         let needed = c.needed();
         // All workunits go in this one transaction through prepared statements: a campaign
         // appears whole or not at all, and there is no per-unit commit. What they are is
@@ -48,11 +48,11 @@ pub(super) fn create_campaign(
                 )?,
                 NewWorkunit::Start { sp, fen, known_nodes } => tx.exec(
                     "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, known_nodes, games, move_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                    params![id, sp, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, known_nodes.map(u64_to_db), games, move_nodes],
+                    params![id, sp, fen, c.work.depth(), c.quorum, c.max_results, needed, kind, hash_mib, known_nodes.map(u64_to_db), games, move_nodes],
                 )?,
                 NewWorkunit::Family { number, fen } => tx.exec(
                     "INSERT INTO workunits (campaign_id, sp, fen, depth, quorum, max_results, needed, kind, hash_mib, family_number, games, move_nodes) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                    params![id, fen, c.depth, c.quorum, c.max_results, needed, kind, hash_mib, number, games, move_nodes],
+                    params![id, fen, c.work.depth(), c.quorum, c.max_results, needed, kind, hash_mib, number, games, move_nodes],
                 )?,
             };
         }
@@ -68,8 +68,8 @@ pub(super) fn create_campaign(
             id: id as u64,
             kind: c.kind(),
             engine: engine.clone(),
-            split_ply: c.split_ply,
-            depth: c.depth,
+            split_ply: c.work.split_ply(),
+            depth: c.work.depth(),
             quorum: c.quorum,
             max_results: c.max_results,
             positions: positions.clone(),
@@ -78,7 +78,7 @@ pub(super) fn create_campaign(
             priority: c.priority,
             status: CampaignStatus::Active,
             games,
-            move_nodes: c.self_play.map(|b| b.nodes),
+            move_nodes: c.work.self_play().map(|b| b.nodes),
             stall: None,
         })
     })
@@ -124,16 +124,16 @@ pub(super) fn find_campaign(s: &impl Backend, c: &NewCampaign) -> StoreResult<Op
                  AND move_nodes IS NOT DISTINCT FROM CAST(?10 AS BIGINT) AND status != {CAMPAIGN_CANCELLED} ORDER BY id LIMIT 1"
             ),
             params![
-                c.depth,
+                c.work.depth(),
                 c.quorum,
                 c.max_results,
                 c.positions_text(),
                 c.kind().as_str(),
-                c.analysis.map(|e| e.name()),
-                c.split_ply,
+                c.work.engine().map(|e| e.name()),
+                c.work.split_ply(),
                 c.family.name(),
-                c.self_play.map(|b| i64::from(b.games)),
-                c.self_play.map(|b| u64_to_db(b.nodes))
+                c.work.self_play().map(|b| i64::from(b.games)),
+                c.work.self_play().map(|b| u64_to_db(b.nodes))
             ],
         )?
         .as_ref()

@@ -9,195 +9,131 @@ use serde::{Deserialize, Serialize};
 use crate::model::CampaignKind;
 use crate::work::sizing::{self, Estimate};
 
+mod starts;
 mod workunits;
 
+pub use starts::{
+    MAX_WHOLE_FAMILY, format_numbers, format_positions, parse_numbers, parse_positions,
+    sample_numbers, select_starts,
+};
 pub use workunits::NewWorkunit;
 
 /// The table size of every analysis workunit, in MiB. Fixed per campaign because it is part of
 /// the reproducibility contract: replicas searched with different tables may differ.
 pub const ANALYSIS_HASH_MIB: u32 = search::DEFAULT_HASH_MIB as u32;
 
-/// Parses a position list: comma-separated numbers and inclusive ranges in 0..=959.
-pub fn parse_positions(text: &str) -> Result<Vec<u16>, String> {
-    let numbers = parse_numbers(Family::Chess960, text)?;
-    Ok(numbers.into_iter().map(|n| n as u16).collect())
-}
-
-/// Parses a list of start numbers of `family`: comma-separated numbers and inclusive ranges
-/// below the family's count (for Chess960 the same as [`parse_positions`]).
-pub fn parse_numbers(family: Family, text: &str) -> Result<Vec<u32>, String> {
-    let count = family.count();
-    let one = |s: &str| -> Result<u32, String> {
-        let n: u32 = s
-            .trim()
-            .parse()
-            .map_err(|_| format!("{s:?} is not a start position number"))?;
-        if n >= count {
-            return Err(format!(
-                "{family} start position {n} is out of range 0..{}",
-                count - 1
-            ));
-        }
-        Ok(n)
-    };
-    let mut set = StartSet::new(count);
-    for part in text.split(',').map(str::trim) {
-        if part.is_empty() {
-            return Err(format!("empty item in position list {text:?}"));
-        }
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (one(a)?, one(b)?),
-            None => (one(part)?, one(part)?),
-        };
-        if lo > hi {
-            return Err(format!("range {part} is backwards"));
-        }
-        if hi - lo >= 10_000_000 {
-            return Err(format!("range {part} is too long"));
-        }
-        (lo..=hi).for_each(|n| {
-            set.insert(n);
-        });
-    }
-    Ok(set.numbers())
-}
-
-/// A set of start numbers below a family's count, one bit each (a family has at most
-/// 8,294,400 starts: a megabyte), so that listing or sampling millions of them is quick enough
-/// for `campaign add` to refuse such a campaign at once.
-struct StartSet {
-    bits: Vec<u64>,
-}
-
-impl StartSet {
-    fn new(count: u32) -> StartSet {
-        StartSet {
-            bits: vec![0; count.div_ceil(64) as usize],
-        }
-    }
-
-    /// Adds `n`; false when it was there already.
-    fn insert(&mut self, n: u32) -> bool {
-        let (word, bit) = ((n / 64) as usize, 1u64 << (n % 64));
-        let fresh = self.bits[word] & bit == 0;
-        self.bits[word] |= bit;
-        fresh
-    }
-
-    /// The numbers in the set, ascending.
-    fn numbers(&self) -> Vec<u32> {
-        let mut out = Vec::new();
-        for (i, &word) in self.bits.iter().enumerate() {
-            let mut w = word;
-            while w != 0 {
-                out.push(i as u32 * 64 + w.trailing_zeros());
-                w &= w - 1;
-            }
-        }
-        out
-    }
-}
-
-/// A reproducible sample of `k` distinct start numbers of `family`, sorted: Floyd's algorithm
-/// driven by SplitMix64 seeded with `seed`, so the same `(k, seed)` gives the same sample on
-/// every machine and in every version.
-pub fn sample_numbers(family: Family, k: u32, seed: u64) -> Result<Vec<u32>, String> {
-    let n = family.count();
-    if k == 0 || k > n {
-        return Err(format!("--sample {k} must be in 1..{n} for {family}"));
-    }
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let mut chosen = StartSet::new(n);
-    for j in n - k..n {
-        // Uniform in 0..=j by rejection (no modulo bias).
-        let range = u64::from(j) + 1;
-        let zone = u64::MAX - u64::MAX % range;
-        let t = loop {
-            let x = next();
-            if x < zone {
-                break (x % range) as u32;
-            }
-        };
-        if !chosen.insert(t) {
-            chosen.insert(j);
-        }
-    }
-    Ok(chosen.numbers())
-}
-
-/// The largest family a campaign covers whole when neither a list nor a sample is given.
-pub const MAX_WHOLE_FAMILY: u32 = 5040;
-
-/// The starts a campaign covers: `--positions` (a list), `--sample K --seed S`, or else the
-/// whole family when it has at most [`MAX_WHOLE_FAMILY`] starts.
-pub fn select_starts(
-    family: &str,
-    positions: Option<&str>,
-    sample: Option<u32>,
-    seed: u64,
-) -> Result<(Family, Vec<u32>), String> {
-    let family = Family::parse(family).map_err(|e| e.to_string())?;
-    let numbers = match (positions, sample) {
-        (Some(_), Some(_)) => return Err("give --positions or --sample, not both".into()),
-        (Some(list), None) => parse_numbers(family, list)?,
-        (None, Some(k)) => sample_numbers(family, k, seed)?,
-        (None, None) if family.count() <= MAX_WHOLE_FAMILY => (0..family.count()).collect(),
-        (None, None) => {
-            return Err(format!(
-                "{family} has {} starts: choose some with --positions or --sample K --seed S",
-                family.count()
-            ));
-        }
-    };
-    Ok((family, numbers))
-}
-
-/// The canonical text of a position list (`0-959`, `0-9,518`), used to recognise a campaign
-/// when `run` is started again with the same arguments.
-pub fn format_positions(positions: &[u16]) -> String {
-    let numbers: Vec<u32> = positions.iter().map(|&p| u32::from(p)).collect();
-    format_numbers(&numbers)
-}
-
-/// [`format_positions`] for start numbers of any family.
-pub fn format_numbers(positions: &[u32]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < positions.len() {
-        let start = positions[i];
-        let mut end = start;
-        while i + 1 < positions.len() && positions[i + 1] == end + 1 {
-            i += 1;
-            end = positions[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
-}
-
 pub use crate::work::sizing::MAX_SPLIT_PLY;
 
-/// A campaign to create: perft, or analysis with one engine kind.
+/// What a campaign computes, with what only that kind has (fishnet's `enum Work`): the one
+/// place a campaign's kind is decided. Every other view of it — the stored kind and workunit
+/// kind codes, the exports' `kind`, the pages — is read from this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CampaignWork {
+    /// Perft of each start to `depth`, split at `split_ply` (0: one workunit per start).
+    Perft {
+        /// Depth in plies, 1..=[`perft::MAX_DEPTH`].
+        depth: u32,
+        /// Split each start position at this ply, below the depth and at most
+        /// [`MAX_SPLIT_PLY`] (Chess960 only).
+        split_ply: u32,
+    },
+    /// A fixed-depth search of each start.
+    Analysis {
+        /// The engine kind every replica is searched with.
+        engine: AnalysisEngine,
+        /// Search depth in plies, 1..=[`search::MAX_DEPTH`].
+        depth: u32,
+    },
+    /// Self-play games from each start, the engine against itself.
+    SelfPlay {
+        /// The engine kind that plays.
+        engine: AnalysisEngine,
+        /// Games per workunit and nodes per move.
+        budget: SelfPlayBudget,
+    },
+}
+
+impl CampaignWork {
+    /// Perft, analysis or self-play, as stored and exported.
+    pub fn kind(self) -> CampaignKind {
+        match self {
+            CampaignWork::Perft { .. } => CampaignKind::Perft,
+            CampaignWork::Analysis { .. } => CampaignKind::Analysis,
+            CampaignWork::SelfPlay { .. } => CampaignKind::SelfPlay,
+        }
+    }
+
+    /// The perft or search depth (0 for self-play, which has a budget instead).
+    pub fn depth(self) -> u32 {
+        match self {
+            CampaignWork::Perft { depth, .. } | CampaignWork::Analysis { depth, .. } => depth,
+            CampaignWork::SelfPlay { .. } => 0,
+        }
+    }
+
+    /// The split ply (0 unless a split perft campaign).
+    pub fn split_ply(self) -> u32 {
+        match self {
+            CampaignWork::Perft { split_ply, .. } => split_ply,
+            _ => 0,
+        }
+    }
+
+    /// The engine kind of an analysis or self-play campaign.
+    pub fn engine(self) -> Option<AnalysisEngine> {
+        match self {
+            CampaignWork::Perft { .. } => None,
+            CampaignWork::Analysis { engine, .. } | CampaignWork::SelfPlay { engine, .. } => {
+                Some(engine)
+            }
+        }
+    }
+
+    /// A self-play campaign's budget.
+    pub fn self_play(self) -> Option<SelfPlayBudget> {
+        match self {
+            CampaignWork::SelfPlay { budget, .. } => Some(budget),
+            _ => None,
+        }
+    }
+
+    /// The bounds of each kind: a perft or search depth in its range, a self-play budget in the
+    /// worker's limits. The split ply is checked with the starts ([`NewCampaign::split_at`]).
+    pub fn check(self) -> Result<CampaignWork, String> {
+        let depth_in = |depth: u32, max: u32, what: &str| match depth {
+            0 => Err("depth 0: a campaign searches or counts at least one ply".to_string()),
+            d if d > max => Err(format!("{what}depth {d} is out of range 1..{max}")),
+            _ => Ok(()),
+        };
+        match self {
+            CampaignWork::Perft { depth, .. } => depth_in(depth, perft::MAX_DEPTH, "")?,
+            CampaignWork::Analysis { depth, .. } => {
+                depth_in(depth, search::MAX_DEPTH, "analysis ")?
+            }
+            CampaignWork::SelfPlay { budget, .. } => {
+                if budget.games == 0 || budget.games > MAX_SELF_PLAY_GAMES {
+                    return Err(format!(
+                        "games {} is out of range 1..{MAX_SELF_PLAY_GAMES}",
+                        budget.games
+                    ));
+                }
+                if budget.nodes == 0 || budget.nodes > MAX_SELF_PLAY_NODES {
+                    return Err(format!(
+                        "nodes per move {} is out of range 1..{MAX_SELF_PLAY_NODES}",
+                        budget.nodes
+                    ));
+                }
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// A campaign to create: what it computes over which starts, and how it is validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewCampaign {
-    /// `None`: perft. `Some(engine)`: fixed-depth analysis with this engine kind.
-    pub analysis: Option<AnalysisEngine>,
-    /// Perft only: split each start position at this ply (0: one workunit per start position).
-    pub split_ply: u32,
-    /// Depth in plies, ≥ 1.
-    pub depth: u32,
+    /// What it computes.
+    pub work: CampaignWork,
     /// Agreeing results from distinct workers needed per workunit.
     pub quorum: u32,
     /// Results per workunit after which it fails without a quorum.
@@ -212,9 +148,6 @@ pub struct NewCampaign {
     pub name: Option<String>,
     /// Scheduling priority (higher served first; default 0).
     pub priority: i64,
-    /// Self-play: games per workunit and nodes per move, played with the engine `analysis`
-    /// names (depth is then 0).
-    pub self_play: Option<SelfPlayBudget>,
 }
 
 /// What a self-play campaign plays per start: games per workunit, nodes per engine move.
@@ -233,18 +166,62 @@ pub const MAX_SELF_PLAY_GAMES: u32 = c960_compute::selfplay::MAX_GAMES;
 pub const MAX_SELF_PLAY_NODES: u64 = c960_compute::selfplay::MAX_NODES_PER_MOVE;
 
 impl NewCampaign {
-    /// Checks the parameters; the cap defaults to quorum + 2 (room for two disagreements). The
-    /// depth's upper bound depends on the kind: [`NewCampaign::split_at`] holds a perft campaign
-    /// to [`perft::MAX_DEPTH`], [`NewCampaign::analyse`] an analysis to [`search::MAX_DEPTH`].
+    /// The campaign computing `work` over start numbers of `family` (the workunits of families
+    /// other than Chess960 carry their start as a FEN, so workers compute them without knowing
+    /// the family; the store keeps the family and number for the exports). Checks the work's
+    /// bounds ([`CampaignWork::check`]) and the split against the family; the cap defaults to
+    /// quorum + 2 (room for two disagreements).
+    pub fn of(
+        work: CampaignWork,
+        family: Family,
+        numbers: Vec<u32>,
+        quorum: u32,
+        max_results: Option<u32>,
+    ) -> Result<NewCampaign, String> {
+        let split_ply = work.split_ply();
+        let spec = NewCampaign::unchecked(work.check()?, family, numbers, quorum, max_results)?;
+        spec.split_at(split_ply)
+    }
+
+    /// A Chess960 perft campaign, unsplit; [`NewCampaign::analyse`] makes it an analysis, whose
+    /// depths go deeper, so the perft depth's upper bound is checked by
+    /// [`NewCampaign::split_at`].
     pub fn new(
         depth: u32,
         quorum: u32,
         max_results: Option<u32>,
         positions: Vec<u16>,
     ) -> Result<NewCampaign, String> {
+        let numbers = positions.into_iter().map(u32::from).collect();
+        NewCampaign::in_family(Family::Chess960, depth, quorum, max_results, numbers)
+    }
+
+    /// [`NewCampaign::new`] over start numbers of any family.
+    pub fn in_family(
+        family: Family,
+        depth: u32,
+        quorum: u32,
+        max_results: Option<u32>,
+        numbers: Vec<u32>,
+    ) -> Result<NewCampaign, String> {
         if depth == 0 {
             return Err("depth 0: a campaign searches or counts at least one ply".into());
         }
+        let work = CampaignWork::Perft {
+            depth,
+            split_ply: 0,
+        };
+        NewCampaign::unchecked(work, family, numbers, quorum, max_results)
+    }
+
+    /// The campaign with the quorum, cap and starts checked, the work as given.
+    fn unchecked(
+        work: CampaignWork,
+        family: Family,
+        numbers: Vec<u32>,
+        quorum: u32,
+        max_results: Option<u32>,
+    ) -> Result<NewCampaign, String> {
         if quorum == 0 || quorum > 16 {
             return Err(format!("quorum {quorum} is out of range 1..16"));
         }
@@ -254,46 +231,24 @@ impl NewCampaign {
                 "max results {max_results} is below the quorum {quorum}"
             ));
         }
-        if positions.is_empty() {
-            return Err("no start positions".into());
-        }
-        Ok(NewCampaign {
-            analysis: None,
-            split_ply: 0,
-            depth,
-            quorum,
-            max_results,
-            positions,
-            family: Family::Chess960,
-            numbers: Vec::new(),
-            name: None,
-            priority: 0,
-            self_play: None,
-        })
-    }
-
-    /// [`NewCampaign::new`] over start numbers of any family. The workunits of families other
-    /// than Chess960 carry their start as a FEN, so workers compute them without knowing the
-    /// family; the store keeps the family and number for the exports.
-    pub fn in_family(
-        family: Family,
-        depth: u32,
-        quorum: u32,
-        max_results: Option<u32>,
-        numbers: Vec<u32>,
-    ) -> Result<NewCampaign, String> {
-        if family == Family::Chess960 {
-            let positions = numbers.iter().map(|&n| n as u16).collect();
-            return NewCampaign::new(depth, quorum, max_results, positions);
-        }
         if numbers.is_empty() {
             return Err("no start positions".into());
         }
-        let mut c = NewCampaign::new(depth, quorum, max_results, vec![0])?;
-        c.positions.clear();
-        c.family = family;
-        c.numbers = numbers;
-        Ok(c)
+        let (positions, numbers) = if family == Family::Chess960 {
+            (numbers.into_iter().map(|n| n as u16).collect(), Vec::new())
+        } else {
+            (Vec::new(), numbers)
+        };
+        Ok(NewCampaign {
+            work,
+            quorum,
+            max_results,
+            positions,
+            family,
+            numbers,
+            name: None,
+            priority: 0,
+        })
     }
 
     /// The canonical text of the campaign's position list: `0-9,518` for Chess960, the numbers
@@ -305,16 +260,19 @@ impl NewCampaign {
             format_numbers(&self.numbers)
         }
     }
-}
 
-impl NewCampaign {
+    /// Perft, analysis or self-play.
+    pub fn kind(&self) -> CampaignKind {
+        self.work.kind()
+    }
+
     /// What sizing needs to know of this campaign.
     pub fn shape(&self) -> sizing::Shape {
         sizing::Shape {
             starts: (self.positions.len() + self.numbers.len()) as u64,
-            depth: self.depth,
-            split_ply: self.split_ply,
-            perft: self.analysis.is_none() && self.self_play.is_none(),
+            depth: self.work.depth(),
+            split_ply: self.work.split_ply(),
+            perft: self.kind() == CampaignKind::Perft,
             quorum: self.quorum,
         }
     }
@@ -324,80 +282,54 @@ impl NewCampaign {
         sizing::estimate(self.shape())
     }
 
-    /// Turns the campaign into an analysis campaign searched with `engine` to its depth.
+    /// Turns an unsplit perft campaign into an analysis campaign searched with `engine` to the
+    /// same depth.
     pub fn analyse(mut self, engine: AnalysisEngine) -> Result<NewCampaign, String> {
-        if self.depth > search::MAX_DEPTH {
-            return Err(format!(
-                "analysis depth {} is out of range 1..{}",
-                self.depth,
-                search::MAX_DEPTH
-            ));
-        }
-        self.analysis = Some(engine);
-        Ok(self)
-    }
-
-    /// Turns the campaign into a self-play campaign: `budget.games` games per start, the
-    /// engine kind `engine` against itself at `budget.nodes` nodes a move.
-    pub fn play(
-        mut self,
-        engine: AnalysisEngine,
-        budget: SelfPlayBudget,
-    ) -> Result<NewCampaign, String> {
-        if budget.games == 0 || budget.games > MAX_SELF_PLAY_GAMES {
-            return Err(format!(
-                "games {} is out of range 1..{MAX_SELF_PLAY_GAMES}",
-                budget.games
-            ));
-        }
-        if budget.nodes == 0 || budget.nodes > MAX_SELF_PLAY_NODES {
-            return Err(format!(
-                "nodes per move {} is out of range 1..{MAX_SELF_PLAY_NODES}",
-                budget.nodes
-            ));
-        }
-        self.analysis = Some(engine);
-        self.self_play = Some(budget);
-        self.depth = 0;
+        let CampaignWork::Perft {
+            depth,
+            split_ply: 0,
+        } = self.work
+        else {
+            return Err("only an unsplit perft campaign becomes an analysis".into());
+        };
+        self.work = CampaignWork::Analysis { engine, depth }.check()?;
         Ok(self)
     }
 
     /// Splits each start position's perft at `ply` with transposition merging
     /// ([`c960_common::split`]): one workunit per distinct position, depth − ply deep.
     pub fn split_at(mut self, ply: u32) -> Result<NewCampaign, String> {
-        if self.kind() == CampaignKind::Perft && self.depth > perft::MAX_DEPTH {
-            return Err(format!(
-                "depth {} is out of range 1..{}",
-                self.depth,
-                perft::MAX_DEPTH
-            ));
-        }
-        if self.analysis.is_some() && ply > 0 {
-            return Err("--split-ply applies to perft campaigns only".into());
-        }
+        let CampaignWork::Perft { depth, .. } = self.work.check()? else {
+            return match ply {
+                0 => Ok(self),
+                _ => Err("--split-ply applies to perft campaigns only".into()),
+            };
+        };
         if ply > 0 && self.family != Family::Chess960 {
             return Err(format!(
                 "split campaigns are for chess960; a {} campaign needs --split-ply 0",
                 self.family
             ));
         }
-        if ply > 0 && (ply >= self.depth || ply > MAX_SPLIT_PLY) {
+        if ply > 0 && (ply >= depth || ply > MAX_SPLIT_PLY) {
             return Err(format!(
-                "split ply {ply} must be below the depth {} and at most {MAX_SPLIT_PLY}",
-                self.depth
+                "split ply {ply} must be below the depth {depth} and at most {MAX_SPLIT_PLY}"
             ));
         }
-        self.split_ply = ply;
+        self.work = CampaignWork::Perft {
+            depth,
+            split_ply: ply,
+        };
         Ok(self)
     }
 
     /// Splits at `choice`: a ply number, or `auto` for [`sizing::auto_split_ply`] (never for
-    /// analysis).
+    /// analysis or self-play).
     pub fn split_by(self, choice: &str) -> Result<NewCampaign, String> {
-        let ply = match choice {
-            "auto" if self.analysis.is_some() => 0,
-            "auto" => sizing::auto_split_ply(self.depth),
-            n => n
+        let ply = match (choice, self.work) {
+            ("auto", CampaignWork::Perft { depth, .. }) => sizing::auto_split_ply(depth),
+            ("auto", _) => 0,
+            (n, _) => n
                 .parse()
                 .map_err(|_| format!("--split-ply {n:?}: use a ply number or auto"))?,
         };
@@ -415,15 +347,6 @@ impl NewCampaign {
         self.priority = priority;
         self
     }
-    /// Perft, analysis or self-play.
-    /// `perft`, `analysis` or `selfplay`, as stored.
-    pub fn kind(&self) -> CampaignKind {
-        match (self.analysis, self.self_play) {
-            (_, Some(_)) => CampaignKind::SelfPlay,
-            (Some(_), None) => CampaignKind::Analysis,
-            (None, None) => CampaignKind::Perft,
-        }
-    }
 }
 
 /// A campaign as the operator asks for it, on the command line (`campaign add`) or over HTTP
@@ -435,9 +358,9 @@ pub struct CampaignRequest {
     #[serde(default)]
     pub depth: u32,
     /// `perft` (default), `analysis` or `selfplay`.
-    pub kind: Option<String>,
+    pub kind: Option<Named<CampaignKind>>,
     /// Analysis and self-play: `builtin` (default) or `uci`.
-    pub engine: Option<String>,
+    pub engine: Option<Named<AnalysisEngine>>,
     /// Self-play: games per start (one workunit each).
     pub games: Option<u32>,
     /// Self-play: nodes per engine move (`go nodes`).
@@ -473,6 +396,16 @@ pub enum Unplanned {
     TooLarge(sizing::Refusal),
 }
 
+impl Unplanned {
+    /// The refusal as the command line says it (`campaign add`, `run`).
+    pub fn for_command_line(self) -> String {
+        match self {
+            Unplanned::Invalid(why) => why,
+            Unplanned::TooLarge(r) => format!("{r}; add --force to create it anyway"),
+        }
+    }
+}
+
 /// A split ply as JSON gives it: a number, or text (`auto`, or a number as text).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
@@ -481,6 +414,58 @@ pub enum SplitPly {
     Ply(u32),
     /// `auto` or a ply as text.
     Text(String),
+}
+
+/// A name as a request gives it: one of the names of `T`, or the text of another, which
+/// [`CampaignRequest::build`] refuses as a bad value (400 `bad_field` over HTTP), not as a body
+/// that does not fit the request (422 `bad_body`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Named<T> {
+    /// A name of `T`.
+    Known(T),
+    /// Any other text.
+    Unknown(String),
+}
+
+/// A type whose values are named in requests.
+pub trait ByName: Sized {
+    /// The value of this name, if it is one.
+    fn by_name(name: &str) -> Option<Self>;
+}
+
+impl ByName for CampaignKind {
+    fn by_name(name: &str) -> Option<CampaignKind> {
+        CampaignKind::parse(name)
+    }
+}
+
+impl ByName for AnalysisEngine {
+    fn by_name(name: &str) -> Option<AnalysisEngine> {
+        AnalysisEngine::parse(name)
+    }
+}
+
+impl<T: ByName> Named<T> {
+    /// The value of `name`, or the text.
+    pub fn of_name(name: String) -> Named<T> {
+        T::by_name(&name).map_or(Named::Unknown(name), Named::Known)
+    }
+}
+
+impl<'de, T: ByName> Deserialize<'de> for Named<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Named<T>, D::Error> {
+        String::deserialize(d).map(Named::of_name)
+    }
+}
+
+impl<T: Copy> Named<T> {
+    /// The value, or why this name is none (`what`: the field; `choices`: the names).
+    fn known(&self, what: &str, choices: &str) -> Result<T, String> {
+        match self {
+            Named::Known(t) => Ok(*t),
+            Named::Unknown(name) => Err(format!("{what} {name:?}: use {choices}")),
+        }
+    }
 }
 
 impl CampaignRequest {
@@ -492,50 +477,52 @@ impl CampaignRequest {
             self.sample,
             self.seed.unwrap_or(0),
         )?;
-        let kind = self.kind.as_deref().unwrap_or("perft");
-        let self_play = kind == "selfplay";
-        if self_play && self.depth != 0 {
+        let kind = match &self.kind {
+            Some(k) => k.known("kind", "perft, analysis or selfplay")?,
+            None => CampaignKind::Perft,
+        };
+        if kind == CampaignKind::SelfPlay && self.depth != 0 {
             return Err("a self-play campaign has games and nodes, not a depth".into());
         }
-        if !self_play && (self.games.is_some() || self.nodes.is_some()) {
+        if kind != CampaignKind::SelfPlay && (self.games.is_some() || self.nodes.is_some()) {
             return Err("games and nodes are for self-play campaigns only".into());
         }
-        let mut spec = NewCampaign::in_family(
-            family,
-            if self_play { 1 } else { self.depth },
-            self.quorum.unwrap_or(2),
-            self.max_results,
-            numbers,
-        )?;
-        let engine = || {
-            let name = self.engine.as_deref().unwrap_or("builtin");
-            AnalysisEngine::parse(name)
-                .ok_or_else(|| format!("engine {name:?}: use builtin or uci"))
+        let engine = match &self.engine {
+            Some(e) => e.known("engine", "builtin or uci"),
+            None => Ok(AnalysisEngine::Builtin),
         };
-        match kind {
-            "perft" if self.engine.is_some() => {
+        let work = match kind {
+            CampaignKind::Perft if self.engine.is_some() => {
                 return Err("an engine is for analysis and self-play campaigns only".into());
             }
-            "perft" => {}
-            "analysis" => spec = spec.analyse(engine()?)?,
-            "selfplay" => {
-                let budget = SelfPlayBudget {
+            CampaignKind::Perft => CampaignWork::Perft {
+                depth: self.depth,
+                split_ply: 0,
+            },
+            CampaignKind::Analysis => CampaignWork::Analysis {
+                engine: engine?,
+                depth: self.depth,
+            },
+            CampaignKind::SelfPlay => CampaignWork::SelfPlay {
+                engine: engine?,
+                budget: SelfPlayBudget {
                     games: self.games.ok_or("a self-play campaign needs games")?,
                     nodes: self.nodes.ok_or("a self-play campaign needs nodes")?,
-                };
-                spec = spec.play(engine()?, budget)?;
-            }
-            other => return Err(format!("kind {other:?}: use perft, analysis or selfplay")),
-        }
+                },
+            },
+        };
         let split = match &self.split_ply {
             None => "auto".to_string(),
             Some(SplitPly::Ply(n)) => n.to_string(),
             Some(SplitPly::Text(t)) => t.clone(),
         };
-        Ok(spec
-            .split_by(&split)?
-            .named(self.name.clone())?
-            .with_priority(self.priority.unwrap_or(0)))
+        let quorum = self.quorum.unwrap_or(2);
+        Ok(
+            NewCampaign::of(work, family, numbers, quorum, self.max_results)?
+                .split_by(&split)?
+                .named(self.name.clone())?
+                .with_priority(self.priority.unwrap_or(0)),
+        )
     }
 }
 
@@ -597,24 +584,30 @@ mod tests {
 
     #[test]
     fn a_campaign_request_builds_every_kind_and_refuses_nonsense() {
+        // A kind or engine that is not one is refused as the request is read.
         let req = |json: &str| {
             serde_json::from_str::<CampaignRequest>(json)
-                .unwrap()
-                .build()
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.build())
         };
         let c = req(r#"{"depth": 3, "positions": "0-9,518"}"#).unwrap();
         assert_eq!(
-            (c.analysis, c.split_ply, c.quorum, c.positions.len()),
+            (
+                c.work.engine(),
+                c.work.split_ply(),
+                c.quorum,
+                c.positions.len()
+            ),
             (None, 0, 2, 11)
         );
         let c = req(r#"{"depth": 4, "positions": "518", "split_ply": 2}"#).unwrap();
-        assert_eq!(c.split_ply, 2);
+        assert_eq!(c.work.split_ply(), 2);
         let c =
             req(r#"{"depth": 4, "positions": "518", "split_ply": "1", "priority": -3}"#).unwrap();
-        assert_eq!((c.split_ply, c.priority), (1, -3));
+        assert_eq!((c.work.split_ply(), c.priority), (1, -3));
         let c =
             req(r#"{"depth": 2, "kind": "analysis", "engine": "uci", "positions": "1"}"#).unwrap();
-        assert_eq!(c.analysis, Some(AnalysisEngine::Uci));
+        assert_eq!(c.work.engine(), Some(AnalysisEngine::Uci));
         let c = req(r#"{"depth": 2, "family": "shuffle", "sample": 5, "seed": 7, "name": " s "}"#)
             .unwrap();
         assert_eq!(
@@ -624,16 +617,18 @@ mod tests {
         let c = req(r#"{"kind": "selfplay", "engine": "uci", "games": 8, "nodes": 2000, "positions": "518"}"#)
             .unwrap();
         assert_eq!(
-            (c.kind(), c.depth, c.analysis, c.self_play),
-            (
-                CampaignKind::SelfPlay,
-                0,
-                Some(AnalysisEngine::Uci),
-                Some(SelfPlayBudget {
+            (c.kind(), c.work.depth(), c.work.split_ply()),
+            (CampaignKind::SelfPlay, 0, 0)
+        );
+        assert_eq!(
+            c.work,
+            CampaignWork::SelfPlay {
+                engine: AnalysisEngine::Uci,
+                budget: SelfPlayBudget {
                     games: 8,
                     nodes: 2000
-                })
-            )
+                }
+            }
         );
         for bad in [
             r#"{"kind": "selfplay", "games": 8}"#,
@@ -701,11 +696,11 @@ mod tests {
             .analyse(AnalysisEngine::Builtin)
             .unwrap();
         assert_eq!(
-            (a.kind(), a.analysis),
+            (a.kind(), a.work.engine()),
             (CampaignKind::Analysis, Some(AnalysisEngine::Builtin))
         );
         let base = NewCampaign::new(5, 2, None, vec![1]).unwrap();
-        assert_eq!(base.clone().split_at(2).unwrap().split_ply, 2);
+        assert_eq!(base.clone().split_at(2).unwrap().work.split_ply(), 2);
         assert!(base.clone().split_at(5).is_err());
         assert!(base.clone().split_at(7).is_err());
         assert!(

@@ -3,7 +3,7 @@
 
 use c960_common::{CastlingNotation, StartPosition};
 
-use super::NewCampaign;
+use super::{CampaignWork, NewCampaign};
 use crate::work::transitioner::{self, QuorumPolicy, Transition};
 
 /// One workunit of a new campaign, as the store inserts it.
@@ -78,11 +78,11 @@ impl NewCampaign {
     /// The workunits of one Chess960 start: itself, or its split sub-positions.
     fn start_units(&self, sp: u16) -> Result<Vec<NewWorkunit>, String> {
         let start = StartPosition::new(u32::from(sp)).map_err(|e| e.to_string())?;
-        if self.split_ply == 0 {
-            let known_nodes = if self.analysis.is_none() {
-                crate::work::known::perft(sp, self.depth)
-            } else {
-                None
+        let (depth, split_ply) = (self.work.depth(), self.work.split_ply());
+        if split_ply == 0 {
+            let known_nodes = match self.work {
+                CampaignWork::Perft { depth, .. } => crate::work::known::perft(sp, depth),
+                _ => None,
             };
             return Ok(vec![NewWorkunit::Start {
                 sp,
@@ -90,13 +90,13 @@ impl NewCampaign {
                 known_nodes,
             }]);
         }
-        c960_common::split::split(&start.position(), self.split_ply)
+        c960_common::split::split(&start.position(), split_ply)
             .into_iter()
             .map(|node| {
                 let moves: Vec<(&String, &u64)> = node.by_first_move.iter().collect();
                 Ok(NewWorkunit::Split {
                     origin_sp: sp,
-                    depth: self.depth - self.split_ply,
+                    depth: depth - split_ply,
                     multiplicity: node.multiplicity,
                     first_moves: serde_json::to_string(&moves).map_err(|e| e.to_string())?,
                     fen: node.fen,
