@@ -488,26 +488,57 @@ pub struct AnalysisRow<R = AnalysisResult> {
     pub result: Option<R>,
 }
 
-/// A BOINC host to register as a worker ([`crate::net::boinc`]).
+/// A worker to register, as either front door describes it: the registration rules decide it
+/// whole (`net/api/session.rs`), and the store writes it in one transaction — the enrolment
+/// token spent, the row inserted with its trust, build and BOINC identity.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NewBoincHost {
-    /// The worker's name: the host's domain name.
+pub struct NewWorker {
+    /// The worker's name (a label; a BOINC host's domain name).
     pub name: String,
-    /// SHA-256 of a worker key nobody is told (a BOINC host authenticates by its account).
+    /// SHA-256 of its key (a BOINC host's key is told to nobody: it authenticates by its
+    /// account).
     pub key_hash: Vec<u8>,
     /// The engine label.
     pub engine: String,
+    /// The build label shown in `worker list` and `/workers` (`c960-worker 0.2.0 …`,
+    /// `BOINC 7.20.5`), when known.
+    pub build: Option<String>,
     /// The address block it came from.
     pub block: Option<String>,
-    /// The enrolment token its account key is (id, SHA-256 of the secret), spent by the
+    /// The per-volunteer enrolment token it presented (id, SHA-256 of the secret), spent by the
     /// registration; `None` where enrolment is open or by the shared secret.
     pub token: Option<(u64, Vec<u8>)>,
+    /// Its trust from the start: the operator's for the operator's own enrolled workers
+    /// (`--trust-enrolled`), else none.
+    pub trust: TrustLevel,
+    /// A BOINC host's account and client installation.
+    pub boinc: Option<BoincIdentity>,
+}
+
+impl NewWorker {
+    /// An untrusted worker of this name, key and engine, of unknown address, with no token,
+    /// build or BOINC identity.
+    pub fn new(name: &str, key_hash: &[u8], engine: &str) -> NewWorker {
+        NewWorker {
+            name: name.into(),
+            key_hash: key_hash.to_vec(),
+            engine: engine.into(),
+            build: None,
+            block: None,
+            token: None,
+            trust: TrustLevel::Untrusted,
+            boinc: None,
+        }
+    }
+}
+
+/// Who a BOINC host is ([`crate::net::boinc`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoincIdentity {
     /// SHA-256 of the account key.
     pub account_hash: [u8; 32],
     /// The client installation's id (BOINC's host CPID).
     pub host_cpid: String,
-    /// The build label shown in `worker list` and `/workers` (`BOINC 7.20.5`).
-    pub build: String,
 }
 
 /// What a BOINC scheduler reply says of credit: valid nodes of the host and of its account.

@@ -189,12 +189,15 @@ mod tests {
             s.update_campaign(named, &change).unwrap();
         }
         let token = s.mint_enrolment_token("volunteer", 3, b"th", 10).unwrap();
-        s.register_worker_with_token("tok", b"k4", "e 1", None, token.id, b"th", 10)
-            .unwrap();
+        let tok = crate::model::NewWorker {
+            token: Some((token.id, b"th".to_vec())),
+            ..crate::model::NewWorker::new("tok", b"k4", "e 1")
+        };
+        s.register(&tok, 10).unwrap();
         // A BOINC host of that token's account, with a validated result.
         let mut host = boinc::host("boinc", boinc::account(7), "cpid-copy", None);
         host.token = Some((token.id, b"th".to_vec()));
-        let h = s.register_boinc_host(&host, 10).unwrap();
+        let h = s.register(&host, 10).unwrap();
         let l = s.assign_batch(h, &ALL, 11, 1000, 1, 0).unwrap();
         s.submit(h, l[0].lease_id, &sub(1 << 41, 5), 12).unwrap();
         let credit = s.boinc_credit(h, &boinc::account(7)).unwrap();

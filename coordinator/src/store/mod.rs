@@ -77,7 +77,11 @@ pub trait Store: Send + Sync {
     /// status change follows [`crate::work::transitioner::apply_action`] (`CampaignCancelled` when it
     /// refuses). Returns the campaign as changed.
     fn update_campaign(&self, campaign_id: u64, change: &CampaignChange) -> StoreResult<Campaign>;
-    /// Registers a worker (untrusted, address unknown); returns its id.
+    /// Registers a worker as its registration decided it ([`NewWorker`]), in one transaction:
+    /// its enrolment token checked and one of its registrations spent, the row inserted with
+    /// its trust, build and BOINC identity. Returns its id.
+    fn register(&self, worker: &NewWorker, now_ms: i64) -> StoreResult<u64>;
+    /// Registers a plain worker (untrusted, address unknown); returns its id.
     fn register_worker(
         &self,
         name: &str,
@@ -85,9 +89,10 @@ pub trait Store: Send + Sync {
         engine: &str,
         now_ms: i64,
     ) -> StoreResult<u64> {
-        self.register_worker_from(name, key_hash, engine, None, now_ms)
+        self.register(&NewWorker::new(name, key_hash, engine), now_ms)
     }
-    /// Registers a worker that came from this address block (see [`crate::integrity::trust::address_block`]).
+    /// Registers a plain worker that came from this address block (see
+    /// [`crate::integrity::trust::address_block`]).
     fn register_worker_from(
         &self,
         name: &str,
@@ -95,7 +100,13 @@ pub trait Store: Send + Sync {
         engine: &str,
         block: Option<&str>,
         now_ms: i64,
-    ) -> StoreResult<u64>;
+    ) -> StoreResult<u64> {
+        let worker = NewWorker {
+            block: block.map(str::to_string),
+            ..NewWorker::new(name, key_hash, engine)
+        };
+        self.register(&worker, now_ms)
+    }
     /// Grants (or withdraws) the operator's trust; returns the updated record.
     fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord>;
     /// Records the build a worker runs ([`WorkerRecord::build`]; `None`: unknown).
@@ -118,19 +129,6 @@ pub trait Store: Send + Sync {
     /// it overturns an earlier check or canonical result that disagrees, withdrawing the
     /// evidence against workers that told the truth (see `store/sql/quarantine.rs`).
     fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()>;
-    /// Registers a worker with a per-volunteer enrolment token (its id and the SHA-256 of its
-    /// secret): the token is checked and one of its registrations spent in the same transaction.
-    #[allow(clippy::too_many_arguments)]
-    fn register_worker_with_token(
-        &self,
-        name: &str,
-        key_hash: &[u8],
-        engine: &str,
-        block: Option<&str>,
-        token_id: u64,
-        token_hash: &[u8],
-        now_ms: i64,
-    ) -> StoreResult<u64>;
     /// Mints an enrolment token (the SHA-256 of its secret) for up to `cap` workers.
     fn mint_enrolment_token(
         &self,
@@ -162,8 +160,6 @@ pub trait Store: Send + Sync {
         hostid: u64,
         host_cpid: &str,
     ) -> StoreResult<Option<u64>>;
-    /// BOINC: registers a host as a new worker (spending its token, if any); returns its id.
-    fn register_boinc_host(&self, host: &NewBoincHost, now_ms: i64) -> StoreResult<u64>;
     /// BOINC: the credit a scheduler reply reports to a host of this account.
     fn boinc_credit(&self, worker_id: u64, account_hash: &[u8]) -> StoreResult<BoincCredit>;
     /// A worker by id.

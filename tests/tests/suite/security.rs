@@ -506,17 +506,15 @@ fn enrolment_tokens_from_the_command_line() {
     };
     let token = run(&["token", "mint", "--name", "ann", "--cap", "3"]);
     let (id, secret) = c960_coordinator::integrity::secrets::parse_token(token.trim()).unwrap();
-    store
-        .register_worker_with_token("w", b"k", "e", None, id, &sha256(secret), 0)
-        .unwrap();
+    let with_token = c960_coordinator::model::NewWorker {
+        token: Some((id, sha256(secret))),
+        ..c960_coordinator::model::NewWorker::new("w", b"k", "e")
+    };
+    store.register(&with_token, 0).unwrap();
     assert!(run(&["token", "list"]).contains("1/3"));
     run(&["token", "revoke", &id.to_string()]);
     assert!(run(&["token", "list"]).contains("revoked"));
-    assert!(
-        store
-            .register_worker_with_token("w", b"k", "e", None, id, &sha256(secret), 0)
-            .is_err()
-    );
+    assert!(store.register(&with_token, 0).is_err());
 }
 
 #[test]

@@ -34,10 +34,10 @@ use super::auth::Enrolment;
 use super::error::ApiError;
 use super::extract::Peer;
 use super::layers;
-use super::settle::{engine_label, settle_results};
+use super::session::{self, Applicant, HandOut, Refusal, engine_label, settle_results};
 use super::state::{AppState, blocking, blocking_until_dropped};
 use crate::clock::now_ms;
-use crate::model::{NewBoincHost, ReplicaState};
+use crate::model::{BoincIdentity, ReplicaState};
 use crate::net::boinc::accounts::{self, AccountQuery, AccountReply, Lookup, WizardMode};
 use crate::net::boinc::names::TaskName;
 use crate::net::boinc::scheduler_rpc::{
@@ -45,7 +45,6 @@ use crate::net::boinc::scheduler_rpc::{
 };
 use crate::net::boinc::upload::{self, UploadRequest, UploadStatus};
 use crate::net::boinc::{Project, input_file, md5_hex};
-use crate::store::Store;
 
 /// The BOINC routes; empty unless `serve --boinc` configured the project.
 pub fn routes(state: &AppState) -> Router<AppState> {
@@ -313,39 +312,29 @@ fn refused_token(code: ErrorCode) -> Reply {
     ))
 }
 
-/// The account a key is.
-struct Account {
-    /// SHA-256 of the key.
-    hash: [u8; 32],
-    /// The enrolment token it is (tokens mode): id, SHA-256 of the secret.
-    token: Option<(u64, Vec<u8>)>,
-}
-
-/// The account a key is, or the reply that refuses it.
-fn account_of(st: &AppState, key: &str) -> Result<Account, Box<Reply>> {
+/// The account a key is, or the reply that refuses it: a key of a sane length and, with
+/// per-volunteer tokens, one that reads as a token.
+fn account_of(st: &AppState, key: &str) -> Result<[u8; 32], Box<Reply>> {
     if key.is_empty() || key.len() > 256 {
         return Err(Box::new(bad_key(
             "Missing or invalid account key: attach with the enrolment token the operator gave you.",
         )));
     }
-    let hash: [u8; 32] = crate::integrity::secrets::sha256(key)
+    if st.config.enrolment == Enrolment::Tokens
+        && crate::integrity::secrets::parse_token(key).is_none()
+    {
+        return Err(Box::new(bad_key(
+            "Invalid account key: it is not a c960 enrolment token (ID.SECRET).",
+        )));
+    }
+    Ok(crate::integrity::secrets::sha256(key)
         .try_into()
-        .expect("SHA-256 is 32 bytes");
-    let token = match &st.config.enrolment {
-        Enrolment::Tokens => match crate::integrity::secrets::parse_token(key) {
-            Some((id, secret)) => Some((id, crate::integrity::secrets::sha256(secret))),
-            None => {
-                return Err(Box::new(bad_key(
-                    "Invalid account key: it is not a c960 enrolment token (ID.SECRET).",
-                )));
-            }
-        },
-        _ => None,
-    };
-    Ok(Account { hash, token })
+        .expect("SHA-256 is 32 bytes"))
 }
 
-/// The whole scheduler exchange for one request (blocking: store calls).
+/// The whole scheduler exchange for one request (blocking: store calls): the host found or
+/// registered by the worker session, its reports recorded, its held tasks renewed, work handed
+/// out, its credit told.
 fn answer(
     st: &AppState,
     p: &Project,
@@ -353,65 +342,13 @@ fn answer(
     block: Option<String>,
     base: &str,
 ) -> Result<Reply, ApiError> {
-    let store: &dyn Store = &*st.store;
-    let Account {
-        hash: account,
-        token,
-    } = match account_of(st, &req.authenticator) {
+    let account = match account_of(st, &req.authenticator) {
         Ok(a) => a,
         Err(reply) => return Ok(*reply),
     };
-    let now = now_ms();
-    let mut reply = Reply {
-        // Trusted on first use: sent until the client holds it (it echoes it back).
-        code_sign_key: (!req.has_code_sign_key).then(|| p.public_key.clone()),
-        ..Reply::default()
-    };
-    let worker_id = match store.boinc_host(&account, req.hostid, &req.host_cpid)? {
-        Some(id) => id,
-        None => {
-            if let Err(e) = st.config.enrolment.admit(Some(&req.authenticator)) {
-                return Ok(bad_key(&format!(
-                    "c960 refuses this account key: {}",
-                    e.message
-                )));
-            }
-            let presented = token.as_ref().map(|(id, hash)| (*id, hash.as_slice()));
-            if let Err(e) = st.check_registration(block.as_deref(), presented) {
-                return match e.status {
-                    StatusCode::TOO_MANY_REQUESTS => Ok(rate_limited(&e)),
-                    StatusCode::UNAUTHORIZED => Ok(refused_token(e.code)),
-                    _ => Err(e),
-                };
-            }
-            let name = host_name(&req.domain_name);
-            let host = NewBoincHost {
-                name,
-                key_hash: crate::integrity::secrets::sha256(
-                    &crate::integrity::secrets::new_secret(),
-                ),
-                engine: "c960-worker boinc-app".into(),
-                block: block.clone(),
-                token,
-                account_hash: account,
-                host_cpid: req.host_cpid.chars().take(64).collect(),
-                build: format!("BOINC {}", req.client_version),
-            };
-            let id = match store.register_boinc_host(&host, now) {
-                Ok(id) => id,
-                Err(crate::model::StoreError::Enrolment(code)) => return Ok(refused_token(code)),
-                Err(e) => return Err(e.into()),
-            };
-            if st
-                .config
-                .enrolment
-                .trusts_at_registration(st.config.trust_enrolled, true)
-            {
-                store.set_trust(id, true)?;
-            }
-            tracing::info!(worker = id, name = %host.name.escape_debug(), "BOINC host registered");
-            id
-        }
+    let worker_id = match host_of_account(st, req, account, block.clone())? {
+        Ok(id) => id,
+        Err(refused) => return Ok(refused),
     };
     if let Err(e) = st.limiter.check_worker(worker_id) {
         // The host id still goes back: a new host learns it even when refused.
@@ -419,15 +356,89 @@ fn answer(
         refused.hostid = (req.hostid != worker_id).then_some(worker_id);
         return Ok(refused);
     }
-    if req.hostid != worker_id {
-        reply.hostid = Some(worker_id);
-    }
-    let worker = store
+    let worker = st
+        .store
         .worker(worker_id)?
         .ok_or(crate::model::StoreError::UnknownWorker(worker_id))?;
-    reply.user_name = worker.name.clone();
+    let mut reply = Reply {
+        // Trusted on first use: sent until the client holds it (it echoes it back).
+        code_sign_key: (!req.has_code_sign_key).then(|| p.public_key.clone()),
+        hostid: (req.hostid != worker_id).then_some(worker_id),
+        user_name: worker.name,
+        ..Reply::default()
+    };
+    record_failures(st, worker_id, req, &mut reply);
+    let in_progress = renew_held(st, worker_id, req, &mut reply)?;
+    let wanted = req.tasks_wanted(in_progress);
+    if wanted > 0 && !req.runs_our_platform() {
+        reply.messages.push((
+            Priority::Notice,
+            format!("c960 has an app for {} only.", scheduler_rpc::PLATFORM),
+        ));
+    } else if wanted > 0 {
+        hand_out_tasks(st, p, worker_id, wanted, block, base, &mut reply)?;
+    }
+    if in_progress + reply.tasks.len() > 0 {
+        // BOINC's client has no heartbeat: it must ask again within a third of the renewal
+        // window (of the whole lease without renewals), so two requests may fail before a
+        // held lease expires, as for a native worker's heartbeats.
+        let renewal_ms = match st.config.integrity.lease_renewal_ms {
+            0 => st.config.lease.as_millis() as u64,
+            ms => ms,
+        };
+        reply.next_rpc_delay = Some((renewal_ms / 3000).clamp(10, 86_400) as u32);
+    }
+    let c = st.store.boinc_credit(worker_id, &account)?;
+    reply.credit = Some(CreditFigures {
+        user_total: scheduler_rpc::credit(c.account_nodes),
+        host_total: scheduler_rpc::credit(c.host_nodes),
+        user_create_time: c.account_created_ms / 1000,
+        host_create_time: c.host_created_ms / 1000,
+    });
+    Ok(reply)
+}
 
-    // Reported results: successes arrived through the upload handler; failures are recorded.
+/// The worker this host of `account` is, registered through the worker session when new; or
+/// the reply that refuses it (the session's refusals in BOINC's terms: a notice and a delay).
+fn host_of_account(
+    st: &AppState,
+    req: &SchedulerRequest,
+    account: [u8; 32],
+    block: Option<String>,
+) -> Result<Result<u64, Reply>, ApiError> {
+    if let Some(id) = st.store.boinc_host(&account, req.hostid, &req.host_cpid)? {
+        return Ok(Ok(id));
+    }
+    let applicant = Applicant {
+        name: host_name(&req.domain_name),
+        engine: "c960-worker boinc-app".into(),
+        build: Some(format!("BOINC {}", req.client_version)),
+        block,
+        presented: Some(req.authenticator.clone()),
+        boinc: Some(BoincIdentity {
+            account_hash: account,
+            host_cpid: req.host_cpid.chars().take(64).collect(),
+        }),
+    };
+    let name = applicant.name.clone();
+    match session::register(st, applicant) {
+        Ok(r) => {
+            tracing::info!(worker = r.worker_id, name = %name.escape_debug(), "BOINC host registered");
+            Ok(Ok(r.worker_id))
+        }
+        Err(Refusal::Enrolment(e)) => Ok(Err(bad_key(&format!(
+            "c960 refuses this account key: {}",
+            e.message
+        )))),
+        Err(Refusal::Token(code)) => Ok(Err(refused_token(code))),
+        Err(Refusal::RateLimited(e)) => Ok(Err(rate_limited(&e))),
+        Err(Refusal::Failed(e)) => Err(e),
+    }
+}
+
+/// Records the reported tasks that failed (successes arrived through the upload handler) and
+/// acknowledges every report.
+fn record_failures(st: &AppState, worker_id: u64, req: &SchedulerRequest, reply: &mut Reply) {
     for r in &req.reported {
         if let Some(t) = TaskName::from_result(&r.name)
             && !r.succeeded()
@@ -444,15 +455,23 @@ fn answer(
                     .take(200)
                     .collect::<String>()
             );
-            if let Err(e) = store.fail(worker_id, t.lease_id, &reason, now) {
+            if let Err(e) = st.store.fail(worker_id, t.lease_id, &reason, now_ms()) {
                 tracing::debug!(lease = t.lease_id, "BOINC failure not recorded: {e}");
             }
         }
         reply.acks.push(r.name.clone());
     }
+}
 
-    // Tasks still held: the request renews their leases (BOINC's client has no heartbeat;
-    // next_rpc_delay below makes it ask often enough). Those no longer ours are aborted.
+/// Renews the leases of the tasks the client still holds (BOINC's client has no heartbeat:
+/// `next_rpc_delay` makes it ask often enough) and aborts those no longer its own; returns how
+/// many it goes on with.
+fn renew_held(
+    st: &AppState,
+    worker_id: u64,
+    req: &SchedulerRequest,
+    reply: &mut Reply,
+) -> Result<usize, ApiError> {
     let held: Vec<(String, TaskName)> = req
         .other_results
         .iter()
@@ -460,101 +479,78 @@ fn answer(
         .collect();
     if !held.is_empty() {
         let ids: Vec<u64> = held.iter().map(|(_, t)| t.lease_id).collect();
-        let renewed = store.renew_leases(worker_id, &ids, now)?;
+        let renewed = st.store.renew_leases(worker_id, &ids, now_ms())?;
         for (n, t) in &held {
             if !renewed.contains(&t.lease_id) {
                 reply.aborts.push(n.clone());
             }
         }
     }
+    Ok(held.len() - reply.aborts.len())
+}
 
-    // Work.
-    let in_progress = held.len() - reply.aborts.len();
-    let wanted = req.tasks_wanted(in_progress);
-    if wanted > 0 && !req.runs_our_platform() {
-        reply.messages.push((
-            Priority::Notice,
-            format!("c960 has an app for {} only.", scheduler_rpc::PLATFORM),
-        ));
-    } else if wanted > 0 {
-        let caps = Capabilities::builtin();
-        let lease_ms = st.config.lease.as_millis() as i64;
-        let cap = st.config.limits.max_open_leases;
-        let leases = store.assign_from(
-            worker_id,
-            &caps,
-            now,
-            lease_ms,
-            wanted,
-            cap,
-            block.as_deref(),
-        )?;
-        if leases.is_empty() {
-            let waiting = store.waiting_for(worker_id, &caps, block.as_deref(), cap, now)?;
-            let why = waiting
-                .first()
-                .map(|w| w.describe())
-                .unwrap_or_else(|| "no campaign has work for this host right now".into());
-            reply
-                .messages
-                .push((Priority::Low, format!("c960: no work: {why}")));
-            reply.request_delay = Some(st.config.retry_after_secs.max(60));
-        }
-        for l in leases {
-            let name = TaskName {
-                workunit_id: l.workunit_id,
-                lease_id: l.lease_id,
-            };
-            let info = crate::model::LeaseInfo {
-                id: l.lease_id,
-                workunit_id: l.workunit_id,
-                worker_id,
-                state: ReplicaState::InProgress,
-                deadline_ms: l.deadline_ms,
-                issued_ms: now,
-                kind: l.kind.clone(),
-                known_nodes: None,
-            };
-            let input = input_file(&info);
-            let max_nbytes = upload::MAX_OUTPUT_BYTES;
-            reply.tasks.push(Task {
-                name,
-                input: (
-                    format!("{base}/boinc/download/{}", name.input_file()),
-                    input.len() as u64,
-                    md5_hex(&input),
-                ),
-                upload_url: format!("{base}/boinc/file_upload_handler"),
-                max_nbytes,
-                upload_signature: p.upload.sign(&name.output_file(), max_nbytes),
-                fpops_est: scheduler_rpc::estimated_nodes(&l.kind) * scheduler_rpc::FPOPS_PER_NODE,
-                memory_bound: 2e9,
-                report_deadline_secs: (now + lease_ms.max(86_400_000)) / 1000,
-            });
-        }
-        if !reply.tasks.is_empty() {
-            reply.app = Some(p.app_file(base));
-        }
+/// Up to `wanted` tasks from the worker session's hand-out, each a signed BOINC task; with
+/// none, why work waits and when to ask again.
+fn hand_out_tasks(
+    st: &AppState,
+    p: &Project,
+    worker_id: u64,
+    wanted: u32,
+    block: Option<String>,
+    base: &str,
+    reply: &mut Reply,
+) -> Result<(), ApiError> {
+    let now = now_ms();
+    let caps = Capabilities::builtin();
+    let HandOut { leases, waiting } =
+        session::hand_out(st, worker_id, &caps, wanted, block.as_deref())?;
+    if leases.is_empty() {
+        let why = waiting
+            .first()
+            .map(|w| w.describe())
+            .unwrap_or_else(|| "no campaign has work for this host right now".into());
+        reply
+            .messages
+            .push((Priority::Low, format!("c960: no work: {why}")));
+        reply.request_delay = Some(st.config.retry_after_secs.max(60));
     }
-    if in_progress + reply.tasks.len() > 0 {
-        // BOINC's client has no heartbeat: it must ask again within a third of the renewal
-        // window (of the whole lease without renewals), so two requests may fail before a
-        // held lease expires, as for a native worker's heartbeats.
-        let renewal_ms = match st.config.integrity.lease_renewal_ms {
-            0 => st.config.lease.as_millis() as u64,
-            ms => ms,
+    let lease_ms = st.config.lease.as_millis() as i64;
+    for l in leases {
+        let name = TaskName {
+            workunit_id: l.workunit_id,
+            lease_id: l.lease_id,
         };
-        reply.next_rpc_delay = Some((renewal_ms / 3000).clamp(10, 86_400) as u32);
+        let info = crate::model::LeaseInfo {
+            id: l.lease_id,
+            workunit_id: l.workunit_id,
+            worker_id,
+            state: ReplicaState::InProgress,
+            deadline_ms: l.deadline_ms,
+            issued_ms: now,
+            kind: l.kind.clone(),
+            known_nodes: None,
+        };
+        let input = input_file(&info);
+        let max_nbytes = upload::MAX_OUTPUT_BYTES;
+        reply.tasks.push(Task {
+            name,
+            input: (
+                format!("{base}/boinc/download/{}", name.input_file()),
+                input.len() as u64,
+                md5_hex(&input),
+            ),
+            upload_url: format!("{base}/boinc/file_upload_handler"),
+            max_nbytes,
+            upload_signature: p.upload.sign(&name.output_file(), max_nbytes),
+            fpops_est: scheduler_rpc::estimated_nodes(&l.kind) * scheduler_rpc::FPOPS_PER_NODE,
+            memory_bound: 2e9,
+            report_deadline_secs: (now + lease_ms.max(86_400_000)) / 1000,
+        });
     }
-
-    let c = store.boinc_credit(worker_id, &account)?;
-    reply.credit = Some(CreditFigures {
-        user_total: scheduler_rpc::credit(c.account_nodes),
-        host_total: scheduler_rpc::credit(c.host_nodes),
-        user_create_time: c.account_created_ms / 1000,
-        host_create_time: c.host_created_ms / 1000,
-    });
-    Ok(reply)
+    if !reply.tasks.is_empty() {
+        reply.app = Some(p.app_file(base));
+    }
+    Ok(())
 }
 
 /// A worker name from the host's domain name: the characters a label allows, or `boinc-host`.

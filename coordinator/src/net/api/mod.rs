@@ -1,7 +1,7 @@
 //! The HTTP API, in layers. Bottom: [`error`] (the one error type), [`limits`] and [`auth`]
 //! (rate limits, tokens: pure), [`state`] (the shared state and tunables), [`extract`]
-//! (extractors), [`layers`] (middleware, gzip, CORS) and [`settle`] (judging and writing
-//! submitted results, for both kinds of client). Above them, one file per route group:
+//! (extractors), [`layers`] (middleware, gzip, CORS) and [`session`] (one worker session for
+//! both kinds of client: registration, hand-out, settlement). Above them, one file per route group:
 //! [`workers`] (the worker protocol), [`boinc`] (BOINC's client protocol, `serve --boinc`),
 //! [`admin`], [`public`] (status and exports), [`pages`] (the web pages), [`health`]
 //! (`/metrics`, `/healthz`, `/readyz`). Nothing below the routes imports a route file (a test
@@ -24,7 +24,7 @@ pub mod layers;
 pub mod limits;
 pub mod pages;
 pub mod public;
-pub mod settle;
+pub mod session;
 pub mod state;
 pub mod workers;
 
@@ -107,16 +107,20 @@ mod layout {
             include_str!("layers.rs"),
             &["error", "limits", "state"],
         ),
-        ("settle", include_str!("settle.rs"), &["error"]),
+        (
+            "session",
+            include_str!("session.rs"),
+            &["error", "auth", "state"],
+        ),
         (
             "workers",
             include_str!("workers.rs"),
-            &["error", "auth", "extract", "layers", "settle", "state"],
+            &["error", "auth", "extract", "layers", "session", "state"],
         ),
         (
             "boinc",
             include_str!("boinc.rs"),
-            &["error", "auth", "extract", "layers", "settle", "state"],
+            &["error", "auth", "extract", "layers", "session", "state"],
         ),
         (
             "admin",

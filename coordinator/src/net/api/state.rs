@@ -194,48 +194,6 @@ impl AppState {
 }
 
 impl AppState {
-    /// The one rule on new identities, for the native `register` and BOINC's scheduler (a host
-    /// it does not know yet). An enrolment `token` (id, SHA-256 of its secret) that would
-    /// register nobody is refused first, spending nothing (401 with its code:
-    /// [`Store::enrolment_token_refusal`]), so that wrong or spent tokens cannot spend the
-    /// budgets of honest newcomers. Then a
-    /// registration takes a token of its address block's budget
-    /// ([`Limits::registrations_per_block`]) and one of the budget of all addresses together
-    /// ([`Limits::registrations_total`]), or is refused with 429 `rate_limited` and how long
-    /// to wait (the BOINC scheduler passes the wait on as its `<request_delay>`). Blocking: a
-    /// store read. The store checks the token again, and spends it, when it registers.
-    pub fn check_registration(
-        &self,
-        block: Option<&str>,
-        token: Option<(u64, &[u8])>,
-    ) -> Result<(), ApiError> {
-        if let Some((id, secret_hash)) = token
-            && let Some(code) = self.store.enrolment_token_refusal(id, secret_hash)?
-        {
-            return Err(crate::model::StoreError::Enrolment(code).into());
-        }
-        let now = crate::clock::now_ms().max(0) as u64;
-        let refused = |wait: Duration, from: &str| {
-            let secs = wait.as_secs().max(1) as u32;
-            ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                ErrorCode::RateLimited,
-                format!("too many registrations from {from}; retry in {secs} s"),
-            )
-            .with_retry_after(secs)
-        };
-        if let Some(b) = block
-            && let Err(wait) = self.registrations.check(b.to_string(), now)
-        {
-            return Err(refused(wait, b));
-        }
-        self.registrations_total
-            .check((), now)
-            .map_err(|wait| refused(wait, "all addresses right now"))
-    }
-}
-
-impl AppState {
     /// The one check of the admin token, for the admin endpoints ([`super::extract::Admin`])
     /// and for the exports (an operator's exports are not limited): the bearer of `headers`
     /// against the configured hash, compared in constant time. Guessing is limited per

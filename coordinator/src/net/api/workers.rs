@@ -19,11 +19,12 @@ use c960_common::wire::{
 };
 use serde::Serialize;
 
-use super::auth::Enrolment;
 use super::error::ApiError;
 use super::extract::{AuthedWorker, NamedBuild, Peer, Wire, wire_response};
 use super::layers;
-use super::settle::{check_label, engine_label, settle_results};
+use super::session::{
+    self, Applicant, HandOut, Registered, check_label, engine_label, settle_results,
+};
 use super::state::{AppState, blocking, blocking_until_dropped};
 use crate::clock::now_ms;
 use crate::model::{Lease, Stall, StoreError, WorkerRecord};
@@ -56,54 +57,20 @@ async fn register(
 ) -> Result<Response, ApiError> {
     check_label("name", &req.name)?;
     let engine = engine_label(&req.engine)?;
-    st.config.enrolment.admit(req.enrol_secret.as_deref())?;
-    // With per-volunteer tokens the secret is a token, checked and spent by the store.
-    let token = match (&st.config.enrolment, req.enrol_secret.as_deref()) {
-        (Enrolment::Tokens, Some(t)) => {
-            let (id, secret) = crate::integrity::secrets::parse_token(t).ok_or(
-                crate::model::StoreError::Enrolment(ErrorCode::BadEnrolmentToken),
-            )?;
-            Some((id, crate::integrity::secrets::sha256(secret)))
-        }
-        _ => None,
+    let applicant = Applicant {
+        name: req.name,
+        engine,
+        build: build.label(),
+        block: peer.block(),
+        presented: req.enrol_secret,
+        boinc: None,
     };
-    let block = peer.block();
-    let secret = crate::integrity::secrets::new_secret();
-    let hash = crate::integrity::secrets::sha256(&secret);
-    let operator_own = st
-        .config
-        .enrolment
-        .trusts_at_registration(st.config.trust_enrolled, req.enrol_secret.is_some());
-    let (st2, store) = (st.clone(), st.store.clone());
-    let (name, engine_log) = (req.name.clone(), engine.clone());
-    let id = blocking(move || {
-        st2.check_registration(
-            block.as_deref(),
-            token.as_ref().map(|(id, hash)| (*id, hash.as_slice())),
-        )?;
-        let id = match token {
-            Some((token_id, token_hash)) => store.register_worker_with_token(
-                &req.name,
-                &hash,
-                &engine,
-                block.as_deref(),
-                token_id,
-                &token_hash,
-                now_ms(),
-            )?,
-            None => {
-                store.register_worker_from(&req.name, &hash, &engine, block.as_deref(), now_ms())?
-            }
-        };
-        if operator_own {
-            store.set_trust(id, true)?;
-        }
-        if let Some(build) = build.label() {
-            store.set_worker_build(id, Some(&build))?;
-        }
-        Ok(id)
-    })
-    .await?;
+    let (name, engine_log) = (applicant.name.clone(), applicant.engine.clone());
+    let st2 = st.clone();
+    let Registered {
+        worker_id: id,
+        secret,
+    } = blocking(move || Ok(session::register(&st2, applicant)?)).await?;
     tracing::info!(
         worker = id,
         name = %name.escape_debug(),
@@ -129,32 +96,15 @@ async fn lease_for(
     max_units: u32,
     peer: &Peer,
 ) -> Result<(Vec<Lease>, Option<Waiting>), ApiError> {
-    let lease_ms = st.config.lease.as_millis() as i64;
-    let cap = st.config.limits.max_open_leases;
-    let store = st.store.clone();
-    let block = peer.block();
-    let (leases, waiting) = blocking(move || {
-        let leases = store.assign_from(
+    let (st2, block) = (st.clone(), peer.block());
+    let HandOut { leases, waiting } = blocking(move || {
+        session::hand_out(
+            &st2,
             worker_id,
             &req_capabilities,
-            now_ms(),
-            lease_ms,
             max_units,
-            cap,
             block.as_deref(),
-        )?;
-        let waiting = if leases.is_empty() {
-            store.waiting_for(
-                worker_id,
-                &req_capabilities,
-                block.as_deref(),
-                cap,
-                now_ms(),
-            )?
-        } else {
-            Vec::new()
-        };
-        Ok((leases, waiting))
+        )
     })
     .await?;
     let others_busy = st.stall.others_busy(worker_id, std::time::Instant::now());
@@ -427,7 +377,7 @@ mod tests {
     use c960_common::error_code::ErrorCode;
 
     use crate::integrity::label::MAX_LABEL_BYTES;
-    use crate::net::api::settle::{check_label, engine_label};
+    use crate::net::api::session::{check_label, engine_label};
 
     #[test]
     fn labels_are_bounded() {

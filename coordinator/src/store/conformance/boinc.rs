@@ -13,7 +13,9 @@ use c960_common::error_code::ErrorCode;
 use super::{ALL, sub, unknown_campaign};
 use crate::integrity::secrets::sha256;
 use crate::integrity::trust::{AddressSeparation, Integrity};
-use crate::model::{BoincCredit, Lease, NewBoincHost, StoreError, StoreResult};
+use crate::model::{
+    BoincCredit, BoincIdentity, Lease, NewWorker, StoreError, StoreResult, TrustLevel,
+};
 use crate::store::Store;
 use crate::store::codes::{db_to_u64, u64_to_db};
 use crate::store::db::{Backend, params};
@@ -29,16 +31,15 @@ pub(crate) fn host(
     account: [u8; 32],
     cpid: &str,
     token: Option<(u64, &str)>,
-) -> NewBoincHost {
-    NewBoincHost {
-        name: name.into(),
-        key_hash: sha256(name),
-        engine: "c960-worker boinc-app".into(),
-        block: None,
+) -> NewWorker {
+    NewWorker {
+        build: Some("BOINC 7.20.5".into()),
         token: token.map(|(id, secret)| (id, sha256(secret))),
-        account_hash: account,
-        host_cpid: cpid.into(),
-        build: "BOINC 7.20.5".into(),
+        boinc: Some(BoincIdentity {
+            account_hash: account,
+            host_cpid: cpid.into(),
+        }),
+        ..NewWorker::new(name, &sha256(name), "c960-worker boinc-app")
     }
 }
 
@@ -58,13 +59,9 @@ pub(crate) fn a_boinc_host_is_found_within_its_account_by_id_or_cpid_never_acros
     s: &S,
 ) {
     let (ann, bob) = (account(1), account(2));
-    let a = s
-        .register_boinc_host(&host("a", ann, "cpid-a", None), 10)
-        .unwrap();
+    let a = s.register(&host("a", ann, "cpid-a", None), 10).unwrap();
     // Another account's host with the same CPID (CPIDs are the client's, not ours to trust).
-    let b = s
-        .register_boinc_host(&host("b", bob, "cpid-a", None), 11)
-        .unwrap();
+    let b = s.register(&host("b", bob, "cpid-a", None), 11).unwrap();
     let native = s.register_worker("native", b"k", "e", 12).unwrap();
     let find = |acct: &[u8; 32], hostid: u64, cpid: &str| s.boinc_host(acct, hostid, cpid).unwrap();
 
@@ -136,14 +133,10 @@ pub(crate) fn registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_pa
     }
     assert_eq!(asks(t.id, "u-secret"), Some(ErrorCode::BadEnrolmentToken));
     assert_eq!(asks(999, "t-secret"), Some(ErrorCode::BadEnrolmentToken));
-    let h1 = s
-        .register_boinc_host(&host("h1", ann, "c1", ann_token), 1)
-        .unwrap();
-    let h2 = s
-        .register_boinc_host(&host("h2", ann, "c2", ann_token), 1)
-        .unwrap();
+    let h1 = s.register(&host("h1", ann, "c1", ann_token), 1).unwrap();
+    let h2 = s.register(&host("h2", ann, "c2", ann_token), 1).unwrap();
     let g1 = s
-        .register_boinc_host(&host("g1", bob, "c3", Some((u.id, "u-secret"))), 1)
+        .register(&host("g1", bob, "c3", Some((u.id, "u-secret"))), 1)
         .unwrap();
     let used = |id: u64| {
         s.enrolment_tokens()
@@ -164,20 +157,20 @@ pub(crate) fn registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_pa
         other => panic!("not refused: {other:?}"),
     };
     assert_eq!(
-        refused(s.register_boinc_host(&host("h3", ann, "c4", ann_token), 2)),
+        refused(s.register(&host("h3", ann, "c4", ann_token), 2)),
         ErrorCode::EnrolmentTokenExhausted
     );
     assert_eq!(
-        refused(s.register_boinc_host(&host("x", ann, "c5", Some((t.id, "u-secret"))), 2)),
+        refused(s.register(&host("x", ann, "c5", Some((t.id, "u-secret"))), 2)),
         ErrorCode::BadEnrolmentToken
     );
     assert_eq!(
-        refused(s.register_boinc_host(&host("x", ann, "c5", Some((999, "t-secret"))), 2)),
+        refused(s.register(&host("x", ann, "c5", Some((999, "t-secret"))), 2)),
         ErrorCode::BadEnrolmentToken
     );
     s.revoke_enrolment_token(u.id, 2).unwrap();
     assert_eq!(
-        refused(s.register_boinc_host(&host("g2", bob, "c6", Some((u.id, "u-secret"))), 3)),
+        refused(s.register(&host("g2", bob, "c6", Some((u.id, "u-secret"))), 3)),
         ErrorCode::EnrolmentTokenRevoked
     );
     assert_eq!(
@@ -233,15 +226,9 @@ pub(crate) fn boinc_credit_sums_the_hosts_and_the_accounts_validated_nodes<S: Ba
     let (ann, bob) = (account(1), account(2));
     let t = s.mint_enrolment_token("ann", 0, &sha256("t"), 0).unwrap();
     let ann_token = Some((t.id, "t"));
-    let h1 = s
-        .register_boinc_host(&host("h1", ann, "c1", ann_token), 100)
-        .unwrap();
-    let h2 = s
-        .register_boinc_host(&host("h2", ann, "c2", ann_token), 200)
-        .unwrap();
-    let g = s
-        .register_boinc_host(&host("g", bob, "c3", None), 300)
-        .unwrap();
+    let h1 = s.register(&host("h1", ann, "c1", ann_token), 100).unwrap();
+    let h2 = s.register(&host("h2", ann, "c2", ann_token), 200).unwrap();
+    let g = s.register(&host("g", bob, "c3", None), 300).unwrap();
     let n = s.register_worker("native", b"k", "e", 0).unwrap();
     s.set_trust(n, true).unwrap();
     let nothing = s.boinc_credit(h1, &ann).unwrap();
@@ -319,4 +306,37 @@ pub(crate) fn boinc_credit_sums_the_hosts_and_the_accounts_validated_nodes<S: Ba
     let w3 = u128::from(nodes(third));
     assert_eq!((c1.host_nodes, c1.account_nodes), (w1 + w3, w1 + w2 + w3));
     assert_eq!(s.worker_summary(5).unwrap().boinc_valid, 3);
+}
+
+/// A registration is written whole in one transaction: the trust its rules decided, its build
+/// and address block, a native worker's missing BOINC identity; a refused token writes nothing
+/// (the operator's own worker was once made in one transaction and trusted in a second).
+pub(crate) fn a_registration_writes_its_trust_and_build_with_the_worker<S: Backend>(s: &S) {
+    let own = NewWorker {
+        trust: TrustLevel::Operator,
+        build: Some("c960-worker 0.2.0".into()),
+        block: Some("127.0.0.0/24".into()),
+        ..NewWorker::new("own", b"k", "c960 0.2.0")
+    };
+    let id = s.register(&own, 5).unwrap();
+    let w = s.worker(id).unwrap().unwrap();
+    assert_eq!(
+        (w.trust, w.build.as_deref()),
+        (TrustLevel::Operator, Some("c960-worker 0.2.0"))
+    );
+    assert_eq!(boinc_columns(s, id), (None, None, None));
+    let plain = s.register_worker("plain", b"k", "e", 6).unwrap();
+    let p = s.worker(plain).unwrap().unwrap();
+    assert_eq!((p.trust, p.build), (TrustLevel::Untrusted, None));
+    let before = s.worker_summary(7).unwrap();
+    let refused = NewWorker {
+        trust: TrustLevel::Operator,
+        token: Some((999, sha256("nothing"))),
+        ..NewWorker::new("refused", b"k", "e")
+    };
+    assert!(matches!(
+        s.register(&refused, 7),
+        Err(StoreError::Enrolment(ErrorCode::BadEnrolmentToken))
+    ));
+    assert_eq!(s.worker_summary(7).unwrap(), before, "nothing written");
 }

@@ -25,6 +25,7 @@ use crate::store::{SqliteStore, Store};
 use crate::work::campaign::NewCampaign;
 pub(crate) use boinc::{
     a_boinc_host_is_found_within_its_account_by_id_or_cpid_never_across,
+    a_registration_writes_its_trust_and_build_with_the_worker,
     boinc_credit_sums_the_hosts_and_the_accounts_validated_nodes,
     registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_party,
 };
@@ -709,6 +710,7 @@ macro_rules! conformance {
 
 conformance!(
     migrations_from_an_empty_database,
+    a_registration_writes_its_trust_and_build_with_the_worker,
     one_campaigns_progress_is_its_row_of_all,
     disagreement_up_to_the_cap_fails_the_workunit,
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,

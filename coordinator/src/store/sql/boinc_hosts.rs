@@ -1,10 +1,8 @@
-//! BOINC hosts in the database (issue 33): which worker a host of an account is, registering a
-//! new one (spending its account's enrolment token in the same transaction), and the credit a
-//! scheduler reply reports. The protocol and its rules are in [`crate::net::boinc`].
+//! BOINC hosts in the database (issue 33): which worker a host of an account is, and the credit
+//! a scheduler reply reports (a host registers as any worker does: `roster.rs`). The protocol and its rules are in [`crate::net::boinc`].
 
 use super::Tx;
-use super::{enrolment_tokens, roster};
-use crate::model::{BoincCredit, NewBoincHost, StoreResult};
+use crate::model::{BoincCredit, StoreResult};
 use crate::store::codes::u64_to_db;
 use crate::store::db::params;
 
@@ -33,29 +31,6 @@ pub(super) fn find(
     )?
     .map(|r| r.u64(0))
     .transpose()
-}
-
-/// Registers a host as a new worker; returns its id (the BOINC host id).
-pub(super) fn register(tx: Tx, h: &NewBoincHost, now_ms: i64) -> StoreResult<u64> {
-    if let Some((token_id, token_hash)) = &h.token {
-        enrolment_tokens::spend(tx, *token_id, token_hash)?;
-    }
-    let id = roster::insert_worker(
-        tx,
-        &h.name,
-        &h.key_hash,
-        &h.engine,
-        h.block.as_deref(),
-        now_ms,
-    )?;
-    if let Some((token_id, _)) = &h.token {
-        enrolment_tokens::mark_enrolled(tx, id, *token_id)?;
-    }
-    tx.exec(
-        "UPDATE workers SET boinc_account = ?2, boinc_cpid = ?3, build = ?4 WHERE id = ?1",
-        params![u64_to_db(id), &h.account_hash[..], &h.host_cpid, &h.build],
-    )?;
-    Ok(id)
 }
 
 /// The valid nodes credited to a host and to all hosts of its account, and when each began.

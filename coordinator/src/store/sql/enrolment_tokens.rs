@@ -151,7 +151,14 @@ mod tests {
             .unwrap();
         let block = Some("10.0.0.0/24");
         let reg = |n: &str, id: u64, secret: &str| {
-            s.register_worker_with_token(n, b"k", "e", block, id, &sha256(secret), 1)
+            s.register(
+                &crate::model::NewWorker {
+                    block: block.map(str::to_string),
+                    token: Some((id, sha256(secret))),
+                    ..crate::model::NewWorker::new(n, b"k", "e")
+                },
+                1,
+            )
         };
         let refused = |r: StoreResult<u64>| match r {
             Err(StoreError::Enrolment(code)) => code,

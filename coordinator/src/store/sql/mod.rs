@@ -41,8 +41,8 @@ use super::codes::{campaign_kind, campaign_status, trust_level, u64_to_db};
 use super::db::{Backend, Conn, Dialect, Param, Row, params};
 use super::{
     AnalysisRow, Campaign, CampaignChange, CampaignProgress, CheckCost, CheckOutcome, CheckRequest,
-    Lease, LeaseInfo, ResultRecord, Settlement, Store, StoreError, StoreResult, TableRow,
-    WorkerRecord, WorkerSummary,
+    Lease, LeaseInfo, NewWorker, ResultRecord, Settlement, Store, StoreError, StoreResult,
+    TableRow, WorkerRecord, WorkerSummary,
 };
 use crate::integrity::trust::Integrity;
 use crate::work::assembly::SplitUnit;
@@ -151,15 +151,8 @@ impl<B: Backend> Store for B {
         campaigns::campaigns(self)
     }
 
-    fn register_worker_from(
-        &self,
-        name: &str,
-        key_hash: &[u8],
-        engine: &str,
-        block: Option<&str>,
-        now_ms: i64,
-    ) -> StoreResult<u64> {
-        roster::register_worker_from(self, name, key_hash, engine, block, now_ms)
+    fn register(&self, worker: &NewWorker, now_ms: i64) -> StoreResult<u64> {
+        self.with_tx(&mut |tx| roster::register(tx, worker, now_ms))
     }
 
     fn set_trust(&self, worker_id: u64, trusted: bool) -> StoreResult<WorkerRecord> {
@@ -198,24 +191,6 @@ impl<B: Backend> Store for B {
         })
     }
 
-    fn register_worker_with_token(
-        &self,
-        name: &str,
-        key_hash: &[u8],
-        engine: &str,
-        block: Option<&str>,
-        token_id: u64,
-        token_hash: &[u8],
-        now_ms: i64,
-    ) -> StoreResult<u64> {
-        self.with_tx(&mut |tx| {
-            enrolment_tokens::spend(tx, token_id, token_hash)?;
-            let id = roster::insert_worker(tx, name, key_hash, engine, block, now_ms)?;
-            enrolment_tokens::mark_enrolled(tx, id, token_id)?;
-            Ok(id)
-        })
-    }
-
     fn boinc_host(
         &self,
         account_hash: &[u8],
@@ -223,10 +198,6 @@ impl<B: Backend> Store for B {
         host_cpid: &str,
     ) -> StoreResult<Option<u64>> {
         self.with_conn(&mut |tx| boinc_hosts::find(tx, account_hash, hostid, host_cpid))
-    }
-
-    fn register_boinc_host(&self, host: &super::NewBoincHost, now_ms: i64) -> StoreResult<u64> {
-        self.with_tx(&mut |tx| boinc_hosts::register(tx, host, now_ms))
     }
 
     fn boinc_credit(&self, worker_id: u64, account_hash: &[u8]) -> StoreResult<super::BoincCredit> {

@@ -1,13 +1,14 @@
 //! Workers: registration, trust, integrity settings, the coordinator's checks, bans.
 
 use super::cascade::{self, retransition};
+use super::enrolment_tokens;
 use super::transition::{bump_setting, integrity_in};
 use super::{WORKER_COLS, worker_in, worker_row};
 use crate::integrity::audit::{self, AuditPath};
 use crate::integrity::trust::Integrity;
 use crate::model::{
-    CheckCost, CheckOutcome, CheckPurpose, CheckRequest, StoreError, StoreResult, TrustLevel,
-    WorkerRecord, WorkerSummary,
+    CheckCost, CheckOutcome, CheckPurpose, CheckRequest, NewWorker, StoreError, StoreResult,
+    TrustLevel, WorkerRecord, WorkerSummary,
 };
 use crate::store::codes::{
     CHECK_AUDIT_WANTED, CHECK_OVER_BUDGET, CHECK_RESPLIT_DONE, CHECK_RESPLIT_WANTED,
@@ -21,32 +22,39 @@ use c960_common::wire::WorkUnitKind;
 const SET_SETTING: &str = "INSERT INTO settings (key, value) VALUES (?1, ?2)
      ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
-pub(super) fn register_worker_from(
-    s: &impl Backend,
-    name: &str,
-    key_hash: &[u8],
-    engine: &str,
-    block: Option<&str>,
-    now_ms: i64,
-) -> StoreResult<u64> {
-    s.with_tx(&mut |tx| insert_worker(tx, name, key_hash, engine, block, now_ms))
-}
-
-/// Inserts a worker row; returns its id.
-pub(crate) fn insert_worker(
-    tx: super::Tx,
-    name: &str,
-    key_hash: &[u8],
-    engine: &str,
-    block: Option<&str>,
-    now_ms: i64,
-) -> StoreResult<u64> {
+/// Registers a worker as its registration decided it: the token spent, the row inserted with
+/// its trust, build and BOINC identity, the token's registration recorded; returns its id.
+pub(super) fn register(tx: super::Tx, w: &NewWorker, now_ms: i64) -> StoreResult<u64> {
+    if let Some((token_id, token_hash)) = &w.token {
+        enrolment_tokens::spend(tx, *token_id, token_hash)?;
+    }
     let now_ms = tx.now_ms(now_ms)?;
-    tx.query_one(
-        "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms, reg_block, last_block) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5) RETURNING id",
-        params![name, key_hash, engine, now_ms, block],
-    )?
-    .u64(0)
+    let (account, cpid) = match &w.boinc {
+        Some(b) => (Some(&b.account_hash[..]), Some(b.host_cpid.as_str())),
+        None => (None, None),
+    };
+    let id = tx
+        .query_one(
+            "INSERT INTO workers (name, key_hash, engine, created_ms, last_seen_ms, reg_block, last_block,
+                                  trusted, build, boinc_account, boinc_cpid)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+            params![
+                w.name,
+                &w.key_hash[..],
+                w.engine,
+                now_ms,
+                w.block,
+                trust_code(w.trust),
+                w.build,
+                account,
+                cpid
+            ],
+        )?
+        .u64(0)?;
+    if let Some((token_id, _)) = &w.token {
+        enrolment_tokens::mark_enrolled(tx, id, *token_id)?;
+    }
+    Ok(id)
 }
 
 pub(super) fn set_worker_build(
