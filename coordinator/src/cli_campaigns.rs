@@ -12,7 +12,7 @@ use c960_coordinator::work::campaign::{CampaignRequest, CampaignWarning, Named, 
 use c960_coordinator::work::transitioner::CampaignState;
 use clap::Subcommand;
 
-use crate::CampaignArgs;
+use crate::{CampaignArgs, Database};
 
 #[derive(Subcommand)]
 pub enum CampaignCommand {
@@ -22,9 +22,8 @@ pub enum CampaignCommand {
     /// (and adds it all the same) when a campaign with the same parameters exists and is not
     /// cancelled.
     Add {
-        /// SQLite database file (`serve --db` creates it), or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         #[command(flatten)]
         campaign: CampaignArgs,
         /// With --analyse or --self-play: `builtin` (default) or `uci` (volunteers' UCI engines).
@@ -42,23 +41,20 @@ pub enum CampaignCommand {
     },
     /// List campaigns with their progress.
     List {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
     },
     /// One campaign: its parameters, status and progress.
     Show {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Campaign id.
         id: u64,
     },
     /// Name a campaign (without NAME: clear its name).
     Name {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Campaign id.
         id: u64,
         /// The name.
@@ -66,9 +62,8 @@ pub enum CampaignCommand {
     },
     /// Set a campaign's scheduling priority (higher first; default 0).
     Priority {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Campaign id.
         id: u64,
         /// The priority.
@@ -77,25 +72,22 @@ pub enum CampaignCommand {
     },
     /// Stop handing out a campaign's workunits (leases already out may still be answered).
     Pause {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Campaign id.
         id: u64,
     },
     /// Hand out a paused campaign's workunits again.
     Resume {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Campaign id.
         id: u64,
     },
     /// Stop a campaign for good (it cannot be resumed).
     Cancel {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Campaign id.
         id: u64,
     },
@@ -189,46 +181,46 @@ pub fn run(
             );
             let workunits = store.campaign_progress(c.id)?.total;
             eprintln!("{}", estimate.summary(workunits, c.quorum));
-            c960_compute::outln!("{}", c.id)?;
+            c960_cli::outln!("{}", c.id)?;
         }
         CampaignCommand::List { db } => {
             for p in open(&db)?.progress()? {
-                c960_compute::outln!("{}", line(&p))?;
+                c960_cli::outln!("{}", line(&p))?;
             }
         }
         CampaignCommand::Show { db, id } => {
             let p = open(&db)?.campaign_progress(id)?;
             let c = &p.campaign;
-            c960_compute::outln!("campaign     {}", c.id)?;
-            c960_compute::outln!("name         {}", name(c))?;
-            c960_compute::outln!("state        {}", p.state().name())?;
+            c960_cli::outln!("campaign     {}", c.id)?;
+            c960_cli::outln!("name         {}", name(c))?;
+            c960_cli::outln!("state        {}", p.state().name())?;
             if let Some(stall) = c.stall.filter(|_| p.state() == CampaignState::Stalled) {
-                c960_compute::outln!("stalled      {}", stall.waiting(c.id).describe())?;
+                c960_cli::outln!("stalled      {}", stall.waiting(c.id).describe())?;
             }
-            c960_compute::outln!("operator     {}", c.status.name())?;
-            c960_compute::outln!("priority     {}", c.priority)?;
-            c960_compute::outln!("kind         {}", kind(c))?;
-            c960_compute::outln!("depth        {}", c.depth)?;
+            c960_cli::outln!("operator     {}", c.status.name())?;
+            c960_cli::outln!("priority     {}", c.priority)?;
+            c960_cli::outln!("kind         {}", kind(c))?;
+            c960_cli::outln!("depth        {}", c.depth)?;
             if let (Some(g), Some(n)) = (c.games, c.move_nodes) {
-                c960_compute::outln!("self-play    {g} games a start, {n} nodes a move")?;
+                c960_cli::outln!("self-play    {g} games a start, {n} nodes a move")?;
             }
-            c960_compute::outln!("split ply    {}", c.split_ply)?;
-            c960_compute::outln!("family       {}", c.family)?;
-            c960_compute::outln!("positions    {}", c.positions)?;
-            c960_compute::outln!(
+            c960_cli::outln!("split ply    {}", c.split_ply)?;
+            c960_cli::outln!("family       {}", c.family)?;
+            c960_cli::outln!("positions    {}", c.positions)?;
+            c960_cli::outln!(
                 "quorum       {} (at most {} results)",
                 c.quorum,
                 c.max_results
             )?;
-            c960_compute::outln!(
+            c960_cli::outln!(
                 "workunits    {} valid, {} failed of {}",
                 p.valid,
                 p.failed,
                 p.total
             )?;
-            c960_compute::outln!("in flight    {}", p.in_flight)?;
-            c960_compute::outln!("queued       {}", p.queued_replicas)?;
-            c960_compute::outln!("valid nodes  {}", p.nodes_valid)?;
+            c960_cli::outln!("in flight    {}", p.in_flight)?;
+            c960_cli::outln!("queued       {}", p.queued_replicas)?;
+            c960_cli::outln!("valid nodes  {}", p.nodes_valid)?;
         }
         CampaignCommand::Name { db, id, name } => {
             let name = name

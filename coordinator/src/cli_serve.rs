@@ -41,7 +41,8 @@ pub(crate) struct ServeArgs {
     /// renewals, leases last --lease-secs; else at least 60).
     #[arg(long, default_value_t = 90)]
     pub(crate) lease_renewal_secs: u64,
-    /// Lost votes + refused results after which a worker gets no work (0: never).
+    /// Refused (malformed) results after which a worker gets no more work (0: never); a failed
+    /// check excludes it at once.
     #[arg(long, default_value_t = 3)]
     pub(crate) max_strikes: u64,
     /// Seconds a worker is told to wait when there is no work.
@@ -545,7 +546,7 @@ fn serve(
             .with_context(|| format!("cannot listen on {listen}"))?;
         // The first stdout line names the address, so scripts and tests can use port 0.
         let scheme = if tls.is_some() { "https" } else { "http" };
-        c960_compute::outln!("listening on {scheme}://{}", listener.local_addr()?)?;
+        c960_cli::outln!("listening on {scheme}://{}", listener.local_addr()?)?;
         let enrolment = match &config.enrolment {
             Enrolment::Open => "open",
             Enrolment::Secret(_) => "by secret",

@@ -1,8 +1,9 @@
 //! `c960-coordinator token …`: the operator's per-volunteer enrolment tokens
 //! (`c960_coordinator::integrity::enrolment`), on the database directly.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::Database;
 use anyhow::Result;
 use c960_coordinator::clock::now_ms;
 use c960_coordinator::integrity::secrets;
@@ -13,9 +14,8 @@ use clap::Subcommand;
 pub enum TokenCommand {
     /// Mint a token for one volunteer; prints it once (only its hash is kept).
     Mint {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Whom it is for (your note).
         #[arg(long)]
         name: String,
@@ -25,15 +25,13 @@ pub enum TokenCommand {
     },
     /// Every token: id, name, workers registered / cap, revoked.
     List {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
     },
     /// Revoke a token: it registers nobody more (its workers keep working).
     Revoke {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Token id (the part before the dot).
         id: u64,
     },
@@ -46,7 +44,7 @@ pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>
             let secret = secrets::new_secret();
             let t =
                 open(&db)?.mint_enrolment_token(&name, cap, &secrets::sha256(&secret), now_ms())?;
-            c960_compute::outln!("{}", secrets::format_token(t.id, &secret))?;
+            c960_cli::outln!("{}", secrets::format_token(t.id, &secret))?;
             eprintln!(
                 "enrolment token {} for {:?}, up to {} workers: hand it to the volunteer (c960-worker work --enrol-secret TOKEN)",
                 t.id,
@@ -59,7 +57,7 @@ pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>
             );
         }
         TokenCommand::List { db } => {
-            c960_compute::outln!("{:>6}  {:>11}  {:<7}  name", "id", "used/cap", "state")?;
+            c960_cli::outln!("{:>6}  {:>11}  {:<7}  name", "id", "used/cap", "state")?;
             for t in open(&db)?.enrolment_tokens()? {
                 let cap = if t.cap == 0 {
                     "-".into()
@@ -67,7 +65,7 @@ pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>
                     t.cap.to_string()
                 };
                 let state = if t.revoked { "revoked" } else { "active" };
-                c960_compute::outln!(
+                c960_cli::outln!(
                     "{:>6}  {:>11}  {state:<7}  {}",
                     t.id,
                     format!("{}/{cap}", t.used),
@@ -77,7 +75,7 @@ pub fn run(command: TokenCommand, open: impl Fn(&Path) -> Result<Box<dyn Store>>
         }
         TokenCommand::Revoke { db, id } => {
             let t = open(&db)?.revoke_enrolment_token(id, now_ms())?;
-            c960_compute::outln!(
+            c960_cli::outln!(
                 "enrolment token {} ({:?}) revoked; it registered {} workers",
                 t.id,
                 t.name,

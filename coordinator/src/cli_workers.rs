@@ -31,11 +31,11 @@ pub fn list(store: &dyn Store) -> Result<()> {
         offset: 0,
         limit: u64::MAX >> 1,
     })?;
-    c960_compute::outln!(
+    c960_cli::outln!(
         "id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen\tbuild"
     )?;
     for w in &rows {
-        c960_compute::outln!(
+        c960_cli::outln!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             w.id,
             clean(&w.name),
@@ -61,19 +61,19 @@ pub fn show(store: &dyn Store, id: u64) -> Result<()> {
         .worker_history(id, now, 20)?
         .ok_or_else(|| anyhow!("unknown worker {id}"))?;
     let w = &h.standing;
-    c960_compute::outln!("worker {} ({})", w.id, clean(&w.name))?;
-    c960_compute::outln!("engine         {}", clean(&w.engine))?;
-    c960_compute::outln!("build          {}", w.build_label())?;
-    c960_compute::outln!("state          {}", state(w))?;
-    c960_compute::outln!("valid results  {}", grouped(w.valid_results.into()))?;
-    c960_compute::outln!("credit (nodes) {}", grouped(w.valid_nodes))?;
-    c960_compute::outln!("lost votes     {}", w.lost_votes)?;
-    c960_compute::outln!("refused        {}", w.refused)?;
-    c960_compute::outln!("last seen      {}", ago(now, w.last_seen_ms))?;
-    c960_compute::outln!()?;
-    c960_compute::outln!("result\tcampaign\tworkunit\tsp\treplica\toutcome\tnodes")?;
+    c960_cli::outln!("worker {} ({})", w.id, clean(&w.name))?;
+    c960_cli::outln!("engine         {}", clean(&w.engine))?;
+    c960_cli::outln!("build          {}", w.build_label())?;
+    c960_cli::outln!("state          {}", state(w))?;
+    c960_cli::outln!("valid results  {}", grouped(w.valid_results.into()))?;
+    c960_cli::outln!("credit (nodes) {}", grouped(w.valid_nodes))?;
+    c960_cli::outln!("lost votes     {}", w.lost_votes)?;
+    c960_cli::outln!("refused        {}", w.refused)?;
+    c960_cli::outln!("last seen      {}", ago(now, w.last_seen_ms))?;
+    c960_cli::outln!()?;
+    c960_cli::outln!("result\tcampaign\tworkunit\tsp\treplica\toutcome\tnodes")?;
     for r in &h.results {
-        c960_compute::outln!(
+        c960_cli::outln!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}",
             r.id,
             r.campaign_id,

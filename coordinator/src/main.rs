@@ -23,7 +23,7 @@ mod cli_workers;
 
 /// c960 coordinator: hands out Chess960 perft workunits and accepts results by quorum.
 #[derive(Parser)]
-#[command(name = "c960-coordinator", version = c960_compute::build_info::version_line(), about)]
+#[command(name = "c960-coordinator", version = c960_cli::build_info::version_line(), about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -68,9 +68,8 @@ enum Command {
     },
     /// Export a campaign's table.
     Export {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Campaign id.
         #[arg(long)]
         campaign: u64,
@@ -145,6 +144,23 @@ struct CampaignArgs {
     /// Results per workunit after which it fails without quorum (default quorum + 2).
     #[arg(long)]
     max_results: Option<u32>,
+}
+
+/// The database a command reads or writes: the one `--db` of every command but `serve` and
+/// `run` (whose databases are created when missing, and have a config file and a default).
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct Database {
+    /// SQLite database file (`serve --db` creates it), or a `postgres://` URL.
+    #[arg(long = "db", value_name = "DB")]
+    path: PathBuf,
+}
+
+impl std::ops::Deref for Database {
+    type Target = PathBuf;
+
+    fn deref(&self) -> &PathBuf {
+        &self.path
+    }
 }
 
 impl CampaignArgs {
@@ -228,47 +244,41 @@ struct StartsArgs {
 enum WorkerCommand {
     /// List every worker with its credit, strikes and state, most credit (validated nodes, then results) first.
     List {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
     },
     /// One worker's standing and its latest results.
     Show {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Worker id.
         id: u64,
     },
     /// Ban a worker: it gets nothing more, and what it helped validate is re-verified.
     Ban {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Worker id.
         id: u64,
     },
     /// Lift a ban or quarantine (and forgive the worker's strikes).
     Unban {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Worker id.
         id: u64,
     },
     /// Trust a worker (the operator vouches for it): its results anchor values at once.
     Trust {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Worker id.
         id: u64,
     },
     /// Withdraw a worker's trust (earned or granted).
     Untrust {
-        /// SQLite database file, or a `postgres://` URL.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        db: Database,
         /// Worker id.
         id: u64,
     },
@@ -336,8 +346,7 @@ fn parse_run_engine(text: &str) -> Result<(Option<AnalysisEngine>, Option<UciCom
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) =
-        c960_compute::install_files::intercept(&args, <Cli as CommandFactory>::command)
+    if let Some(code) = c960_cli::install_files::intercept(&args, <Cli as CommandFactory>::command)
     {
         return code;
     }
@@ -374,7 +383,7 @@ fn main() -> ExitCode {
                 WorkerCommand::Trust { db, id } => open_existing(&db)?.set_trust(id, true)?,
                 WorkerCommand::Untrust { db, id } => open_existing(&db)?.set_trust(id, false)?,
             };
-            c960_compute::outln!(
+            c960_cli::outln!(
                 "worker {} ({}): trust {}, banned {}, quarantined {}, {} valid, {} lost votes, {} refused, checks {} passed {} failed",
                 w.id,
                 w.name,
@@ -403,7 +412,7 @@ fn main() -> ExitCode {
             let counts = c960_coordinator::store::copy::copy_store(&*source, &*target)
                 .with_context(|| "migrate: nothing was written".to_string())?;
             for (table, n) in counts {
-                c960_compute::outln!("{table}: {n} rows")?;
+                c960_cli::outln!("{table}: {n} rows")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -468,7 +477,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         // Whoever read the output (`… | head`) has all they wanted.
-        Err(e) if c960_compute::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if c960_cli::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

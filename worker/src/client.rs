@@ -96,7 +96,7 @@ impl Client {
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
             // Names this build to the coordinator, which shows it per worker.
-            .user_agent(c960_compute::build_info::worker_build().user_agent());
+            .user_agent(c960_cli::build_info::worker_build().user_agent());
         if let Some(pem) = ca_pem {
             let certs = reqwest::Certificate::from_pem_bundle(pem)
                 .map_err(|e| ClientError::Transport(format!("bad CA file: {e}")))?;

@@ -70,7 +70,7 @@ struct BoincAppArgs {
 /// The version line: the build (version, commit, protocol), and the CPU features its perft
 /// engine picked on this machine.
 fn version() -> String {
-    let line = c960_compute::build_info::version_line();
+    let line = c960_cli::build_info::version_line();
     let features = c960_common::perft::cpu_features();
     // `0.2.0 (commit …, protocol 5, perft: …)`
     format!("{}, perft: {features})", line.trim_end_matches(')'))
@@ -89,8 +89,8 @@ fn boinc_compute() -> anyhow::Result<()> {
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // The packaged man pages name the build, not the CPU of the machine that built them.
-    let plain = || Cli::command().version(c960_compute::build_info::version_line());
-    if let Some(code) = c960_compute::install_files::intercept(&args, plain) {
+    let plain = || Cli::command().version(c960_cli::build_info::version_line());
+    if let Some(code) = c960_cli::install_files::intercept(&args, plain) {
         return code;
     }
     // Built once per process; clap keeps `&'static str`s.
@@ -122,7 +122,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // Whoever read the output has all they wanted.
-        Err(e) if c960_compute::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if c960_cli::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

@@ -1,6 +1,6 @@
 //! The read-only queries of the public pages (leaderboard, one worker's history, a page of a
 //! split campaign's table): the types they return. The queries are the `Store` trait methods of
-//! the same names, in each backend (SQLite: `store/sqlite/reads.rs`).
+//! the same names, written once for both backends (`store/sql/reads.rs`).
 //!
 //! Cost: each query reads only what the page shows. Credit is two columns of the worker row
 //! (valid results, their nodes as hi/lo halves: migration 12), kept by a trigger in the very

@@ -126,8 +126,8 @@ fn build() -> prometheus::Result<Metrics> {
     )?;
     build_info
         .with_label_values(&[
-            c960_compute::build_info::VERSION,
-            c960_compute::build_info::COMMIT,
+            c960_cli::build_info::VERSION,
+            c960_cli::build_info::COMMIT,
             &c960_common::wire::PROTOCOL_VERSION.to_string(),
         ])
         .set(1);

@@ -306,7 +306,8 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<Campaign>;
     /// All results of a workunit.
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
-    /// Sets the quarantine threshold: lost votes + refused results (0: never).
+    /// Sets the quarantine threshold: refused (malformed) results (0: never); a failed check
+    /// quarantines at once.
     fn set_max_strikes(&self, max_strikes: u64) -> StoreResult<()>;
     /// Leases this worker holds open (issued, not answered, deadline not passed).
     fn open_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<u64>;

@@ -66,7 +66,7 @@ async fn worker_list_and_show_print_the_stores_credit() {
         "id\tname\tstate\tvalid_results\tcredit_nodes\tlost_votes\trefused\tlast_seen\tbuild"
     );
     // The workers name their build in their User-Agent; the coordinator keeps and shows it.
-    let build = c960_compute::build_info::worker_build().label();
+    let build = c960_cli::build_info::worker_build().label();
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split('\t').collect()).collect();
     assert_eq!(rows.len(), 2);
     let mut total_results = 0;

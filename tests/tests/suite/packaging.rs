@@ -354,7 +354,7 @@ fn install_files_give_every_subcommand_a_man_page_and_bash_completes_it() {
         }
         let text = std::fs::read_to_string(page(name)).unwrap();
         assert!(
-            text.contains(c960_compute::build_info::version_line()),
+            text.contains(c960_cli::build_info::version_line()),
             "{name}.1 names no build"
         );
         for completion in [

@@ -114,7 +114,7 @@ fn repeated_sources(v: &Variant) -> Vec<String> {
 fn no_error_message_repeats_its_source() {
     let mut found = Vec::new();
     let mut variants = 0;
-    for krate in ["common", "compute", "coordinator", "worker"] {
+    for krate in ["common", "compute", "cli", "coordinator", "worker"] {
         for f in crate_files(krate) {
             let code = code_without_comments(&read(&root().join(krate).join(&f)));
             for v in error_variants(&code) {

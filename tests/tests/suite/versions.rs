@@ -5,12 +5,12 @@
 
 use std::process::{Command, Stdio};
 
+use c960_cli::build_info::{COMMIT, VERSION};
 use c960_common::codec;
 use c960_common::wire::{
     CONTENT_TYPE, Capabilities, FetchBatchRequest, PROTOCOL_VERSION, RegisterRequest,
     RegisterResponse, WorkerAuth, WorkerBuild,
 };
-use c960_compute::build_info::{COMMIT, VERSION};
 use c960_tests::{ServeProcess, bins};
 
 fn version_of(bin: &std::path::Path) -> String {
@@ -109,7 +109,7 @@ async fn the_coordinator_keeps_and_shows_each_workers_build() {
     let url = serve.url.clone();
 
     // A worker of this build (the library's client sends its User-Agent).
-    let this = c960_compute::build_info::worker_build().label();
+    let this = c960_cli::build_info::worker_build().label();
     let client = c960_worker::client::Client::new(&url).unwrap();
     let current = client.register("current", 1, 0).await.unwrap();
     assert_eq!(listed_build(&db, current.worker_id), this);

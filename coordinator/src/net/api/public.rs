@@ -87,8 +87,8 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
         store.expire_leases(now)?;
         let campaigns = store.progress()?;
         Ok(StatusBody {
-            version: c960_compute::build_info::VERSION,
-            commit: c960_compute::build_info::COMMIT,
+            version: c960_cli::build_info::VERSION,
+            commit: c960_cli::build_info::COMMIT,
             protocol: PROTOCOL_VERSION,
             queue_depth: campaigns.iter().map(|c| c.queued_replicas).sum(),
             in_flight: campaigns.iter().map(|c| c.in_flight).sum(),

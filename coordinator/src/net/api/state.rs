@@ -95,7 +95,8 @@ impl Default for Limits {
 pub struct Config {
     /// How long a lease lasts before its replica is reissued.
     pub lease: Duration,
-    /// Lost votes + refused results after which a worker gets no more work (0: never).
+    /// Refused (malformed) results after which a worker gets no more work (0: never); a failed
+    /// check excludes it at once.
     pub max_strikes: u64,
     /// The retry-after sent with "no work right now".
     pub retry_after_secs: u32,
