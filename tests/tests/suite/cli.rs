@@ -213,6 +213,30 @@ fn run_refuses_an_out_it_cannot_write_before_computing() {
     );
 }
 
+/// `run` plans its campaign as `campaign add` does, with the same size bound: a campaign of
+/// day-long workunits is refused in one line with its estimate and the way past it (`--force`),
+/// before any database is made.
+#[test]
+fn run_refuses_a_campaign_past_the_size_bound_as_campaign_add_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("run.db");
+    let args = ["--depth", "11", "--split-ply", "0", "--positions", "0"];
+    let out = coordinator(&[&["run"][..], &args].concat(), &db);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("more than a day each") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(!db.exists(), "the run started before refusing its campaign");
+    // campaign add says the same of the same campaign.
+    let add = coordinator(&[&["campaign", "add"][..], &args].concat(), &db);
+    let add_err = String::from_utf8_lossy(&add.stderr);
+    assert!(!add.status.success());
+    assert_eq!(add_err.lines().last(), err.lines().last(), "{add_err}");
+}
+
 /// `c960-coordinator campaign show … | head -1` and the like: a reader that exits before the
 /// output is written is no failure (success, nothing on stderr), never a panic.
 #[test]

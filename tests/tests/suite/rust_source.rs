@@ -80,12 +80,11 @@ impl Reader<'_> {
             "super" | "self" => self.module.clone(),
             _ => return None,
         };
-        let mut rest = &segments[..];
-        if first == "crate" {
-            rest = &rest[1..];
-        } else if first == "self" {
-            rest = &rest[1..];
-        }
+        // `crate` and `self` name where the path starts; `super` is counted below.
+        let mut rest = match first.as_str() {
+            "crate" | "self" => &segments[1..],
+            _ => segments,
+        };
         while rest.first().is_some_and(|s| s == "super") {
             base.pop()?;
             rest = &rest[1..];

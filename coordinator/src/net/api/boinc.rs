@@ -2,7 +2,8 @@
 //! `POST /boinc/cgi`, downloads `GET /boinc/download/{file}`, the upload handler
 //! `POST /boinc/file_upload_handler`, and the Manager's wizard: `get_project_config.php`,
 //! `lookup_account.php`, `create_account.php`. The protocol is read and written by
-//! [`crate::net::boinc`]; here it meets the store.
+//! [`crate::net::boinc`]; here it meets the worker session ([`super::session`]: a new host
+//! registers, work is handed out and uploads are judged as for a native worker) and the store.
 //!
 //! BOINC's client treats any HTTP status but 200 from the scheduler or the upload handler as a
 //! failed request and backs off, so both answer 200 with the refusal inside the XML (a
@@ -14,7 +15,7 @@
 //! The limits are the worker routes' own: a request takes a token of its address's bucket
 //! ([`super::limits::Limiter::check_address`]) and, once its host is known, of the host's
 //! (`check_worker`: a BOINC host is a worker); a new host is a registration
-//! ([`AppState::check_registration`]); an upload is judged at most once at a time per lease
+//! ([`session::register`]); an upload is judged at most once at a time per lease
 //! ([`super::limits::Submissions`]) and not past the request's end.
 
 use std::sync::Arc;
