@@ -583,6 +583,45 @@ async fn upload_file(State(st): State<AppState>, body: Bytes) -> Result<Response
     Ok(xml_response(reply))
 }
 
+/// An uploaded output file read as a result: its task (the signature says the project asked
+/// for it), the submission it holds and its engine label; or the upload status that refuses it
+/// (transient where sending the file again may succeed).
+fn read_upload(
+    p: &Project,
+    u: &upload::Upload<'_>,
+) -> Result<(TaskName, SubmitRequest, String), (UploadStatus, Option<String>)> {
+    let permanent = |m: String| (UploadStatus::Permanent, Some(m));
+    if !p.upload.verify(&u.name, u.max_nbytes, &u.signature) {
+        return Err(permanent(format!(
+            "{}: not a file this project asked for",
+            u.name
+        )));
+    }
+    let Some(name) = TaskName::from_output_file(&u.name) else {
+        return Err(permanent(format!("{}: not a c960 output file", u.name)));
+    };
+    if u.offset != 0 {
+        // We never report holding part of a file, so a client never resumes one.
+        return Err((
+            UploadStatus::Transient,
+            Some("upload the whole file".into()),
+        ));
+    }
+    if !u.md5.is_empty() && md5_hex(u.data) != u.md5 {
+        return Err((
+            UploadStatus::Transient,
+            Some("the bytes do not match their MD5".into()),
+        ));
+    }
+    let sub: SubmitRequest = serde_json::from_slice(u.data)
+        .map_err(|e| permanent(format!("the output is not a c960 result: {e}")))?;
+    if sub.lease_id != name.lease_id || sub.workunit_id != name.workunit_id {
+        return Err(permanent("the output answers another task".into()));
+    }
+    let engine = engine_label(&sub.engine).map_err(|e| permanent(e.message))?;
+    Ok((name, sub, engine))
+}
+
 /// Judges one uploaded output as the result of its lease.
 async fn receive(
     st: &AppState,
@@ -590,35 +629,9 @@ async fn receive(
     u: upload::Upload<'_>,
 ) -> (UploadStatus, Option<String>) {
     let permanent = |m: String| (UploadStatus::Permanent, Some(m));
-    if !p.upload.verify(&u.name, u.max_nbytes, &u.signature) {
-        return permanent(format!("{}: not a file this project asked for", u.name));
-    }
-    let Some(name) = TaskName::from_output_file(&u.name) else {
-        return permanent(format!("{}: not a c960 output file", u.name));
-    };
-    if u.offset != 0 {
-        // We never report holding part of a file, so a client never resumes one.
-        return (
-            UploadStatus::Transient,
-            Some("upload the whole file".into()),
-        );
-    }
-    if !u.md5.is_empty() && md5_hex(u.data) != u.md5 {
-        return (
-            UploadStatus::Transient,
-            Some("the bytes do not match their MD5".into()),
-        );
-    }
-    let sub: SubmitRequest = match serde_json::from_slice(u.data) {
-        Ok(s) => s,
-        Err(e) => return permanent(format!("the output is not a c960 result: {e}")),
-    };
-    if sub.lease_id != name.lease_id || sub.workunit_id != name.workunit_id {
-        return permanent("the output answers another task".into());
-    }
-    let engine = match engine_label(&sub.engine) {
-        Ok(e) => e,
-        Err(e) => return permanent(e.message),
+    let (name, sub, engine) = match read_upload(p, &u) {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
     let store = st.store.clone();
     let lease = match blocking(move || Ok(store.lease(name.lease_id)?)).await {
