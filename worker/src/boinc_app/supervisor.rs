@@ -125,11 +125,13 @@ pub fn run(slot: &Path) -> Result<ExitCode> {
         if let Some(ending) = request.and_then(Ending::of) {
             return Ok(end(&mut child, ending));
         }
+        // A client gone is noticed at the next poll (a signal-0 `kill`, cheap), so a short task
+        // does not finish, and write its output, for nobody.
+        if client_pid.is_some_and(|p| !process_exists(p)) {
+            return Ok(end(&mut child, Ending::ClientGone));
+        }
         if last_status.is_none_or(|t| t.elapsed() >= STATUS_PERIOD) {
             last_status = Some(Instant::now());
-            if client_pid.is_some_and(|p| !process_exists(p)) {
-                return Ok(end(&mut child, Ending::ClientGone));
-            }
             cpu_seconds = process_cpu_seconds(pid).unwrap_or(cpu_seconds);
             if let Some(channels) = &channels {
                 let _ = channels.send_status(&AppStatus {

@@ -519,7 +519,14 @@ fn quit_and_abort_stop_the_task_at_once_and_a_restart_computes_afresh() {
 
 #[test]
 fn the_task_ends_when_the_client_is_gone() {
-    let a = assignment(long_perft());
+    // Minutes of work (Kiwipete's perft(7)), so that only the client's end can end the task:
+    // the depth-6 workunit of the other tests once finished first on a fast machine.
+    let a = assignment(WorkUnitKind::Perft {
+        position: PositionSpec::Fen(
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1".into(),
+        ),
+        depth: 7,
+    });
     let mut client = Command::new("sleep").arg("600").spawn().unwrap();
     let slot = Slot::with_init_data(
         Some(&serde_json::to_vec(&a).unwrap()),
