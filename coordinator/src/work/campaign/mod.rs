@@ -100,10 +100,12 @@ impl CampaignWork {
     /// The bounds of each kind: a perft or search depth in its range, a self-play budget in the
     /// worker's limits. The split ply is checked with the starts ([`NewCampaign::split_at`]).
     pub fn check(self) -> Result<CampaignWork, String> {
-        let depth_in = |depth: u32, max: u32, what: &str| match depth {
-            0 => Err("depth 0: a campaign searches or counts at least one ply".to_string()),
-            d if d > max => Err(format!("{what}depth {d} is out of range 1..{max}")),
-            _ => Ok(()),
+        let depth_in = |depth: u32, max: u32, what: &str| {
+            at_least_one_ply(depth)?;
+            match depth {
+                d if d > max => Err(format!("{what}depth {d} is out of range 1..{max}")),
+                _ => Ok(()),
+            }
         };
         match self {
             CampaignWork::Perft { depth, .. } => depth_in(depth, perft::MAX_DEPTH, "")?,
@@ -126,6 +128,14 @@ impl CampaignWork {
             }
         }
         Ok(self)
+    }
+}
+
+/// A perft or search depth's lower bound, whatever the kind.
+fn at_least_one_ply(depth: u32) -> Result<(), String> {
+    match depth {
+        0 => Err("depth 0: a campaign searches or counts at least one ply".into()),
+        _ => Ok(()),
     }
 }
 
@@ -178,9 +188,9 @@ impl NewCampaign {
         quorum: u32,
         max_results: Option<u32>,
     ) -> Result<NewCampaign, String> {
-        let split_ply = work.split_ply();
-        let spec = NewCampaign::unchecked(work.check()?, family, numbers, quorum, max_results)?;
-        spec.split_at(split_ply)
+        // split_at checks the work's bounds, then the split against the family.
+        NewCampaign::unchecked(work, family, numbers, quorum, max_results)?
+            .split_at(work.split_ply())
     }
 
     /// A Chess960 perft campaign, unsplit; [`NewCampaign::analyse`] makes it an analysis, whose
@@ -204,9 +214,7 @@ impl NewCampaign {
         max_results: Option<u32>,
         numbers: Vec<u32>,
     ) -> Result<NewCampaign, String> {
-        if depth == 0 {
-            return Err("depth 0: a campaign searches or counts at least one ply".into());
-        }
+        at_least_one_ply(depth)?;
         let work = CampaignWork::Perft {
             depth,
             split_ply: 0,
