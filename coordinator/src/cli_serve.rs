@@ -138,6 +138,11 @@ pub(crate) struct ServeArgs {
     /// `unaudited` (0..1).
     #[arg(long, default_value_t = 0.1)]
     pub(crate) audit_replica_rate: f64,
+    /// Seconds a worker has to answer a challenge of a dispute (two results of a perft
+    /// workunit disagree and the coordinator cannot count it: each side is asked for the
+    /// children of the node where they differ); silence past it loses the dispute.
+    #[arg(long, default_value_t = 6 * 3600)]
+    pub(crate) challenge_secs: u64,
     /// A passed check counts towards a worker's trust only this many seconds after the last
     /// one that counted (--trust-after checks spread over time; 0: every check counts).
     #[arg(long, default_value_t = 20)]
@@ -268,6 +273,7 @@ impl ServeArgs {
             resplit_rate,
             audit_rate,
             audit_replica_rate,
+            challenge_secs,
             trust_check_spacing_secs,
             draw_pool,
             probation_lease_cap,
@@ -362,6 +368,7 @@ impl ServeArgs {
                 probation_lease_cap,
                 probation_block_cap,
                 probation_share_pct: probation_share_percent,
+                challenge_ms: challenge_secs.saturating_mul(1000),
             },
             checks: CheckBudget {
                 max_nodes: check_max_nodes,

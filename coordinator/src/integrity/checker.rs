@@ -10,6 +10,10 @@
 //! plain perft (no hash table: another path than the workers' and the checks' hashed engine).
 //! The children's counts are the divide and their sum the total, so the recount has a digest
 //! like any result; a mismatch overturns the value (`quarantine::overturn`).
+//!
+//! And it plays the **referee** of disputes ([`referee_move`], [`crate::integrity::referee`]):
+//! where two results disagree and the workunit is over the budget, it descends the tree by the
+//! sides' answers and counts the first differing subtree that fits.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +27,8 @@ use c960_compute::compute::UciSlot;
 use c960_compute::uci_engine::UciCommand;
 
 use crate::clock::now_ms;
+use crate::integrity::referee::{self, Ruling};
+use crate::model::disputes::{Advance, DisputeView, Side};
 use crate::model::{CheckOutcome, CheckPurpose, CheckRequest};
 use crate::store::Store;
 
@@ -228,6 +234,78 @@ pub fn run_check(
     }
 }
 
+/// The leaf the referee counts itself with checking off (`--check-max-nodes 0`): a million
+/// nodes (milliseconds), so that a dispute ends all the same.
+const LEAF_FLOOR: u64 = 1_000_000;
+
+/// The referee's move on a dispute ([`crate::integrity::referee`]): a conviction or no
+/// difference from the answers; else the first differing child, counted here when it fits the
+/// budget (the sides whose claims differ from the count lose), challenged otherwise. `None`
+/// while a challenge is open.
+pub fn referee_move(
+    engine: &PerftEngine,
+    d: &DisputeView,
+    budget: &CheckBudget,
+) -> Option<Advance> {
+    let decided = |losers: Vec<Side>, nodes: u64| Advance::Decided {
+        losers: losers.into_iter().map(|s| d.workers[s.index()]).collect(),
+        nodes,
+    };
+    let Ok(pos) = Position::from_fen(&d.fen) else {
+        tracing::error!(
+            dispute = d.id,
+            fen = d.fen,
+            "a dispute's position does not parse"
+        );
+        return Some(decided(Vec::new(), 0));
+    };
+    match referee::rule(&pos, d.claims, [&d.answers[0], &d.answers[1]]) {
+        Ruling::Wait => None,
+        Ruling::Convict(sides) => Some(decided(sides, 0)),
+        Ruling::NoDifference => Some(decided(Vec::new(), 0)),
+        Ruling::Descend { mv, child, claims } => {
+            let depth = d.depth.saturating_sub(1);
+            let leaf = if budget.max_nodes == 0 {
+                LEAF_FLOOR
+            } else {
+                budget.max_nodes
+            };
+            if estimate(&child, depth) <= u128::from(leaf) {
+                let truth = engine.perft(&child, depth);
+                Some(decided(referee::wrong_at_leaf(truth, claims), truth))
+            } else {
+                Some(Advance::Challenge {
+                    mv,
+                    fen: child.to_fen(c960_common::CastlingNotation::Shredder),
+                    depth,
+                    claims,
+                })
+            }
+        }
+    }
+}
+
+/// The referee's moves on the disputes due; returns how many it made.
+fn referee_disputes(store: &dyn Store, engine: &PerftEngine, budget: &CheckBudget) -> usize {
+    let due = match store.disputes_due(8, now_ms()) {
+        Ok(due) => due,
+        Err(e) => {
+            tracing::error!("referee: {e}");
+            return 0;
+        }
+    };
+    let mut moved = 0;
+    for d in due {
+        if let Some(advance) = referee_move(engine, &d, budget) {
+            moved += 1;
+            if let Err(e) = store.advance_dispute(d.id, &advance, now_ms()) {
+                tracing::error!(dispute = d.id, "referee: {e}");
+            }
+        }
+    }
+    moved
+}
+
 /// Starts the checker thread over `store`, with the coordinator's own UCI engine if it runs one.
 pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget, uci: Option<UciCommand>) -> Checker {
     let stop = Arc::new(AtomicBool::new(false));
@@ -249,8 +327,11 @@ pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget, uci: Option<UciCommand>
                         Vec::new()
                     }
                 };
+                let refereed = referee_disputes(store.as_ref(), &engine, &budget);
                 if wanted.is_empty() {
-                    std::thread::sleep(Duration::from_millis(50));
+                    if refereed == 0 {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
                     continue;
                 }
                 for req in wanted {

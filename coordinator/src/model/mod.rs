@@ -3,11 +3,13 @@
 //! the coordinator, so the pure rules above it, the store that implements the persistence
 //! contract over it and the front doors all speak it without importing one another.
 //!
+//! - [`disputes`]: two results that disagree, settled by bisection, and their challenges.
 //! - [`records`]: campaigns, workers, leases, results, progress, checks, settlements.
 //! - [`states`]: campaign status and actions, replica states, trust levels, digests.
 //! - [`standings`]: what the pages' read-only queries return (leaderboard, a worker's history).
 //! - [`store_error`]: [`StoreError`], a refusal's or a failure's reason (domain variants map to 4xx).
 
+pub mod disputes;
 pub mod records;
 pub mod standings;
 pub mod states;

@@ -466,6 +466,15 @@ pub enum Settlement {
     },
 }
 
+impl Settlement {
+    /// The lease it answers.
+    pub fn lease_id(&self) -> u64 {
+        match self {
+            Settlement::Store { lease_id, .. } | Settlement::Refuse { lease_id, .. } => *lease_id,
+        }
+    }
+}
+
 /// One row of an analysis campaign table (or, with `R` = [`c960_common::wire::SelfPlayResult`], of a self-play
 /// campaign's, whose depth is 0).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -37,6 +37,15 @@ const TABLES: &[(&str, &str)] = &[
         "id, workunit_id, worker_id, state, outcome, issued_ms, deadline_ms, returned_ms, digest, nodes, divide, \
          elapsed_ms, engine, error, payload, checked, hard_deadline_ms",
     ),
+    (
+        "disputes",
+        "id, workunit_id, result_a, result_b, worker_a, worker_b, fen, depth, path, claim_a, claim_b, state, rounds, \
+         losers, leaf_nodes, opened_ms, decided_ms",
+    ),
+    (
+        "challenges",
+        "id, dispute_id, side, worker_id, fen, depth, claim, issued_ms, deadline_ms, state, nodes, divide, answered_ms",
+    ),
     ("settings", "key, value"),
     (
         "campaign_counts",

@@ -50,6 +50,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(22, "0022_audits_and_spaced_trust"),
     migration!(23, "0023_worker_builds"),
     migration!(24, "0024_boinc_hosts"),
+    migration!(25, "0025_disputes"),
 ];
 
 #[cfg(test)]

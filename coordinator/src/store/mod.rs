@@ -125,6 +125,25 @@ pub trait Store: Send + Sync {
     ) -> StoreResult<()>;
     /// What checking has cost so far.
     fn check_cost(&self) -> StoreResult<CheckCost>;
+    /// Up to `limit` disputes where the referee is to move ([`crate::integrity::referee`]),
+    /// oldest first; challenges past their deadline are missed first.
+    fn disputes_due(
+        &self,
+        limit: usize,
+        now_ms: i64,
+    ) -> StoreResult<Vec<crate::model::disputes::DisputeView>>;
+    /// Writes the referee's move on a dispute: challenges to both sides, or the decision (its
+    /// losers fail a check, and the quarantine rule and the transitioner follow).
+    fn advance_dispute(
+        &self,
+        dispute_id: u64,
+        advance: &crate::model::disputes::Advance,
+        now_ms: i64,
+    ) -> StoreResult<()>;
+    /// The open challenges of a worker as leases, handed out at every fetch until answered.
+    fn challenge_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Lease>>;
+    /// What disputes have cost and found so far.
+    fn dispute_cost(&self) -> StoreResult<crate::model::disputes::DisputeCost>;
     /// An independent recomputation (the re-split cross-check) found `truth` for a workunit:
     /// it overturns an earlier check or canonical result that disagrees, withdrawing the
     /// evidence against workers that told the truth (see `store/sql/quarantine.rs`).

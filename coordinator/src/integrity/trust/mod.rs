@@ -80,6 +80,9 @@ pub struct Integrity {
     /// Percent of a campaign's remaining replicas that workers in probation hold together, at
     /// least [`PROBATION_SHARE_FLOOR`] (0: off; `serve`: 25, `--probation-share`).
     pub probation_share_pct: u64,
+    /// How long a side of a dispute has to answer a challenge ([`crate::integrity::referee`]):
+    /// silence past it loses the dispute (`serve`: `--challenge-secs`, 6 hours).
+    pub challenge_ms: u64,
 }
 
 impl Default for Integrity {
@@ -102,6 +105,7 @@ impl Default for Integrity {
             probation_lease_cap: 0,
             probation_block_cap: 0,
             probation_share_pct: 0,
+            challenge_ms: 6 * 3600 * 1000,
         }
     }
 }
@@ -114,7 +118,7 @@ impl Integrity {
     }
 
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 17] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 18] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -133,6 +137,7 @@ impl Integrity {
             ("probation_lease_cap", self.probation_lease_cap),
             ("probation_block_cap", self.probation_block_cap),
             ("probation_share_pct", self.probation_share_pct),
+            ("challenge_ms", self.challenge_ms),
         ]
     }
 
@@ -158,6 +163,7 @@ impl Integrity {
                 "probation_lease_cap" => i.probation_lease_cap = v,
                 "probation_block_cap" => i.probation_block_cap = v,
                 "probation_share_pct" => i.probation_share_pct = v,
+                "challenge_ms" => i.challenge_ms = v,
                 _ => {}
             }
         }

@@ -178,9 +178,21 @@ pub fn hand_out(
 ) -> Result<HandOut, ApiError> {
     let lease_ms = st.config.lease.as_millis() as i64;
     let cap = st.config.limits.max_open_leases;
-    let leases =
-        st.store
-            .assign_from(worker_id, caps, now_ms(), lease_ms, max_units, cap, block)?;
+    // A dispute's challenges first, over every cap: a side that never gets its challenge
+    // cannot answer it (crate::integrity::referee).
+    let mut leases = if caps.perft {
+        st.store.challenge_leases(worker_id, now_ms())?
+    } else {
+        Vec::new()
+    };
+    match st
+        .store
+        .assign_from(worker_id, caps, now_ms(), lease_ms, max_units, cap, block)
+    {
+        Ok(more) => leases.extend(more),
+        Err(StoreError::LeaseLimit { .. }) if !leases.is_empty() => {}
+        Err(e) => return Err(e.into()),
+    }
     let waiting = if leases.is_empty() {
         st.store
             .waiting_for(worker_id, caps, block, cap, now_ms())?

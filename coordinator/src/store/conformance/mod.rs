@@ -14,6 +14,7 @@ use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
 pub(crate) mod boinc;
 pub(crate) mod credit;
+mod disputes;
 mod integrity;
 mod quarantine;
 
@@ -30,6 +31,11 @@ pub(crate) use boinc::{
     registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_party,
 };
 pub(crate) use credit::credit_columns_equal_the_sum_over_results_through_quarantine_and_restoration;
+pub(crate) use disputes::{
+    a_dispute_finds_a_wrong_count_plies_down_and_convicts_only_the_liar,
+    a_dispute_is_lost_by_contradicting_ones_own_claim, a_dispute_is_lost_by_silence,
+    two_honest_sides_of_a_dispute_are_both_cleared,
+};
 pub(crate) use integrity::{
     a_missed_known_total_keeps_a_queued_check_that_then_quarantines_the_liars,
     a_missed_known_total_recounts_a_value_whose_check_was_over_budget,
@@ -738,4 +744,8 @@ conformance!(
     a_boinc_host_is_found_within_its_account_by_id_or_cpid_never_across,
     registering_a_boinc_host_spends_its_token_and_its_hosts_are_one_party,
     boinc_credit_sums_the_hosts_and_the_accounts_validated_nodes,
+    a_dispute_finds_a_wrong_count_plies_down_and_convicts_only_the_liar,
+    a_dispute_is_lost_by_silence,
+    a_dispute_is_lost_by_contradicting_ones_own_claim,
+    two_honest_sides_of_a_dispute_are_both_cleared,
 );

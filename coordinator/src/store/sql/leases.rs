@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use super::cascade::{self, expire, retransition, retransition_many, write_decided};
 use super::transition::{Known, bump_setting, decide_many, fail_check, integrity_in};
 use crate::integrity::trust;
+use crate::model::disputes::challenge_of;
 use crate::model::{
     Digest, LeaseInfo, ReplicaState, Settlement, StoreError, StoreResult, Submission,
 };
@@ -283,6 +284,11 @@ pub(super) fn workunit_kind(r: &Row, at: usize) -> StoreResult<c960_common::wire
 /// Leases with their workunits' kinds, one statement for all of them (`None` for an id that
 /// names no lease), in the order asked.
 fn leases_in(tx: Tx, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
+    let challenge_ids: Vec<u64> = lease_ids
+        .iter()
+        .filter_map(|&id| challenge_of(id))
+        .collect();
+    let challenges = super::disputes::lease_infos(tx, &challenge_ids)?;
     let mut b = Batch::new(tx.dialect());
     let in_ids = b.in_ids(lease_ids);
     let mut found = HashMap::new();
@@ -306,7 +312,13 @@ fn leases_in(tx: Tx, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
         };
         found.insert(info.id, info);
     }
-    Ok(lease_ids.iter().map(|id| found.get(id).cloned()).collect())
+    Ok(lease_ids
+        .iter()
+        .map(|id| match challenge_of(*id) {
+            Some(c) => challenges.get(&c).cloned(),
+            None => found.get(id).cloned(),
+        })
+        .collect())
 }
 
 pub(super) fn leases(s: &impl Backend, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
@@ -346,6 +358,22 @@ pub(super) fn settle(
                 Ok(())
             };
             for s in settlements {
+                // A challenge's answer goes to its dispute, in the order sent.
+                if let Some(challenge) = challenge_of(s.lease_id()) {
+                    flush(&mut run, &mut outcomes)?;
+                    let result = match s {
+                        Settlement::Store { submission, .. } => match &submission.result {
+                            WorkResult::Perft(r) => Some(r),
+                            _ => None,
+                        },
+                        Settlement::Refuse { .. } => None,
+                    };
+                    match super::disputes::answer(tx, worker_id, challenge, result, now_ms) {
+                        Err(e) if e.is_internal() => return Err(e),
+                        other => outcomes.push(other),
+                    }
+                    continue;
+                }
                 match s {
                     Settlement::Store {
                         lease_id,
@@ -397,6 +425,10 @@ pub(super) fn fail(
     reason: &str,
     now_ms: i64,
 ) -> StoreResult<()> {
+    if challenge_of(lease_id).is_some() {
+        // A challenge stays open until answered or past its deadline.
+        return Ok(());
+    }
     let reason: String = reason.chars().take(500).collect();
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
@@ -434,6 +466,10 @@ pub(super) fn abandon(
     lease_id: u64,
     now_ms: i64,
 ) -> StoreResult<()> {
+    if challenge_of(lease_id).is_some() {
+        // A challenge stays open until answered or past its deadline.
+        return Ok(());
+    }
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
         let (wu, _) = open_lease_of(tx, worker_id, lease_id, now_ms)?;
@@ -454,11 +490,18 @@ pub(super) fn renew_leases(
     let mut ids = lease_ids.to_vec();
     ids.sort_unstable();
     ids.dedup();
-    if ids.is_empty() {
+    let (challenges, ids): (Vec<u64>, Vec<u64>) =
+        ids.into_iter().partition(|&id| challenge_of(id).is_some());
+    let challenges: Vec<u64> = challenges.into_iter().filter_map(challenge_of).collect();
+    if ids.is_empty() && challenges.is_empty() {
         return Ok(ids);
     }
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
+        let held = super::disputes::renewable(tx, worker_id, &challenges, now_ms)?;
+        if ids.is_empty() {
+            return Ok(held);
+        }
         let renewal = integrity_in(tx)?.lease_renewal_ms;
         let mut b = Batch::new(tx.dialect());
         let in_ids = b.in_ids(&ids);
@@ -479,6 +522,7 @@ pub(super) fn renew_leases(
                 renewed.push(r.u64(0)?);
             }
         }
+        renewed.extend(held);
         renewed.sort_unstable();
         Ok(renewed)
     })

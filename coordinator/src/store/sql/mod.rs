@@ -22,6 +22,7 @@ mod assign;
 mod boinc_hosts;
 mod campaigns;
 mod cascade;
+mod disputes;
 mod enrolment_tokens;
 mod leases;
 mod probation_holdings;
@@ -182,6 +183,40 @@ impl<B: Backend> Store for B {
 
     fn check_cost(&self) -> StoreResult<CheckCost> {
         roster::check_cost(self)
+    }
+
+    fn disputes_due(
+        &self,
+        limit: usize,
+        now_ms: i64,
+    ) -> StoreResult<Vec<crate::model::disputes::DisputeView>> {
+        self.with_tx(&mut |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            disputes::due(tx, limit, now_ms)
+        })
+    }
+
+    fn advance_dispute(
+        &self,
+        dispute_id: u64,
+        advance: &crate::model::disputes::Advance,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        self.with_tx(&mut |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            deferring(tx, |tx| disputes::advance(tx, dispute_id, advance, now_ms))
+        })
+    }
+
+    fn challenge_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Lease>> {
+        self.with_conn(&mut |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            disputes::leases_for(tx, worker_id, now_ms)
+        })
+    }
+
+    fn dispute_cost(&self) -> StoreResult<crate::model::disputes::DisputeCost> {
+        disputes::cost(self)
     }
 
     fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {

@@ -4,11 +4,11 @@ use super::Tx;
 use crate::integrity::audit;
 use crate::model::{Digest, ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{
-    CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_RESPLIT_WANTED, CHECK_VERIFIED, CHECK_WANTED,
-    CHECKED_NOT, KIND_BUILTIN_ANALYSIS, KIND_PERFT, OUTCOME_PENDING, OUTCOME_VALID,
-    REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_FAILED, WORKUNIT_OPEN,
-    WORKUNIT_VALID, check_standing, checked_code, digest_from, outcome_code, replica_code,
-    replica_state, trust_code, trust_level, u64_to_db,
+    CHECK_AUDIT_REPLICA, CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_OVER_BUDGET, CHECK_RESPLIT_WANTED,
+    CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, CHECKED_NOT, KIND_BUILTIN_ANALYSIS, KIND_PERFT,
+    OUTCOME_PENDING, OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED,
+    WORKUNIT_FAILED, WORKUNIT_OPEN, WORKUNIT_VALID, check_standing, checked_code, digest_from,
+    outcome_code, replica_code, replica_state, trust_code, trust_level, u64_to_db,
 };
 use crate::work::transitioner::{self, Anchor, QuorumPolicy, ReplicaView, Transition};
 use std::collections::{BTreeMap, HashMap};
@@ -146,6 +146,8 @@ struct Verdicts {
     pending: Vec<Vec<Value>>,
     /// Asking for a coordinator check.
     want_check: Vec<u64>,
+    /// Contested where the coordinator will not count them: settled by a dispute.
+    want_dispute: Vec<u64>,
     /// Failed (too many results without a quorum).
     failed: Vec<u64>,
     /// Validated now: (workunit, canonical result, canonical digest).
@@ -378,6 +380,18 @@ fn decide(
                     {
                         v.want_check.push(id);
                     }
+                    // Contested where no count of the coordinator's is coming (over its
+                    // budget, or audited by a replica): bisection decides who is wrong.
+                    if anchor.required
+                        && verified.is_none()
+                        && digests.len() > 1
+                        && matches!(
+                            check_state,
+                            CHECK_OVER_BUDGET | CHECK_AUDIT_REPLICA | CHECK_UNAUDITED
+                        )
+                    {
+                        v.want_dispute.push(id);
+                    }
                     return Ok(());
                 }
                 Transition::Failed => {
@@ -463,6 +477,9 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
             &format!("UPDATE workunits SET check_state = {CHECK_WANTED} WHERE id {in_ids} AND check_state = {CHECK_NONE}"),
             &b.params(),
         )?;
+    }
+    for &wu in &v.want_dispute {
+        super::disputes::open(tx, wu, now_ms)?;
     }
     if !v.failed.is_empty() {
         let mut b = Batch::new(tx.dialect());
@@ -602,6 +619,7 @@ pub(super) fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> Stor
 /// lease another coordinator expired a moment ago is not counted twice.
 pub(super) fn expire(tx: Tx, now_ms: i64) -> StoreResult<(u64, Failed)> {
     let mut failed = Failed::new();
+    super::disputes::expire(tx, now_ms)?;
     let ids = tx.query(
         &format!("SELECT id, workunit_id FROM results WHERE state = {REPLICA_IN_PROGRESS} AND deadline_ms < ?1 ORDER BY workunit_id, id"),
         params![now_ms],

@@ -70,6 +70,7 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
              ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              ALTER TABLE workers DROP COLUMN build;
              DROP INDEX workers_boinc_host; ALTER TABLE workers DROP COLUMN boinc_account; ALTER TABLE workers DROP COLUMN boinc_cpid;
+             DROP TABLE challenges; DROP TABLE disputes;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 4;",
         )
@@ -106,6 +107,7 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
              ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              ALTER TABLE workers DROP COLUMN build;
              DROP INDEX workers_boinc_host; ALTER TABLE workers DROP COLUMN boinc_account; ALTER TABLE workers DROP COLUMN boinc_cpid;
+             DROP TABLE challenges; DROP TABLE disputes;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 6;",
         )
@@ -138,6 +140,7 @@ fn migration_12_fills_in_the_credit_columns() {
              ALTER TABLE workers DROP COLUMN trust_checks; ALTER TABLE workers DROP COLUMN trust_check_ms; ALTER TABLE workers DROP COLUMN gave_back;
              ALTER TABLE workers DROP COLUMN build;
              DROP INDEX workers_boinc_host; ALTER TABLE workers DROP COLUMN boinc_account; ALTER TABLE workers DROP COLUMN boinc_cpid;
+             DROP TABLE challenges; DROP TABLE disputes;
              CREATE INDEX workunits_ready ON workunits(id) WHERE state = 0 AND needed > 0;
              PRAGMA user_version = 11;",
         )

@@ -1,0 +1,262 @@
+//! Conformance (both backends, instantiated by `conformance!`): disputes settled by bisection
+//! (issue 54). Two results of one perft workunit disagree and the coordinator's check comes
+//! back over its budget: the referee ([`crate::integrity::checker::referee_move`]) challenges
+//! both sides down the tree, through leases handed out and answered like any other, and the
+//! side proven wrong fails a check (quarantine), whichever way it loses.
+
+use c960_common::wire::{PerftResult, WorkResult};
+use c960_common::{PerftEngine, PerftOptions, Position, StartPosition, perft};
+
+use super::{ALL, sub};
+use crate::integrity::checker::{CheckBudget, referee_move};
+use crate::integrity::trust::Integrity;
+use crate::model::disputes::challenge_of;
+use crate::model::{CheckOutcome, Submission};
+use crate::store::Store;
+use crate::store::db::Backend;
+use crate::work::campaign::NewCampaign;
+
+/// How a side answers a challenge for the node reached by `path` at `depth`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Conduct {
+    /// The true divide.
+    Honest,
+    /// The true divide with one more node wherever the lie's path goes.
+    Liar,
+    /// Nothing.
+    Silent,
+    /// The true divide, under a claim that was not true: contradicts itself.
+    Careless,
+}
+
+/// The lie: one node more below e2e4 e7e5 g1f3 a7a6, one fewer below d2d4 d7d5 g1f3 a7a6 (the
+/// start's total stays the public one: only the divide is wrong), told consistently at every
+/// node on the way.
+const MORE: [&str; 4] = ["e2e4", "e7e5", "g1f3", "a7a6"];
+const FEWER: [&str; 4] = ["d2d4", "d7d5", "g1f3", "a7a6"];
+
+fn divide_of(pos: &Position, depth: u32, path: &[String], conduct: Conduct) -> Vec<(String, u64)> {
+    pos.legal_moves()
+        .as_slice()
+        .iter()
+        .map(|&m| {
+            let mv = m.to_string();
+            let mut n = perft(&pos.play(m), depth - 1);
+            if conduct == Conduct::Liar {
+                let mut here: Vec<&str> = path.iter().map(String::as_str).collect();
+                here.push(&mv);
+                if MORE.starts_with(&here) {
+                    n += 1;
+                }
+                if FEWER.starts_with(&here) {
+                    n -= 1;
+                }
+            }
+            (mv, n)
+        })
+        .collect()
+}
+
+fn submission(result: PerftResult, tag: u8) -> Submission {
+    Submission {
+        result: WorkResult::Perft(result),
+        ..sub(0, tag)
+    }
+}
+
+/// One dispute played out at depth 5 with a budget of 100 nodes: returns the honest worker,
+/// the other side, and the challenges issued.
+fn play<S: Backend>(s: &S, other: Conduct) -> (u64, u64, u64) {
+    s.set_integrity(&Integrity {
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        challenge_ms: 1_000,
+        ..Integrity::default()
+    })
+    .unwrap();
+    let c = s
+        .create_campaign(&NewCampaign::new(5, 2, None, vec![518]).unwrap(), 0)
+        .unwrap();
+    let _ = c;
+    let root = StartPosition::new(518).unwrap().position();
+    let honest = s.register_worker("honest", b"h", "e", 0).unwrap();
+    let rival = s.register_worker("rival", b"r", "e", 0).unwrap();
+    let lh = s.assign(honest, &ALL, 1, 100_000).unwrap().unwrap();
+    let lr = s.assign(rival, &ALL, 1, 100_000).unwrap().unwrap();
+    let truth = PerftResult {
+        nodes: perft(&root, 5),
+        divide: divide_of(&root, 5, &[], Conduct::Honest),
+    };
+    let lie = PerftResult {
+        nodes: truth.nodes,
+        divide: divide_of(&root, 5, &[], Conduct::Liar),
+    };
+    s.submit(honest, lh.lease_id, &submission(truth, 1), 2)
+        .unwrap();
+    s.submit(rival, lr.lease_id, &submission(lie, 2), 3)
+        .unwrap();
+    // Contested: the coordinator's check is wanted, and comes back over its budget.
+    s.record_check(lh.workunit_id, &CheckOutcome::OverBudget, 4)
+        .unwrap();
+    let budget = CheckBudget {
+        max_nodes: 100,
+        hash_mib: 0,
+        ..CheckBudget::default()
+    };
+    let engine = PerftEngine::new(PerftOptions {
+        hash_mib: 0,
+        ..PerftOptions::default()
+    });
+    let mut now = 10;
+    let mut challenges = 0;
+    for _round in 0..10 {
+        now += 10;
+        let due = s.disputes_due(8, now).unwrap();
+        for d in &due {
+            let advance = referee_move(&engine, d, &budget).expect("due disputes move");
+            s.advance_dispute(d.id, &advance, now).unwrap();
+        }
+        let mut answered = false;
+        for (w, conduct) in [(honest, Conduct::Honest), (rival, other)] {
+            for l in s.challenge_leases(w, now).unwrap() {
+                challenges += 1;
+                assert!(challenge_of(l.lease_id).is_some());
+                let c960_common::wire::WorkUnitKind::Perft {
+                    position: c960_common::wire::PositionSpec::Fen(fen),
+                    depth,
+                } = &l.kind
+                else {
+                    panic!("a challenge is a perft of a FEN: {:?}", l.kind)
+                };
+                let pos = Position::from_fen(fen).unwrap();
+                let path = s.disputes_path(l.lease_id);
+                let answer = match conduct {
+                    Conduct::Silent => continue,
+                    Conduct::Careless | Conduct::Honest => {
+                        divide_of(&pos, *depth, &path, Conduct::Honest)
+                    }
+                    Conduct::Liar => divide_of(&pos, *depth, &path, Conduct::Liar),
+                };
+                let nodes = answer.iter().map(|(_, n)| n).sum();
+                let r = PerftResult {
+                    nodes,
+                    divide: answer,
+                };
+                s.submit(w, l.lease_id, &submission(r, 3), now).unwrap();
+                answered = true;
+            }
+        }
+        if due.is_empty() && !answered {
+            // Past every deadline: silence is missed.
+            now += 2_000;
+            if s.disputes_due(8, now).unwrap().is_empty() {
+                break;
+            }
+        }
+    }
+    (honest, rival, challenges)
+}
+
+trait PathOf {
+    fn disputes_path(&self, lease_id: u64) -> Vec<String>;
+}
+
+impl<S: Backend> PathOf for S {
+    /// The moves from the workunit to a challenge's node (what a liar keeps track of).
+    fn disputes_path(&self, lease_id: u64) -> Vec<String> {
+        let id = challenge_of(lease_id).unwrap() as i64;
+        let mut path = String::new();
+        self.with_conn(&mut |tx| {
+            path = tx
+                .query_one(
+                    "SELECT d.path FROM disputes d JOIN challenges c ON c.dispute_id = d.id WHERE c.id = ?1",
+                    crate::store::db::params![id],
+                )?
+                .text(0)?;
+            Ok(())
+        })
+        .unwrap();
+        path.split_whitespace().map(str::to_string).collect()
+    }
+}
+
+fn standing<S: Store>(s: &S, w: u64) -> bool {
+    s.worker(w).unwrap().unwrap().quarantined
+}
+
+/// A wrong count four plies down (the liar answers every challenge consistently with its lie):
+/// found there, only the liar convicted.
+pub(crate) fn a_dispute_finds_a_wrong_count_plies_down_and_convicts_only_the_liar<S: Backend>(
+    s: &S,
+) {
+    let (honest, liar, challenges) = play(s, Conduct::Liar);
+    assert!(standing(s, liar), "the liar is quarantined");
+    assert!(!standing(s, honest), "the honest side is not");
+    let cost = s.dispute_cost().unwrap();
+    assert_eq!((cost.opened, cost.decided, cost.convicted), (1, 1, 1));
+    // Three plies down by either path (depth 4, 3, 2): three rounds of two challenges; the
+    // fourth node (depth 1) is counted.
+    assert_eq!((cost.challenges, challenges), (6, 6));
+    assert!(cost.leaf_nodes > 0);
+}
+
+/// Silence past the deadline loses.
+pub(crate) fn a_dispute_is_lost_by_silence<S: Backend>(s: &S) {
+    let (honest, silent, _) = play(s, Conduct::Silent);
+    assert!(standing(s, silent));
+    assert!(!standing(s, honest));
+    assert_eq!(s.dispute_cost().unwrap().convicted, 1);
+}
+
+/// An answer whose children do not sum to the side's own earlier claim loses.
+pub(crate) fn a_dispute_is_lost_by_contradicting_ones_own_claim<S: Backend>(s: &S) {
+    let (honest, careless, challenges) = play(s, Conduct::Careless);
+    assert!(standing(s, careless));
+    assert!(!standing(s, honest));
+    assert_eq!(challenges, 2, "lost at its first answer");
+}
+
+/// Two honest results that differ only in the order of their divides: nobody is convicted.
+pub(crate) fn two_honest_sides_of_a_dispute_are_both_cleared<S: Backend>(s: &S) {
+    s.set_integrity(&Integrity {
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        ..Integrity::default()
+    })
+    .unwrap();
+    s.create_campaign(&NewCampaign::new(3, 2, None, vec![518]).unwrap(), 0)
+        .unwrap();
+    let root = StartPosition::new(518).unwrap().position();
+    let a = s.register_worker("a", b"a", "e", 0).unwrap();
+    let b = s.register_worker("b", b"b", "e", 0).unwrap();
+    let la = s.assign(a, &ALL, 1, 100_000).unwrap().unwrap();
+    let lb = s.assign(b, &ALL, 1, 100_000).unwrap().unwrap();
+    let divide = divide_of(&root, 3, &[], Conduct::Honest);
+    let mut reversed = divide.clone();
+    reversed.reverse();
+    let nodes = perft(&root, 3);
+    s.submit(
+        a,
+        la.lease_id,
+        &submission(PerftResult { nodes, divide }, 1),
+        2,
+    )
+    .unwrap();
+    let r = PerftResult {
+        nodes,
+        divide: reversed,
+    };
+    s.submit(b, lb.lease_id, &submission(r, 2), 3).unwrap();
+    s.record_check(la.workunit_id, &CheckOutcome::OverBudget, 4)
+        .unwrap();
+    let due = s.disputes_due(8, 5).unwrap();
+    assert_eq!(due.len(), 1);
+    let engine = PerftEngine::new(PerftOptions::default());
+    let advance = referee_move(&engine, &due[0], &CheckBudget::default()).unwrap();
+    s.advance_dispute(due[0].id, &advance, 6).unwrap();
+    assert!(!standing(s, a) && !standing(s, b));
+    let cost = s.dispute_cost().unwrap();
+    assert_eq!((cost.decided, cost.convicted), (1, 0));
+    // The same pair is not disputed again.
+    assert!(s.disputes_due(8, 7).unwrap().is_empty());
+}
