@@ -128,10 +128,16 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 0.01)]
     pub(crate) resplit_rate: f64,
     /// Share of validated values not vouched for by the coordinator or the operator's own
-    /// workers that are audited: recomputed by the coordinator when it can (within
-    /// --check-max-nodes, --check-max-analysis-depth), else see --audit-replica-rate (0..1).
+    /// workers that are audited: by one more hidden replica for another randomly drawn worker
+    /// when one is at work (a disagreement is settled by a dispute), else (and for
+    /// --audit-sample of them) by the coordinator when it can (within --check-max-nodes,
+    /// --check-max-analysis-depth), else see --audit-replica-rate (0..1).
     #[arg(long, default_value_t = 1.0)]
     pub(crate) audit_rate: f64,
+    /// Share of the audits the coordinator computes itself although another worker could take
+    /// them: its own random sample (0..1).
+    #[arg(long, default_value_t = 0.02)]
+    pub(crate) audit_sample: f64,
     /// Share of the audits the coordinator cannot compute that go to one more hidden replica
     /// for another randomly drawn worker, when a trusted worker anchors the value (a value
     /// anchored by nothing but its quorum always gets one); the rest are exported as
@@ -272,6 +278,7 @@ impl ServeArgs {
             registration_burst_secs,
             resplit_rate,
             audit_rate,
+            audit_sample,
             audit_replica_rate,
             challenge_secs,
             trust_check_spacing_secs,
@@ -369,6 +376,7 @@ impl ServeArgs {
                 probation_block_cap,
                 probation_share_pct: probation_share_percent,
                 challenge_ms: challenge_secs.saturating_mul(1000),
+                audit_sample_ppm: ppm("audit-sample", audit_sample)?,
             },
             checks: CheckBudget {
                 max_nodes: check_max_nodes,

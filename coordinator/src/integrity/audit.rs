@@ -84,6 +84,30 @@ pub fn pick(
     }
 }
 
+/// Who computes an audit ([`AuditPick::Audit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditRoute {
+    /// The coordinator, on its checker thread (within its budget; over it, see
+    /// [`unaffordable`]).
+    Coordinator,
+    /// One more hidden replica for another randomly drawn worker, issued once the quorum has
+    /// agreed: the value reopens until its quorum and that replica agree, and a replica that
+    /// disagrees starts a dispute ([`crate::integrity::referee`]) that convicts whoever is wrong.
+    Replica,
+}
+
+/// Who audits a value, given whether another worker is at work to take a replica (`crowd`:
+/// with two workers on one machine there is none, and the value would wait for nobody) and a
+/// uniform draw in `0..1_000_000`: the crowd, except for the coordinator's own random sample
+/// ([`Integrity::audit_sample_ppm`]).
+pub fn route(crowd: bool, draw_ppm: u64, integrity: &Integrity) -> AuditRoute {
+    if crowd && draw_ppm >= integrity.audit_sample_ppm {
+        AuditRoute::Replica
+    } else {
+        AuditRoute::Coordinator
+    }
+}
+
 /// Where a valid value stands with the coordinator's own computations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckStanding {
@@ -120,11 +144,12 @@ pub enum AuditPath {
 }
 
 /// The path of an audit the coordinator cannot compute, given a uniform draw in
-/// `0..1_000_000`: a value anchored by a trusted worker gets a replica at
-/// [`Integrity::audit_replica_rate_ppm`]; one anchored by nothing but its quorum always does
-/// (its agreeing workers may all be one party of fresh identities).
-pub fn unaffordable(trusted: bool, draw_ppm: u64, integrity: &Integrity) -> AuditPath {
-    if !trusted || draw_ppm < integrity.audit_replica_rate_ppm {
+/// `0..1_000_000`: where another worker is at work (`crowd`) it gets a replica, as an audit
+/// routed to the crowd would have ([`route`]); otherwise a value anchored by a trusted worker
+/// gets one at [`Integrity::audit_replica_rate_ppm`], and one anchored by nothing but its
+/// quorum always does (its agreeing workers may all be one party of fresh identities).
+pub fn unaffordable(trusted: bool, crowd: bool, draw_ppm: u64, integrity: &Integrity) -> AuditPath {
+    if crowd || !trusted || draw_ppm < integrity.audit_replica_rate_ppm {
         AuditPath::Replica
     } else {
         AuditPath::Unaudited
@@ -195,9 +220,23 @@ mod tests {
     #[test]
     fn unaffordable_audits_of_a_bare_quorum_always_get_a_replica() {
         let i = Integrity::default();
-        assert_eq!(unaffordable(false, 999_999, &i), AuditPath::Replica);
-        assert_eq!(unaffordable(true, 99_999, &i), AuditPath::Replica);
-        assert_eq!(unaffordable(true, 100_000, &i), AuditPath::Unaudited);
+        assert_eq!(unaffordable(false, false, 999_999, &i), AuditPath::Replica);
+        assert_eq!(unaffordable(true, false, 99_999, &i), AuditPath::Replica);
+        assert_eq!(unaffordable(true, false, 100_000, &i), AuditPath::Unaudited);
+        // The coordinator's sample over its budget goes to the crowd like any audit.
+        assert_eq!(unaffordable(true, true, 999_999, &i), AuditPath::Replica);
+    }
+
+    #[test]
+    fn audits_go_to_the_crowd_but_for_the_coordinators_sample() {
+        let i = Integrity {
+            audit_sample_ppm: 20_000,
+            ..Integrity::default()
+        };
+        assert_eq!(route(true, 20_000, &i), AuditRoute::Replica);
+        assert_eq!(route(true, 19_999, &i), AuditRoute::Coordinator);
+        // Nobody else at work: the coordinator, whatever the draw.
+        assert_eq!(route(false, 999_999, &i), AuditRoute::Coordinator);
     }
 
     #[test]

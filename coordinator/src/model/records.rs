@@ -442,6 +442,9 @@ pub struct CheckCost {
     /// Results returned for workunits that are valid now, per valid workunit (quorum plus the
     /// extra replicas that disagreement and trust cost).
     pub replicas_per_valid_workunit: f64,
+    /// The nodes the coordinator counted itself (checks, audits, re-splits, dispute leaves)
+    /// per node of the valid values (issue 54's target: at most 0.05).
+    pub coordinator_node_share: f64,
 }
 
 /// What to do with one result of a batch, decided by the handler after checking it.

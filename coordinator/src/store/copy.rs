@@ -216,6 +216,8 @@ mod tests {
         assert_eq!(l.len(), 1);
         s.submit(w, l[0].lease_id, &sub(1 << 40, 4), 12).ok();
         s.assign_batch(w, &ALL, 13, 1000, 2, 0).unwrap();
+        // A dispute with its challenges open.
+        crate::store::conformance::disputes::a_challenged_dispute(s);
     }
 
     #[test]

@@ -83,6 +83,11 @@ pub struct Integrity {
     /// How long a side of a dispute has to answer a challenge ([`crate::integrity::referee`]):
     /// silence past it loses the dispute (`serve`: `--challenge-secs`, 6 hours).
     pub challenge_ms: u64,
+    /// Chance (parts per million) that an audit goes to the coordinator although another
+    /// worker could take it as a replica ([`crate::integrity::audit::route`]): its own random
+    /// sample. Everything here by default (the store's tests count the coordinator's audits);
+    /// `serve`: 0.02 (`--audit-sample`).
+    pub audit_sample_ppm: u64,
 }
 
 impl Default for Integrity {
@@ -106,6 +111,7 @@ impl Default for Integrity {
             probation_block_cap: 0,
             probation_share_pct: 0,
             challenge_ms: 6 * 3600 * 1000,
+            audit_sample_ppm: 1_000_000,
         }
     }
 }
@@ -118,7 +124,7 @@ impl Integrity {
     }
 
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 18] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 19] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -138,6 +144,7 @@ impl Integrity {
             ("probation_block_cap", self.probation_block_cap),
             ("probation_share_pct", self.probation_share_pct),
             ("challenge_ms", self.challenge_ms),
+            ("audit_sample_ppm", self.audit_sample_ppm),
         ]
     }
 
@@ -164,6 +171,7 @@ impl Integrity {
                 "probation_block_cap" => i.probation_block_cap = v,
                 "probation_share_pct" => i.probation_share_pct = v,
                 "challenge_ms" => i.challenge_ms = v,
+                "audit_sample_ppm" => i.audit_sample_ppm = v,
                 _ => {}
             }
         }

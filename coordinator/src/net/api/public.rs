@@ -47,6 +47,9 @@ pub struct StatusBody {
     pub workers: WorkerSummary,
     /// What the integrity checks cost: coordinator check nodes, replicas per valid workunit.
     pub integrity: CheckCost,
+    /// Disagreements settled by bisection: opened, decided, convictions, challenges, the
+    /// coordinator's leaf nodes ([`crate::integrity::referee`]).
+    pub disputes: crate::model::disputes::DisputeCost,
     /// Per campaign.
     pub campaigns: Vec<CampaignProgress>,
     /// Campaigns that no connected worker may take (see [`crate::work::stall`]).
@@ -94,6 +97,7 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
             in_flight: campaigns.iter().map(|c| c.in_flight).sum(),
             workers: store.worker_summary(now)?,
             integrity: store.check_cost()?,
+            disputes: store.dispute_cost()?,
             stalled: campaigns
                 .iter()
                 .filter_map(|p| Some(StalledCampaign::of(p.campaign.id, p.campaign.stall?)))

@@ -260,3 +260,48 @@ pub(crate) fn two_honest_sides_of_a_dispute_are_both_cleared<S: Backend>(s: &S) 
     // The same pair is not disputed again.
     assert!(s.disputes_due(8, 7).unwrap().is_empty());
 }
+
+/// A dispute left with its first challenges open (for the copy test: every table has rows).
+pub(crate) fn a_challenged_dispute<S: Store>(s: &S) {
+    let c = s
+        .create_campaign(&NewCampaign::new(4, 2, None, vec![518]).unwrap(), 20)
+        .unwrap();
+    // Served first, before whatever else the store holds.
+    s.update_campaign(c.id, &crate::model::CampaignChange::Priority(100))
+        .unwrap();
+    let mine = c960_common::wire::WorkUnitKind::Perft {
+        position: c960_common::wire::PositionSpec::StartPosition(518),
+        depth: 4,
+    };
+    let root = StartPosition::new(518).unwrap().position();
+    let a = s.register_worker("side a", b"sa", "e", 20).unwrap();
+    let b = s.register_worker("side b", b"sb", "e", 20).unwrap();
+    for (w, conduct, tag) in [(a, Conduct::Honest, 7), (b, Conduct::Liar, 8)] {
+        let l = s
+            .assign_batch(w, &ALL, 21, 100_000, 16, 0)
+            .unwrap()
+            .into_iter()
+            .find(|l| l.kind == mine)
+            .unwrap();
+        let r = PerftResult {
+            nodes: perft(&root, 4),
+            divide: divide_of(&root, 4, &[], conduct),
+        };
+        s.submit(w, l.lease_id, &submission(r, tag), 22).unwrap();
+        s.record_check(l.workunit_id, &CheckOutcome::OverBudget, 23)
+            .ok();
+    }
+    let engine = PerftEngine::new(PerftOptions {
+        hash_mib: 0,
+        ..PerftOptions::default()
+    });
+    let budget = CheckBudget {
+        max_nodes: 10,
+        ..CheckBudget::default()
+    };
+    for d in s.disputes_due(8, 24).unwrap() {
+        let advance = referee_move(&engine, &d, &budget).unwrap();
+        s.advance_dispute(d.id, &advance, 24).unwrap();
+    }
+    assert!(!s.challenge_leases(a, 25).unwrap().is_empty());
+}

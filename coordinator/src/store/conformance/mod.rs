@@ -14,7 +14,7 @@ use c960_common::wire::{Capabilities, PerftResult, WorkResult};
 
 pub(crate) mod boinc;
 pub(crate) mod credit;
-mod disputes;
+pub(crate) mod disputes;
 mod integrity;
 mod quarantine;
 

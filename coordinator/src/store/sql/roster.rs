@@ -286,8 +286,15 @@ fn record_audit(
                 )?
                 .u64(0)?
                 > 0;
+            let agreeing = tx
+                .query_one(
+                    &format!("SELECT COUNT(*) FROM results WHERE workunit_id = ?1 AND state = {REPLICA_RETURNED} AND outcome = {OUTCOME_VALID}"),
+                    params![wu],
+                )?
+                .u64(0)?;
+            let crowd = super::transition::workers_at_work(tx, now_ms)? > agreeing;
             let draw = rand::random::<u64>() % 1_000_000;
-            match audit::unaffordable(trusted, draw, &integrity_in(tx)?) {
+            match audit::unaffordable(trusted, crowd, draw, &integrity_in(tx)?) {
                 AuditPath::Replica if state == WORKUNIT_VALID => {
                     bump_setting(tx, "audit_replicas", 1)?;
                     super::reopen::reopen_for_audit(tx, wu)?;
@@ -334,9 +341,20 @@ pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
             )?
             .i64(0)?;
         let returned = get("results_returned")?;
+        let halves = tx.query_one(
+            "SELECT CAST(COALESCE(SUM(nodes_valid_hi), 0) AS BIGINT), CAST(COALESCE(SUM(nodes_valid_lo), 0) AS BIGINT) FROM campaign_counts",
+            params![],
+        )?;
+        let valid_nodes = (u128::from(halves.u64(0)?) << 32) + u128::from(halves.u64(1)?);
+        let check_nodes = get("check_nodes")?;
         Ok(CheckCost {
+            coordinator_node_share: if valid_nodes > 0 {
+                check_nodes as f64 / valid_nodes as f64
+            } else {
+                0.0
+            },
             checks_run: get("checks_run")?,
-            check_nodes: get("check_nodes")?,
+            check_nodes,
             checks_over_budget: get("checks_over_budget")?,
             checks_waiting: waiting,
             resplits_run: get("resplits_run")?,

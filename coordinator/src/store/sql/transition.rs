@@ -154,8 +154,10 @@ struct Verdicts {
     valid: Vec<Vec<Value>>,
     /// Validated now and picked for a recount one ply deeper.
     resplit: Vec<u64>,
-    /// Validated now and picked for an audit.
+    /// Validated now and picked for an audit by the coordinator.
     audit: Vec<u64>,
+    /// Validated now and picked for an audit by one more hidden replica (reopened for it).
+    audit_replica: Vec<u64>,
     /// Returned results to grade: (result, outcome 1 = agrees, 2 = disagrees).
     grades: Vec<(u64, i64)>,
 }
@@ -300,11 +302,19 @@ pub(super) fn decide_many(
         Known::All(_) | Known::Nothing => replicas_of(tx, &ids)?,
     };
     let mut integrity = None;
+    let mut at_work = None;
     let mut v = Verdicts::default();
     for row in &rows {
         let id = row.u64(0)?;
         let reps = reps.remove(&id).unwrap_or_default();
-        decide(tx, row, &reps, &mut integrity, &mut v)?;
+        decide(
+            tx,
+            row,
+            &reps,
+            (&mut integrity, &mut at_work),
+            now_ms,
+            &mut v,
+        )?;
     }
     Ok(Some(Decided {
         verdicts: v,
@@ -326,7 +336,8 @@ fn decide(
     tx: Tx,
     row: &Row,
     reps: &[ReplicaView],
-    integrity: &mut Option<Integrity>,
+    (integrity, at_work): (&mut Option<Integrity>, &mut Option<u64>),
+    now_ms: i64,
     v: &mut Verdicts,
 ) -> StoreResult<()> {
     let id = row.u64(0)?;
@@ -426,14 +437,28 @@ fn decide(
                             audit::AuditBasis::of(verified == Some(canonical), operator, trusted);
                         let draw = rand::random::<u64>() % 1_000_000;
                         let resplittable = anchor.required && known.is_none();
-                        match audit::pick(
-                            basis,
-                            resplittable,
-                            draw,
-                            integrity.as_ref().expect("just read"),
-                        ) {
+                        let integrity = integrity.as_ref().expect("just read");
+                        match audit::pick(basis, resplittable, draw, integrity) {
                             audit::AuditPick::Resplit => v.resplit.push(id),
-                            audit::AuditPick::Audit => v.audit.push(id),
+                            audit::AuditPick::Audit => {
+                                let agreeing = reps
+                                    .iter()
+                                    .filter(|r| {
+                                        r.state == ReplicaState::Returned
+                                            && r.digest == Some(canonical)
+                                    })
+                                    .count() as u64;
+                                if at_work.is_none() {
+                                    *at_work = Some(workers_at_work(tx, now_ms)?);
+                                }
+                                // Another worker than the agreeing ones can take a replica.
+                                let crowd = at_work.expect("just read") > agreeing;
+                                let draw = rand::random::<u64>() % 1_000_000;
+                                match audit::route(crowd, draw, integrity) {
+                                    audit::AuditRoute::Coordinator => v.audit.push(id),
+                                    audit::AuditRoute::Replica => v.audit_replica.push(id),
+                                }
+                            }
                             audit::AuditPick::None => {}
                         }
                     }
@@ -555,11 +580,33 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
             tx.count_vote(r.u64(0)?, r.i64(1)? == OUTCOME_VALID, r.u64(2)?)?;
         }
     }
+    // Audits by the crowd: reopened for one more hidden replica, once graded.
+    let mut failed = Failed::new();
+    if !v.audit_replica.is_empty() {
+        bump_setting(tx, "audit_replicas", v.audit_replica.len() as u64)?;
+    }
+    for &wu in &v.audit_replica {
+        super::reopen::reopen_for_audit(tx, u64_to_db(wu))?;
+        failed.extend(retransition(tx, wu, now_ms)?);
+    }
     // Last: it may reopen workunits validated above, once their grades are written.
     if validated.is_empty() {
-        return Ok(Failed::new());
+        return Ok(failed);
     }
-    check_split_totals(tx, &validated, now_ms)
+    failed.extend(check_split_totals(tx, &validated, now_ms)?);
+    Ok(failed)
+}
+
+/// How long a worker counts as at work after its last request.
+const AT_WORK_MS: i64 = 10 * 60 * 1000;
+
+/// The workers at work: a request in the last ten minutes, in good standing.
+pub(super) fn workers_at_work(tx: Tx, now_ms: i64) -> StoreResult<u64> {
+    tx.query_one(
+        "SELECT COUNT(*) FROM workers WHERE last_seen_ms >= ?1 AND quarantined_ms IS NULL AND banned = 0",
+        params![now_ms.saturating_sub(AT_WORK_MS)],
+    )?
+    .u64(0)
 }
 
 /// The known totals check split campaigns: once every workunit of a start position is valid,

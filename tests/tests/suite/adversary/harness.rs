@@ -51,6 +51,9 @@ pub(super) struct Figures {
     pub(super) check_nodes: u64,
     pub(super) resplits: u64,
     pub(super) resplits_overturned: u64,
+    /// Disputes decided, and convictions (a worker proven wrong in several counts in each).
+    pub(super) disputes: u64,
+    pub(super) convicted: u64,
     pub(super) secs: f64,
     pub(super) complete: bool,
 }
@@ -79,11 +82,14 @@ pub(super) fn scenario_integrity() -> Integrity {
 }
 
 /// `serve`'s integrity defaults on top of [`scenario_integrity`]: every value not vouched for by
-/// the coordinator or the operator audited, replicas drawn from a pool of 64. (Trust from
+/// the coordinator or the operator audited (by another worker's hidden replica where one is at
+/// work, by the coordinator for its 2 % sample or where none is), replicas drawn from a pool of
+/// 64. (Trust from
 /// checks at any pace: the colluders earn it as fast as they can.)
 pub(super) fn serve_integrity() -> Integrity {
     Integrity {
         audit_rate_ppm: 1_000_000,
+        audit_sample_ppm: 20_000,
         draw_pool: c960_coordinator::work::transitioner::DRAW_POOL,
         ..scenario_integrity()
     }
@@ -97,11 +103,40 @@ pub(super) async fn run(s: Scenario) -> Figures {
 /// nothing) and every worker trusted by the operator as it registers: the case where only
 /// workers, never the coordinator, can settle a value.
 pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
+    let trust = over_budget.map(|_| TrustLevel::Operator);
+    run_trusting(s, over_budget, trust).await
+}
+
+/// [`run`] with the coordinator's check budget at `over_budget` nodes and every worker given
+/// `trust` as it appears (earned trust: as if it had passed its checks, so its values are
+/// audited; the operator's: they are not).
+pub(super) async fn run_trusting(
+    s: Scenario,
+    over_budget: Option<u64>,
+    trust: Option<TrustLevel>,
+) -> Figures {
     let mut cfg = config(s.integrity);
     if let Some(max_nodes) = over_budget {
         cfg.checks.max_nodes = max_nodes;
     }
-    let trust_everyone = over_budget.is_some();
+    let trust_everyone = trust.is_some();
+    let grant = |store: &dyn Store, id: u64| match trust {
+        Some(TrustLevel::Earned) => {
+            let code = c960_coordinator::store::codes::trust_code(TrustLevel::Earned);
+            store
+                .raw_tx(&mut |c| {
+                    c.exec(
+                        &format!("UPDATE workers SET trusted = {code} WHERE id = {id}"),
+                        &[],
+                    )
+                    .map(|_| ())
+                })
+                .unwrap();
+        }
+        _ => {
+            store.set_trust(id, true).unwrap();
+        }
+    };
     let server = TestServer::start(cfg).await;
     let mut campaigns = Vec::new();
     for (depth, ply, positions) in &s.campaigns {
@@ -140,7 +175,7 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
         let client = RawClient::new(&server.url, None);
         let auth = client.register(&format!("liar-{i}")).await.unwrap();
         if trust_everyone {
-            server.store.set_trust(auth.worker_id, true).unwrap();
+            grant(&*server.store, auth.worker_id);
         }
         liar_ids.push(auth.worker_id);
         liar_tasks.push(tokio::spawn(liar(
@@ -169,8 +204,8 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
         if trust_everyone {
             let now = c960_coordinator::clock::now_ms();
             for w in server.store.worker_summary(now).unwrap().list {
-                if w.trust == TrustLevel::Untrusted && !w.quarantined {
-                    server.store.set_trust(w.id, true).unwrap();
+                if w.trust == TrustLevel::Untrusted && !w.quarantined && w.checks_failed == 0 {
+                    grant(&*server.store, w.id);
                 }
             }
         }
@@ -255,7 +290,10 @@ pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
         }
     }
     let cost = server.store.check_cost().unwrap();
+    let disputes = server.store.dispute_cost().unwrap();
     Figures {
+        disputes: disputes.decided,
+        convicted: disputes.convicted,
         name: s.name,
         workers: s.honest + s.liars.len(),
         liars: s.liars.len(),

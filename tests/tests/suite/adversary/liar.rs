@@ -184,6 +184,19 @@ pub(super) async fn liar(
         }
         let mut results = Vec::new();
         for a in &got {
+            // A challenge of a dispute (issue 54): a liar that lied keeps its story, one ply
+            // deeper (its lies put the extra node under the first move, so the same lie of
+            // the challenged node is consistent with its earlier claim).
+            if c960_coordinator::model::disputes::challenge_of(a.lease_id).is_some() {
+                let lied = log.lies.load(Ordering::Relaxed) > 0;
+                let r = if lied {
+                    off_by_one(&a.kind)
+                } else {
+                    truth(&a.kind)
+                };
+                results.push(batched(a, r));
+                continue;
+            }
             let split = matches!(
                 &a.kind,
                 WorkUnitKind::Perft {

@@ -11,6 +11,7 @@
 //! `docs/security-results.md`.
 
 mod client;
+mod disputes;
 mod figures;
 mod harness;
 mod liar;
