@@ -138,10 +138,9 @@ pub(crate) struct ServeArgs {
     /// them: its own random sample (0..1).
     #[arg(long, default_value_t = 0.02)]
     pub(crate) audit_sample: f64,
-    /// Share of the audits the coordinator cannot compute that go to one more hidden replica
-    /// for another randomly drawn worker, when a trusted worker anchors the value (a value
-    /// anchored by nothing but its quorum always gets one); the rest are exported as
-    /// `unaudited` (0..1).
+    /// Kept for old command lines, no longer used: since issue 54 every audit the coordinator
+    /// cannot compute goes to one more hidden replica whenever another worker is at work, and
+    /// is exported as `unaudited` only when none is (0..1).
     #[arg(long, default_value_t = 0.1)]
     pub(crate) audit_replica_rate: f64,
     /// Seconds a worker has to answer a challenge of a dispute (two results of a perft

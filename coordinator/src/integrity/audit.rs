@@ -143,13 +143,12 @@ pub enum AuditPath {
     Unaudited,
 }
 
-/// The path of an audit the coordinator cannot compute, given a uniform draw in
-/// `0..1_000_000`: where another worker is at work (`crowd`) it gets a replica, as an audit
-/// routed to the crowd would have ([`route`]); otherwise a value anchored by a trusted worker
-/// gets one at [`Integrity::audit_replica_rate_ppm`], and one anchored by nothing but its
-/// quorum always does (its agreeing workers may all be one party of fresh identities).
-pub fn unaffordable(trusted: bool, crowd: bool, draw_ppm: u64, integrity: &Integrity) -> AuditPath {
-    if crowd || !trusted || draw_ppm < integrity.audit_replica_rate_ppm {
+/// The path of an audit the coordinator cannot compute (over its budget, or of an engine it
+/// does not run): one more hidden replica when someone other than the value's workers is at work
+/// to take it (`crowd`), otherwise left `unaudited` and said so (a replica nobody can take would
+/// keep the campaign open for nobody).
+pub fn unaffordable(crowd: bool) -> AuditPath {
+    if crowd {
         AuditPath::Replica
     } else {
         AuditPath::Unaudited
@@ -218,13 +217,9 @@ mod tests {
     }
 
     #[test]
-    fn unaffordable_audits_of_a_bare_quorum_always_get_a_replica() {
-        let i = Integrity::default();
-        assert_eq!(unaffordable(false, false, 999_999, &i), AuditPath::Replica);
-        assert_eq!(unaffordable(true, false, 99_999, &i), AuditPath::Replica);
-        assert_eq!(unaffordable(true, false, 100_000, &i), AuditPath::Unaudited);
-        // The coordinator's sample over its budget goes to the crowd like any audit.
-        assert_eq!(unaffordable(true, true, 999_999, &i), AuditPath::Replica);
+    fn unaffordable_audits_go_to_the_crowd_when_there_is_one() {
+        assert_eq!(unaffordable(true), AuditPath::Replica);
+        assert_eq!(unaffordable(false), AuditPath::Unaudited);
     }
 
     #[test]

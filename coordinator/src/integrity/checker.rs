@@ -27,10 +27,11 @@ use c960_compute::compute::UciSlot;
 use c960_compute::uci_engine::UciCommand;
 
 use crate::clock::now_ms;
-use crate::integrity::referee::{self, Ruling};
-use crate::model::disputes::{Advance, DisputeView, Side};
+use crate::integrity::referee;
+use crate::model::disputes::{Advance, DisputeView};
 use crate::model::{CheckOutcome, CheckPurpose, CheckRequest};
 use crate::store::Store;
+use crate::work::sizing::perft_estimate as estimate;
 
 /// The operator's budget for checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,31 +70,15 @@ impl Drop for Checker {
     }
 }
 
+/// How often the checker looks for audit replicas nobody at work can take any more.
+const STRANDED_SWEEP: Duration = Duration::from_secs(5);
+
 /// How long one search of the coordinator's UCI engine may take before it is killed.
 const UCI_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The checker's Zobrist seed: not the workers' default, so a hash collision in a worker's table
 /// and one in the checker's are independent.
 const CHECK_SEED: u64 = 0x6339_3630_6368_6b31;
-
-/// Estimated perft nodes of `pos` at `depth`: perft at up to depth 3, extrapolated with the
-/// last branching factor, with a margin. Cheap (at most a few ten thousand nodes).
-pub fn estimate(pos: &Position, depth: u32) -> u128 {
-    let k = depth.min(3);
-    let counts: Vec<u64> = (0..=k).map(|d| c960_common::perft(pos, d)).collect();
-    let last = counts[k as usize];
-    if depth == k || last == 0 {
-        return u128::from(last);
-    }
-    let prev = counts[k as usize - 1].max(1);
-    let branching = (last as f64 / prev as f64).max(1.0);
-    let est = last as f64 * branching.powi((depth - k) as i32) * 2.0;
-    if est >= u128::MAX as f64 {
-        u128::MAX
-    } else {
-        est as u128
-    }
-}
 
 fn position(kind: &WorkUnitKind) -> Option<(Position, u32)> {
     let WorkUnitKind::Perft { position, depth } = kind else {
@@ -238,51 +223,19 @@ pub fn run_check(
 /// nodes (milliseconds), so that a dispute ends all the same.
 const LEAF_FLOOR: u64 = 1_000_000;
 
-/// The referee's move on a dispute ([`crate::integrity::referee`]): a conviction or no
-/// difference from the answers; else the first differing child, counted here when it fits the
-/// budget (the sides whose claims differ from the count lose), challenged otherwise. `None`
-/// while a challenge is open.
+/// The referee's move on a dispute within the coordinator's budget
+/// ([`referee::next_move`]).
 pub fn referee_move(
     engine: &PerftEngine,
     d: &DisputeView,
     budget: &CheckBudget,
 ) -> Option<Advance> {
-    let decided = |losers: Vec<Side>, nodes: u64| Advance::Decided {
-        losers: losers.into_iter().map(|s| d.workers[s.index()]).collect(),
-        nodes,
+    let leaf = if budget.max_nodes == 0 {
+        LEAF_FLOOR
+    } else {
+        budget.max_nodes
     };
-    let Ok(pos) = Position::from_fen(&d.fen) else {
-        tracing::error!(
-            dispute = d.id,
-            fen = d.fen,
-            "a dispute's position does not parse"
-        );
-        return Some(decided(Vec::new(), 0));
-    };
-    match referee::rule(&pos, d.claims, [&d.answers[0], &d.answers[1]]) {
-        Ruling::Wait => None,
-        Ruling::Convict(sides) => Some(decided(sides, 0)),
-        Ruling::NoDifference => Some(decided(Vec::new(), 0)),
-        Ruling::Descend { mv, child, claims } => {
-            let depth = d.depth.saturating_sub(1);
-            let leaf = if budget.max_nodes == 0 {
-                LEAF_FLOOR
-            } else {
-                budget.max_nodes
-            };
-            if estimate(&child, depth) <= u128::from(leaf) {
-                let truth = engine.perft(&child, depth);
-                Some(decided(referee::wrong_at_leaf(truth, claims), truth))
-            } else {
-                Some(Advance::Challenge {
-                    mv,
-                    fen: child.to_fen(c960_common::CastlingNotation::Shredder),
-                    depth,
-                    claims,
-                })
-            }
-        }
-    }
+    referee::next_move(engine, d, leaf)
 }
 
 /// The referee's moves on the disputes due; returns how many it made.
@@ -319,7 +272,14 @@ pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget, uci: Option<UciCommand>
                 seed: CHECK_SEED,
             });
             let mut uci = uci.map(|c| UciSlot::new(c, UCI_TIMEOUT));
+            let mut swept = std::time::Instant::now();
             while !flag.load(Ordering::Relaxed) {
+                if swept.elapsed() >= STRANDED_SWEEP {
+                    swept = std::time::Instant::now();
+                    if let Err(e) = store.release_stranded_audits(now_ms()) {
+                        tracing::error!("checker: {e}");
+                    }
+                }
                 let wanted = match store.checks_wanted(16) {
                     Ok(w) => w,
                     Err(e) => {

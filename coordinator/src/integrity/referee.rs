@@ -20,9 +20,10 @@
 //! branching factor b (≈ 4 % at b = 25 in the opening). The coordinator counts one node's
 //! subtree within its budget and generates the legal moves of one node per round.
 
-use c960_common::Position;
+use c960_common::{PerftEngine, Position};
 
-use crate::model::disputes::{Answer, Side};
+use crate::model::disputes::{Advance, Answer, DisputeView, Side};
+use crate::work::sizing::perft_estimate;
 
 /// The referee's ruling on a node in dispute, given each side's claim for it and its answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,6 +121,44 @@ pub fn wrong_at_leaf(truth: u64, claims: [u64; 2]) -> Vec<Side> {
         .into_iter()
         .filter(|s| claims[s.index()] != truth)
         .collect()
+}
+
+/// The referee's move on dispute `d`: a conviction or no difference from the answers; else
+/// the first differing child, counted with `engine` when its estimate is at most `leaf_nodes`
+/// (the sides whose claims differ from the count lose), challenged otherwise. `None` while a
+/// challenge is open.
+pub fn next_move(engine: &PerftEngine, d: &DisputeView, leaf_nodes: u64) -> Option<Advance> {
+    let decided = |losers: Vec<Side>, nodes: u64| Advance::Decided {
+        losers: losers.into_iter().map(|s| d.workers[s.index()]).collect(),
+        nodes,
+    };
+    let Ok(pos) = Position::from_fen(&d.fen) else {
+        tracing::error!(
+            dispute = d.id,
+            fen = d.fen,
+            "a dispute's position does not parse"
+        );
+        return Some(decided(Vec::new(), 0));
+    };
+    match rule(&pos, d.claims, [&d.answers[0], &d.answers[1]]) {
+        Ruling::Wait => None,
+        Ruling::Convict(sides) => Some(decided(sides, 0)),
+        Ruling::NoDifference => Some(decided(Vec::new(), 0)),
+        Ruling::Descend { mv, child, claims } => {
+            let depth = d.depth.saturating_sub(1);
+            if perft_estimate(&child, depth) <= u128::from(leaf_nodes) {
+                let truth = engine.perft(&child, depth);
+                Some(decided(wrong_at_leaf(truth, claims), truth))
+            } else {
+                Some(Advance::Challenge {
+                    mv,
+                    fen: child.to_fen(c960_common::CastlingNotation::Shredder),
+                    depth,
+                    claims,
+                })
+            }
+        }
+    }
 }
 
 #[cfg(test)]

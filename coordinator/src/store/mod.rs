@@ -140,6 +140,9 @@ pub trait Store: Send + Sync {
         advance: &crate::model::disputes::Advance,
         now_ms: i64,
     ) -> StoreResult<()>;
+    /// Values waiting for an audit replica that no worker at work can take any more go to the
+    /// coordinator's audit instead (`transition::release_stranded_audits`).
+    fn release_stranded_audits(&self, now_ms: i64) -> StoreResult<()>;
     /// The open challenges of a worker as leases, handed out at every fetch until answered.
     fn challenge_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Lease>>;
     /// What disputes have cost and found so far.

@@ -250,6 +250,25 @@ pub fn about_duration(secs: f64) -> String {
     format!("about {} {unit}", n.round() as u64)
 }
 
+/// Estimated perft nodes of `pos` at `depth`: perft at up to depth 3, extrapolated with the
+/// last branching factor, with a margin. Cheap (at most a few ten thousand nodes).
+pub fn perft_estimate(pos: &c960_common::Position, depth: u32) -> u128 {
+    let k = depth.min(3);
+    let counts: Vec<u64> = (0..=k).map(|d| c960_common::perft(pos, d)).collect();
+    let last = counts[k as usize];
+    if depth == k || last == 0 {
+        return u128::from(last);
+    }
+    let prev = counts[k as usize - 1].max(1);
+    let branching = (last as f64 / prev as f64).max(1.0);
+    let est = last as f64 * branching.powi((depth - k) as i32) * 2.0;
+    if est >= u128::MAX as f64 {
+        u128::MAX
+    } else {
+        est as u128
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! Conformance (both backends, instantiated by `conformance!`): disputes settled by bisection
 //! (issue 54). Two results of one perft workunit disagree and the coordinator's check comes
-//! back over its budget: the referee ([`crate::integrity::checker::referee_move`]) challenges
+//! back over its budget: the referee ([`crate::integrity::referee::next_move`]) challenges
 //! both sides down the tree, through leases handed out and answered like any other, and the
 //! side proven wrong fails a check (quarantine), whichever way it loses.
 
@@ -8,7 +8,7 @@ use c960_common::wire::{PerftResult, WorkResult};
 use c960_common::{PerftEngine, PerftOptions, Position, StartPosition, perft};
 
 use super::{ALL, sub};
-use crate::integrity::checker::{CheckBudget, referee_move};
+use crate::integrity::referee::next_move;
 use crate::integrity::trust::Integrity;
 use crate::model::disputes::challenge_of;
 use crate::model::{CheckOutcome, Submission};
@@ -98,11 +98,6 @@ fn play<S: Backend>(s: &S, other: Conduct) -> (u64, u64, u64) {
     // Contested: the coordinator's check is wanted, and comes back over its budget.
     s.record_check(lh.workunit_id, &CheckOutcome::OverBudget, 4)
         .unwrap();
-    let budget = CheckBudget {
-        max_nodes: 100,
-        hash_mib: 0,
-        ..CheckBudget::default()
-    };
     let engine = PerftEngine::new(PerftOptions {
         hash_mib: 0,
         ..PerftOptions::default()
@@ -113,7 +108,7 @@ fn play<S: Backend>(s: &S, other: Conduct) -> (u64, u64, u64) {
         now += 10;
         let due = s.disputes_due(8, now).unwrap();
         for d in &due {
-            let advance = referee_move(&engine, d, &budget).expect("due disputes move");
+            let advance = next_move(&engine, d, 100).expect("due disputes move");
             s.advance_dispute(d.id, &advance, now).unwrap();
         }
         let mut answered = false;
@@ -252,7 +247,7 @@ pub(crate) fn two_honest_sides_of_a_dispute_are_both_cleared<S: Backend>(s: &S) 
     let due = s.disputes_due(8, 5).unwrap();
     assert_eq!(due.len(), 1);
     let engine = PerftEngine::new(PerftOptions::default());
-    let advance = referee_move(&engine, &due[0], &CheckBudget::default()).unwrap();
+    let advance = next_move(&engine, &due[0], 500_000_000).unwrap();
     s.advance_dispute(due[0].id, &advance, 6).unwrap();
     assert!(!standing(s, a) && !standing(s, b));
     let cost = s.dispute_cost().unwrap();
@@ -295,12 +290,8 @@ pub(crate) fn a_challenged_dispute<S: Store>(s: &S) {
         hash_mib: 0,
         ..PerftOptions::default()
     });
-    let budget = CheckBudget {
-        max_nodes: 10,
-        ..CheckBudget::default()
-    };
     for d in s.disputes_due(8, 24).unwrap() {
-        let advance = referee_move(&engine, &d, &budget).unwrap();
+        let advance = next_move(&engine, &d, 10).unwrap();
         s.advance_dispute(d.id, &advance, 24).unwrap();
     }
     assert!(!s.challenge_leases(a, 25).unwrap().is_empty());

@@ -92,3 +92,22 @@ pub(super) fn recount_if_total_missed(tx: Tx, workunit_id: u64, now_ms: i64) -> 
     let failed = transition::check_split_totals(tx, &[workunit_id], now_ms)?;
     run(tx, checks(failed), now_ms)
 }
+
+/// The workers a dispute proved wrong ([`super::bisection::advance`]) fail a check, exactly as
+/// a failed audit: trust gone, the quarantine rule applied; then the transitioner on the
+/// disputed workunit.
+pub(super) fn convict(tx: Tx, workunit_id: u64, losers: &[u64], now_ms: i64) -> StoreResult<()> {
+    let mut steps = Vec::new();
+    for &worker in losers {
+        transition::fail_check(tx, worker)?;
+        steps.push(Followup::Check(worker));
+    }
+    steps.push(Followup::Retransition(workunit_id));
+    run(tx, steps, now_ms)
+}
+
+/// [`transition::release_stranded_audits`], and what follows.
+pub(super) fn release_stranded_audits(tx: Tx, now_ms: i64) -> StoreResult<()> {
+    let failed = transition::release_stranded_audits(tx, now_ms)?;
+    run(tx, checks(failed), now_ms)
+}

@@ -288,7 +288,7 @@ fn leases_in(tx: Tx, lease_ids: &[u64]) -> StoreResult<Vec<Option<LeaseInfo>>> {
         .iter()
         .filter_map(|&id| challenge_of(id))
         .collect();
-    let challenges = super::disputes::lease_infos(tx, &challenge_ids)?;
+    let challenges = super::bisection::lease_infos(tx, &challenge_ids)?;
     let mut b = Batch::new(tx.dialect());
     let in_ids = b.in_ids(lease_ids);
     let mut found = HashMap::new();
@@ -368,7 +368,7 @@ pub(super) fn settle(
                         },
                         Settlement::Refuse { .. } => None,
                     };
-                    match super::disputes::answer(tx, worker_id, challenge, result, now_ms) {
+                    match super::bisection::answer(tx, worker_id, challenge, result, now_ms) {
                         Err(e) if e.is_internal() => return Err(e),
                         other => outcomes.push(other),
                     }
@@ -498,7 +498,12 @@ pub(super) fn renew_leases(
     }
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
-        let held = super::disputes::renewable(tx, worker_id, &challenges, now_ms)?;
+        // A heartbeat is a sign of life: the worker is at work (it may take audit replicas).
+        tx.exec(
+            "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1 AND last_seen_ms < ?2",
+            params![u64_to_db(worker_id), now_ms],
+        )?;
+        let held = super::bisection::renewable(tx, worker_id, &challenges, now_ms)?;
         if ids.is_empty() {
             return Ok(held);
         }

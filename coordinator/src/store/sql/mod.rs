@@ -19,10 +19,10 @@
 //! runs, a lease's row before it is answered.
 
 mod assign;
+mod bisection;
 mod boinc_hosts;
 mod campaigns;
 mod cascade;
-mod disputes;
 mod enrolment_tokens;
 mod leases;
 mod probation_holdings;
@@ -192,7 +192,7 @@ impl<B: Backend> Store for B {
     ) -> StoreResult<Vec<crate::model::disputes::DisputeView>> {
         self.with_tx(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
-            disputes::due(tx, limit, now_ms)
+            bisection::due(tx, limit, now_ms)
         })
     }
 
@@ -204,19 +204,31 @@ impl<B: Backend> Store for B {
     ) -> StoreResult<()> {
         self.with_tx(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
-            deferring(tx, |tx| disputes::advance(tx, dispute_id, advance, now_ms))
+            deferring(tx, |tx| {
+                match bisection::advance(tx, dispute_id, advance, now_ms)? {
+                    Some((workunit, losers)) => cascade::convict(tx, workunit, &losers, now_ms),
+                    None => Ok(()),
+                }
+            })
+        })
+    }
+
+    fn release_stranded_audits(&self, now_ms: i64) -> StoreResult<()> {
+        self.with_tx(&mut |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            deferring(tx, |tx| cascade::release_stranded_audits(tx, now_ms))
         })
     }
 
     fn challenge_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Lease>> {
         self.with_conn(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
-            disputes::leases_for(tx, worker_id, now_ms)
+            bisection::leases_for(tx, worker_id, now_ms)
         })
     }
 
     fn dispute_cost(&self) -> StoreResult<crate::model::disputes::DisputeCost> {
-        disputes::cost(self)
+        bisection::cost(self)
     }
 
     fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
@@ -520,6 +532,29 @@ struct DeferredVotes {
     /// The credit the valid votes add (node counts in 32-bit halves).
     credit_hi: i64,
     credit_lo: i64,
+}
+
+/// The integrity settings stored by [`crate::store::Store::set_integrity`] (defaults where
+/// unset).
+pub(super) fn integrity_in(tx: Tx) -> StoreResult<Integrity> {
+    let pairs = tx
+        .query("SELECT key, value FROM settings", params![])?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.u64(1)?)))
+        .collect::<StoreResult<Vec<_>>>()?;
+    Ok(Integrity::from_settings(
+        pairs.iter().map(|(k, v)| (k.as_str(), *v)),
+    ))
+}
+
+/// Adds `by` to a counter in the settings table (the cost of checking, for the status page).
+pub(super) fn bump_setting(tx: Tx, key: &str, by: u64) -> StoreResult<()> {
+    tx.exec(
+        "INSERT INTO settings (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = settings.value + excluded.value",
+        params![key, u64_to_db(by)],
+    )?;
+    Ok(())
 }
 
 /// Runs `f` in `tx` with the workers' vote counts deferred to its end ([`Deferring`]).

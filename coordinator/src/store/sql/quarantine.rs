@@ -32,9 +32,10 @@ use super::transition::integrity_in;
 use crate::integrity::trust;
 use crate::model::{ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{
-    CHECK_VERIFIED, CHECKED_FAILED, CHECKED_PASSED, OUTCOME_INVALID, OUTCOME_PENDING,
-    OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_FAILED,
-    WORKUNIT_OPEN, WORKUNIT_VALID, replica_code, trust_code, trust_level, u64_to_db,
+    CHECK_AUDIT_REPLICA, CHECK_NONE, CHECK_VERIFIED, CHECKED_FAILED, CHECKED_PASSED,
+    OUTCOME_INVALID, OUTCOME_PENDING, OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED,
+    TRUST_UNTRUSTED, WORKUNIT_FAILED, WORKUNIT_OPEN, WORKUNIT_VALID, replica_code, trust_code,
+    trust_level, u64_to_db,
 };
 use crate::store::db::params;
 
@@ -145,6 +146,13 @@ pub(super) fn quarantine(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<Vec
         )?;
         tx.exec(
             &format!("UPDATE workunits SET state = {WORKUNIT_OPEN}, completed_ms = NULL WHERE id = ?1 AND state = {WORKUNIT_FAILED}"),
+            params![wu],
+        )?;
+        // A value reopened for an audit replica whose quorum held this worker: the replica was
+        // to check what it said, which no longer counts; the others settle it as a
+        // re-verification does (super::reopen::reopen), and it is audited again once valid.
+        tx.exec(
+            &format!("UPDATE workunits SET audit_replicas = 0, check_state = {CHECK_NONE} WHERE id = ?1 AND state = {WORKUNIT_OPEN} AND check_state = {CHECK_AUDIT_REPLICA}"),
             params![wu],
         )?;
         touched.insert(wu);

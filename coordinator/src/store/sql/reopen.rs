@@ -5,15 +5,17 @@
 use super::Tx;
 use crate::model::StoreResult;
 use crate::store::codes::{
-    CHECK_AUDIT_REPLICA, OUTCOME_INVALID, OUTCOME_PENDING, OUTCOME_VALID, REPLICA_RETURNED,
-    WORKUNIT_OPEN,
+    CHECK_AUDIT_REPLICA, CHECK_NONE, OUTCOME_INVALID, OUTCOME_PENDING, OUTCOME_VALID,
+    REPLICA_RETURNED, WORKUNIT_OPEN,
 };
 use crate::store::db::params;
 
 /// Reopens a settled workunit for re-verification: its canonical result is withdrawn, the
 /// returned results go back to ungraded, and their workers' vote counts are rolled back so that
-/// the regrading counts each once (a lost vote on a value found wrong is no longer lost). The
-/// caller runs the transitioner.
+/// the regrading counts each once (a lost vote on a value found wrong is no longer lost). An
+/// audit replica it waited for is no longer wanted: the re-verification is the independent
+/// recount, and the value is audited again once valid (with fewer workers left at work, a
+/// quorum plus a replica may be more than there are). The caller runs the transitioner.
 pub(super) fn reopen(tx: Tx, wu: i64) -> StoreResult<()> {
     tx.flush_deferred()?;
     tx.exec(
@@ -28,7 +30,8 @@ pub(super) fn reopen(tx: Tx, wu: i64) -> StoreResult<()> {
     )?;
     tx.exec(
         &format!("UPDATE workunits SET state = {WORKUNIT_OPEN}, canonical_result_id = NULL, canonical_digest = NULL, nodes = NULL, completed_ms = NULL,
-                             reverify = 1
+                             reverify = 1, audit_replicas = 0,
+                             check_state = CASE WHEN check_state = {CHECK_AUDIT_REPLICA} THEN {CHECK_NONE} ELSE check_state END
          WHERE id = ?1"),
         params![wu],
     )?;

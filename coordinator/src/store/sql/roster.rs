@@ -2,7 +2,7 @@
 
 use super::cascade::{self, retransition};
 use super::enrolment_tokens;
-use super::transition::{bump_setting, integrity_in};
+use super::transition::bump_setting;
 use super::{WORKER_COLS, worker_in, worker_row};
 use crate::integrity::audit::{self, AuditPath};
 use crate::integrity::trust::Integrity;
@@ -12,8 +12,8 @@ use crate::model::{
 };
 use crate::store::codes::{
     CHECK_AUDIT_WANTED, CHECK_OVER_BUDGET, CHECK_RESPLIT_DONE, CHECK_RESPLIT_WANTED,
-    CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, KIND_COLUMN_COUNT, KIND_COLUMNS, OUTCOME_VALID,
-    REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_VALID, trust_code, u64_to_db,
+    CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, KIND_COLUMN_COUNT, KIND_COLUMNS,
+    REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_OPEN, WORKUNIT_VALID, trust_code, u64_to_db,
 };
 use crate::store::db::{Backend, params};
 use c960_common::wire::WorkUnitKind;
@@ -91,6 +91,23 @@ pub(super) fn set_trust(
         )?;
         if changed == 0 {
             return Err(StoreError::UnknownWorker(worker_id));
+        }
+        if trusted {
+            // Its results on open workunits may be the anchor they waited for.
+            let waiting: Vec<u64> = tx
+                .query(
+                    &format!(
+                        "SELECT DISTINCT r.workunit_id FROM results r JOIN workunits u ON u.id = r.workunit_id
+                         WHERE r.worker_id = ?1 AND r.state = {REPLICA_RETURNED} AND u.state = {WORKUNIT_OPEN} ORDER BY r.workunit_id"
+                    ),
+                    params![u64_to_db(worker_id)],
+                )?
+                .iter()
+                .map(|r| r.u64(0))
+                .collect::<StoreResult<_>>()?;
+            super::deferring(tx, |tx| {
+                cascade::retransition_many(tx, &waiting, crate::clock::now_ms())
+            })?;
         }
         worker_in(tx, worker_id)?.ok_or(StoreError::UnknownWorker(worker_id))
     })
@@ -278,23 +295,8 @@ fn record_audit(
             }
         }
         CheckOutcome::OverBudget => {
-            let trusted = tx
-                .query_one(
-                    &format!("SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
-                     WHERE r.workunit_id = ?1 AND r.state = {REPLICA_RETURNED} AND r.outcome = {OUTCOME_VALID} AND o.trusted != {TRUST_UNTRUSTED}"),
-                    params![wu],
-                )?
-                .u64(0)?
-                > 0;
-            let agreeing = tx
-                .query_one(
-                    &format!("SELECT COUNT(*) FROM results WHERE workunit_id = ?1 AND state = {REPLICA_RETURNED} AND outcome = {OUTCOME_VALID}"),
-                    params![wu],
-                )?
-                .u64(0)?;
-            let crowd = super::transition::workers_at_work(tx, now_ms)? > agreeing;
-            let draw = rand::random::<u64>() % 1_000_000;
-            match audit::unaffordable(trusted, crowd, draw, &integrity_in(tx)?) {
+            let crowd = super::transition::someone_else_at_work(tx, workunit_id, now_ms)?;
+            match audit::unaffordable(crowd) {
                 AuditPath::Replica if state == WORKUNIT_VALID => {
                     bump_setting(tx, "audit_replicas", 1)?;
                     super::reopen::reopen_for_audit(tx, wu)?;

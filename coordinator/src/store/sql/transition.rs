@@ -1,6 +1,7 @@
 //! The transitioner inside a transaction: replicas, check grading, expiry.
 
 use super::Tx;
+pub(super) use super::{bump_setting, integrity_in};
 use crate::integrity::audit;
 use crate::model::{Digest, ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{
@@ -42,29 +43,6 @@ pub(super) fn replicas_of(
         });
     }
     Ok(out)
-}
-
-/// The integrity settings stored by [`crate::store::Store::set_integrity`] (defaults where
-/// unset).
-pub(super) fn integrity_in(tx: Tx) -> StoreResult<Integrity> {
-    let pairs = tx
-        .query("SELECT key, value FROM settings", params![])?
-        .iter()
-        .map(|r| Ok((r.text(0)?, r.u64(1)?)))
-        .collect::<StoreResult<Vec<_>>>()?;
-    Ok(Integrity::from_settings(
-        pairs.iter().map(|(k, v)| (k.as_str(), *v)),
-    ))
-}
-
-/// Adds `by` to a counter in the settings table (the cost of checking, for the status page).
-pub(super) fn bump_setting(tx: Tx, key: &str, by: u64) -> StoreResult<()> {
-    tx.exec(
-        "INSERT INTO settings (key, value) VALUES (?1, ?2)
-         ON CONFLICT (key) DO UPDATE SET value = settings.value + excluded.value",
-        params![key, u64_to_db(by)],
-    )?;
-    Ok(())
 }
 
 /// Grades the returned results of a workunit the coordinator checked against its own digest:
@@ -504,7 +482,7 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
         )?;
     }
     for &wu in &v.want_dispute {
-        super::disputes::open(tx, wu, now_ms)?;
+        super::bisection::open(tx, wu, now_ms)?;
     }
     if !v.failed.is_empty() {
         let mut b = Batch::new(tx.dialect());
@@ -597,10 +575,50 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
     Ok(failed)
 }
 
-/// How long a worker counts as at work after its last request.
-const AT_WORK_MS: i64 = 10 * 60 * 1000;
+/// How long a worker counts as at work after its last request (a fetch, a submission or a
+/// heartbeat: four heartbeats, `c960_common::wire::HEARTBEAT_SECS`).
+const AT_WORK_MS: i64 = 2 * 60 * 1000;
 
-/// The workers at work: a request in the last ten minutes, in good standing.
+/// Whether a worker in good standing that holds no replica of `workunit_id` is at work: one
+/// that could take an audit replica of it.
+pub(super) fn someone_else_at_work(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult<bool> {
+    Ok(tx
+        .query_opt(
+            "SELECT 1 FROM workers w WHERE w.last_seen_ms >= ?1 AND w.quarantined_ms IS NULL AND w.banned = 0
+             AND NOT EXISTS (SELECT 1 FROM results r WHERE r.workunit_id = ?2 AND r.worker_id = w.id) LIMIT 1",
+            params![now_ms.saturating_sub(AT_WORK_MS), u64_to_db(workunit_id)],
+        )?
+        .is_some())
+}
+
+/// Values waiting for an audit replica that nobody at work can take any more (the workers that
+/// could have left): their audit goes to the coordinator instead (which records them
+/// `unaudited` where it cannot compute them), so that a campaign whose crowd left completes.
+pub(super) fn release_stranded_audits(tx: Tx, now_ms: i64) -> StoreResult<Failed> {
+    let stranded = tx.query(
+        &format!(
+            "SELECT u.id FROM workunits u WHERE u.state = {WORKUNIT_OPEN} AND u.check_state = {CHECK_AUDIT_REPLICA}
+             AND NOT EXISTS (SELECT 1 FROM results r WHERE r.workunit_id = u.id AND r.state = {REPLICA_IN_PROGRESS})
+             AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.workunit_id = u.id AND d.state != 2)
+             AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.last_seen_ms >= ?1 AND w.quarantined_ms IS NULL AND w.banned = 0
+                 AND NOT EXISTS (SELECT 1 FROM results r2 WHERE r2.workunit_id = u.id AND r2.worker_id = w.id))
+             ORDER BY u.id LIMIT 256"
+        ),
+        params![now_ms.saturating_sub(AT_WORK_MS)],
+    )?;
+    let mut failed = Failed::new();
+    for r in stranded {
+        let wu = r.u64(0)?;
+        tx.exec(
+            &format!("UPDATE workunits SET audit_replicas = 0, check_state = {CHECK_AUDIT_WANTED} WHERE id = ?1"),
+            params![u64_to_db(wu)],
+        )?;
+        failed.extend(retransition(tx, wu, now_ms)?);
+    }
+    Ok(failed)
+}
+
+/// The workers at work: a request in the last two minutes, in good standing.
 pub(super) fn workers_at_work(tx: Tx, now_ms: i64) -> StoreResult<u64> {
     tx.query_one(
         "SELECT COUNT(*) FROM workers WHERE last_seen_ms >= ?1 AND quarantined_ms IS NULL AND banned = 0",
@@ -666,7 +684,7 @@ pub(super) fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> Stor
 /// lease another coordinator expired a moment ago is not counted twice.
 pub(super) fn expire(tx: Tx, now_ms: i64) -> StoreResult<(u64, Failed)> {
     let mut failed = Failed::new();
-    super::disputes::expire(tx, now_ms)?;
+    super::bisection::expire(tx, now_ms)?;
     let ids = tx.query(
         &format!("SELECT id, workunit_id FROM results WHERE state = {REPLICA_IN_PROGRESS} AND deadline_ms < ?1 ORDER BY workunit_id, id"),
         params![now_ms],

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use c960_coordinator::integrity::trust::Integrity;
 use c960_coordinator::model::TrustLevel;
 
 use super::harness::*;
@@ -41,4 +42,46 @@ async fn a_trusted_pair_over_the_budget_is_convicted_by_bisection() {
         f.convicted >= f.liars_who_lied && f.disputes >= f.convicted,
         "{f:?}"
     );
+}
+
+/// Issue 54's cost figures (release, `.ci/run`; docs/security-results.md): honest workers only,
+/// `serve`'s defaults, depth 5 of all 960 starts, before (the coordinator audits every value it
+/// can itself) and after (the crowd audits, the coordinator keeps a 2 % sample): the
+/// coordinator's share of the valid nodes and the volunteers' results per valid workunit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn crowd_audit_cost_figures() {
+    println!(
+        "| audits by | workers | workunits | results per valid workunit | coordinator's share of the nodes | time |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (name, sample) in [
+        ("the coordinator (before)", 1_000_000),
+        ("the crowd (after)", 20_000),
+    ] {
+        let f = run(Scenario {
+            name,
+            honest: 4,
+            liars: vec![],
+            campaigns: vec![(5, 0, "0-959")],
+            integrity: Integrity {
+                audit_sample_ppm: sample,
+                ..serve_integrity()
+            },
+            limit: Duration::from_secs(900),
+        })
+        .await;
+        assert_targets(&f);
+        println!(
+            "| {name} | {} | {} | {:.2} | {:.1} % | {:.0} s |",
+            f.workers,
+            f.units,
+            f.replicas_per_valid,
+            100.0 * f.coordinator_share,
+            f.secs
+        );
+        if sample < 1_000_000 {
+            assert!(f.coordinator_share <= 0.05, "{f:?}");
+        }
+    }
 }

@@ -54,6 +54,8 @@ pub(super) struct Figures {
     /// Disputes decided, and convictions (a worker proven wrong in several counts in each).
     pub(super) disputes: u64,
     pub(super) convicted: u64,
+    /// The coordinator's nodes per node of the valid values.
+    pub(super) coordinator_share: f64,
     pub(super) secs: f64,
     pub(super) complete: bool,
 }
@@ -294,6 +296,7 @@ pub(super) async fn run_trusting(
     Figures {
         disputes: disputes.decided,
         convicted: disputes.convicted,
+        coordinator_share: cost.coordinator_node_share,
         name: s.name,
         workers: s.honest + s.liars.len(),
         liars: s.liars.len(),

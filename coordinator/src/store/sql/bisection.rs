@@ -2,16 +2,14 @@
 //! coordinator will not count it, challenges handed to each side as leases and answered through
 //! the worker session, and the referee's moves written ([`crate::integrity::referee`] decides
 //! them; the checker thread plays them). A side proven wrong fails a check, exactly as a failed
-//! audit: its trust is gone, the quarantine rule runs, and everything it validated is
-//! re-verified.
+//! audit ([`super::cascade::convict`]): its trust is gone, the quarantine rule runs, and
+//! everything it validated is re-verified.
 
 use std::collections::BTreeMap;
 
 use c960_common::wire::{PerftResult, PositionSpec, WorkUnitKind};
 
-use super::Tx;
-use super::cascade;
-use super::transition::{bump_setting, fail_check, integrity_in};
+use super::{Tx, bump_setting, integrity_in};
 use crate::model::disputes::{Advance, Answer, CHALLENGE_BASE, DisputeCost, DisputeView};
 use crate::model::{Lease, LeaseInfo, ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{REPLICA_RETURNED, u64_to_db};
@@ -170,9 +168,15 @@ pub(super) fn due(tx: Tx, limit: usize, now_ms: i64) -> StoreResult<Vec<DisputeV
 }
 
 /// Writes the referee's move on dispute `id`: challenges to both sides (each due within the
-/// stored [`crate::integrity::trust::Integrity::challenge_ms`]), or the decision, whose losers
-/// fail a check (the quarantine rule follows) before the workunit is transitioned again.
-pub(super) fn advance(tx: Tx, id: u64, advance: &Advance, now_ms: i64) -> StoreResult<()> {
+/// stored [`crate::integrity::trust::Integrity::challenge_ms`]), or the decision; for a
+/// decision, its workunit and the workers proven wrong, who fail a check
+/// ([`super::cascade::convict`]).
+pub(super) fn advance(
+    tx: Tx,
+    id: u64,
+    advance: &Advance,
+    now_ms: i64,
+) -> StoreResult<Option<(u64, Vec<u64>)>> {
     let id_db = u64_to_db(id);
     let row = tx
         .query_opt(
@@ -222,7 +226,8 @@ pub(super) fn advance(tx: Tx, id: u64, advance: &Advance, now_ms: i64) -> StoreR
                     ],
                 )?;
             }
-            bump_setting(tx, "dispute_challenges", 2)
+            bump_setting(tx, "dispute_challenges", 2)?;
+            Ok(None)
         }
         Advance::Decided { losers, nodes } => {
             let named: Vec<String> = losers.iter().map(u64::to_string).collect();
@@ -243,10 +248,8 @@ pub(super) fn advance(tx: Tx, id: u64, advance: &Advance, now_ms: i64) -> StoreR
                     worker = loser,
                     "a dispute proved a worker's count wrong: it fails a check"
                 );
-                fail_check(tx, loser)?;
-                cascade::check(tx, loser, now_ms)?;
             }
-            cascade::retransition(tx, wu, now_ms)
+            Ok(Some((wu, losers.clone())))
         }
     }
 }
