@@ -183,6 +183,19 @@ pub const CHECK_AUDIT_REPLICA: i64 = 7;
 /// replica was drawn.
 pub const CHECK_UNAUDITED: i64 = 8;
 
+/// `disputes.state`: the referee's turn (new, or every challenge answered or missed).
+pub const DISPUTE_DUE: i64 = 0;
+/// `disputes.state`: challenges are out.
+pub const DISPUTE_CHALLENGED: i64 = 1;
+/// `disputes.state`: decided.
+pub const DISPUTE_DECIDED: i64 = 2;
+/// `challenges.state`: waiting for its answer.
+pub const CHALLENGE_OPEN: i64 = 0;
+/// `challenges.state`: answered.
+pub const CHALLENGE_ANSWERED: i64 = 1;
+/// `challenges.state`: its deadline passed, or its answer was refused.
+pub const CHALLENGE_MISSED: i64 = 2;
+
 /// Where a value in `check_state` stands with the coordinator's own computations.
 pub fn check_standing(check_state: i64) -> crate::integrity::audit::CheckStanding {
     use crate::integrity::audit::CheckStanding;

@@ -12,15 +12,11 @@ use c960_common::wire::{PerftResult, PositionSpec, WorkUnitKind};
 use super::{Tx, bump_setting, integrity_in};
 use crate::model::disputes::{Advance, Answer, CHALLENGE_BASE, DisputeCost, DisputeView};
 use crate::model::{Lease, LeaseInfo, ReplicaState, StoreError, StoreResult};
-use crate::store::codes::{REPLICA_RETURNED, u64_to_db};
+use crate::store::codes::{
+    CHALLENGE_ANSWERED, CHALLENGE_MISSED, CHALLENGE_OPEN, DISPUTE_CHALLENGED, DISPUTE_DECIDED,
+    DISPUTE_DUE, REPLICA_RETURNED, u64_to_db,
+};
 use crate::store::db::{Backend, Batch, params};
-
-const DISPUTE_DUE: i64 = 0;
-const DISPUTE_CHALLENGED: i64 = 1;
-const DISPUTE_DECIDED: i64 = 2;
-const CHALLENGE_OPEN: i64 = 0;
-const CHALLENGE_ANSWERED: i64 = 1;
-const CHALLENGE_MISSED: i64 = 2;
 
 fn perft_kind(fen: String, depth: i64) -> WorkUnitKind {
     WorkUnitKind::Perft {

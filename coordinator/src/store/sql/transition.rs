@@ -6,10 +6,11 @@ use crate::integrity::audit;
 use crate::model::{Digest, ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{
     CHECK_AUDIT_REPLICA, CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_OVER_BUDGET, CHECK_RESPLIT_WANTED,
-    CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, CHECKED_NOT, KIND_BUILTIN_ANALYSIS, KIND_PERFT,
-    OUTCOME_PENDING, OUTCOME_VALID, REPLICA_IN_PROGRESS, REPLICA_RETURNED, TRUST_UNTRUSTED,
-    WORKUNIT_FAILED, WORKUNIT_OPEN, WORKUNIT_VALID, check_standing, checked_code, digest_from,
-    outcome_code, replica_code, replica_state, trust_code, trust_level, u64_to_db,
+    CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, CHECKED_NOT, DISPUTE_DECIDED,
+    KIND_BUILTIN_ANALYSIS, KIND_PERFT, OUTCOME_PENDING, OUTCOME_VALID, REPLICA_IN_PROGRESS,
+    REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_FAILED, WORKUNIT_OPEN, WORKUNIT_VALID,
+    check_standing, checked_code, digest_from, outcome_code, replica_code, replica_state,
+    trust_code, trust_level, u64_to_db,
 };
 use crate::work::transitioner::{self, Anchor, QuorumPolicy, ReplicaView, Transition};
 use std::collections::{BTreeMap, HashMap};
@@ -599,7 +600,7 @@ pub(super) fn release_stranded_audits(tx: Tx, now_ms: i64) -> StoreResult<Failed
         &format!(
             "SELECT u.id FROM workunits u WHERE u.state = {WORKUNIT_OPEN} AND u.check_state = {CHECK_AUDIT_REPLICA}
              AND NOT EXISTS (SELECT 1 FROM results r WHERE r.workunit_id = u.id AND r.state = {REPLICA_IN_PROGRESS})
-             AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.workunit_id = u.id AND d.state != 2)
+             AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.workunit_id = u.id AND d.state != {DISPUTE_DECIDED})
              AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.last_seen_ms >= ?1 AND w.quarantined_ms IS NULL AND w.banned = 0
                  AND NOT EXISTS (SELECT 1 FROM results r2 WHERE r2.workunit_id = u.id AND r2.worker_id = w.id))
              ORDER BY u.id LIMIT 256"
