@@ -138,6 +138,15 @@ pub(crate) struct ServeArgs {
     /// them: its own random sample (0..1).
     #[arg(long, default_value_t = 0.02)]
     pub(crate) audit_sample: f64,
+    /// Spare capacity re-verifies: a worker with no other work gets a hidden replica of a valid
+    /// perft value with fewer than this many agreeing workers, fewest first (a disagreement is
+    /// settled by a dispute; 0: off).
+    #[arg(long, default_value_t = 4)]
+    pub(crate) idle_reverify_upto: u64,
+    /// Re-verify only this campaign's values with spare capacity (default: every active
+    /// campaign's).
+    #[arg(long)]
+    pub(crate) idle_reverify_campaign: Option<u64>,
     /// Kept for old command lines, no longer used: since issue 54 every audit the coordinator
     /// cannot compute goes to one more hidden replica whenever another worker is at work, and
     /// is exported as `unaudited` only when none is (0..1).
@@ -278,6 +287,8 @@ impl ServeArgs {
             resplit_rate,
             audit_rate,
             audit_sample,
+            idle_reverify_upto,
+            idle_reverify_campaign,
             audit_replica_rate,
             challenge_secs,
             trust_check_spacing_secs,
@@ -376,6 +387,8 @@ impl ServeArgs {
                 probation_share_pct: probation_share_percent,
                 challenge_ms: challenge_secs.saturating_mul(1000),
                 audit_sample_ppm: ppm("audit-sample", audit_sample)?,
+                idle_reverify_upto,
+                idle_reverify_campaign: idle_reverify_campaign.unwrap_or(0),
             },
             checks: CheckBudget {
                 max_nodes: check_max_nodes,

@@ -88,6 +88,13 @@ pub struct Integrity {
     /// sample. Everything here by default (the store's tests count the coordinator's audits);
     /// `serve`: 0.02 (`--audit-sample`).
     pub audit_sample_ppm: u64,
+    /// Spare capacity re-verifies: a worker with no other work gets a hidden replica of a valid
+    /// perft value with fewer than this many agreeing workers (0: off, the default here;
+    /// `serve`: 4, `--idle-reverify-upto`).
+    pub idle_reverify_upto: u64,
+    /// Only this campaign's values are re-verified that way (0: every active campaign's;
+    /// `--idle-reverify-campaign`).
+    pub idle_reverify_campaign: u64,
 }
 
 impl Default for Integrity {
@@ -112,6 +119,8 @@ impl Default for Integrity {
             probation_share_pct: 0,
             challenge_ms: 6 * 3600 * 1000,
             audit_sample_ppm: 1_000_000,
+            idle_reverify_upto: 0,
+            idle_reverify_campaign: 0,
         }
     }
 }
@@ -124,7 +133,7 @@ impl Integrity {
     }
 
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 19] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 21] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -145,6 +154,8 @@ impl Integrity {
             ("probation_share_pct", self.probation_share_pct),
             ("challenge_ms", self.challenge_ms),
             ("audit_sample_ppm", self.audit_sample_ppm),
+            ("idle_reverify_upto", self.idle_reverify_upto),
+            ("idle_reverify_campaign", self.idle_reverify_campaign),
         ]
     }
 
@@ -172,6 +183,8 @@ impl Integrity {
                 "probation_share_pct" => i.probation_share_pct = v,
                 "challenge_ms" => i.challenge_ms = v,
                 "audit_sample_ppm" => i.audit_sample_ppm = v,
+                "idle_reverify_upto" => i.idle_reverify_upto = v,
+                "idle_reverify_campaign" => i.idle_reverify_campaign = v,
                 _ => {}
             }
         }

@@ -296,3 +296,85 @@ pub(crate) fn a_challenged_dispute<S: Store>(s: &S) {
     }
     assert!(!s.challenge_leases(a, 25).unwrap().is_empty());
 }
+
+/// Spare capacity re-verifies: a worker with nothing else to do gets a hidden replica of the
+/// valid value with the fewest agreeing workers (the value stays valid); its disagreement with
+/// a pair that agreed on a wrong divide (the right total, which anchored it) is a dispute that
+/// convicts the first liar; the value reopens for re-verification, and the coordinator's check
+/// of it (contested, within the budget) catches the second.
+pub(crate) fn spare_capacity_reverifies_and_a_disagreement_convicts_the_pair<S: Backend>(s: &S) {
+    s.set_integrity(&Integrity {
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        idle_reverify_upto: 3,
+        ..Integrity::default()
+    })
+    .unwrap();
+    let c = s
+        .create_campaign(&NewCampaign::new(4, 2, None, vec![518]).unwrap(), 0)
+        .unwrap();
+    let root = StartPosition::new(518).unwrap().position();
+    let liars = [
+        s.register_worker("liar a", b"la", "e", 0).unwrap(),
+        s.register_worker("liar b", b"lb", "e", 0).unwrap(),
+    ];
+    let lie = PerftResult {
+        nodes: perft(&root, 4),
+        divide: divide_of(&root, 4, &[], Conduct::Liar),
+    };
+    for &w in &liars {
+        let l = s.assign(w, &ALL, 1, 100_000).unwrap().unwrap();
+        s.submit(w, l.lease_id, &submission(lie.clone(), 9), 2)
+            .unwrap();
+    }
+    // The public total anchors the pair's value.
+    assert_eq!(s.campaign_progress(c.id).unwrap().valid, 1);
+    let honest = s.register_worker("honest", b"h", "e", 3).unwrap();
+    let l = s
+        .assign(honest, &ALL, 4, 100_000)
+        .unwrap()
+        .expect("a spare replica");
+    assert_eq!(
+        s.campaign_progress(c.id).unwrap().valid,
+        1,
+        "the value stays valid meanwhile"
+    );
+    assert!(s.assign(liars[0], &ALL, 4, 100_000).unwrap().is_none());
+    let truth = PerftResult {
+        nodes: perft(&root, 4),
+        divide: divide_of(&root, 4, &[], Conduct::Honest),
+    };
+    s.submit(honest, l.lease_id, &submission(truth, 8), 5)
+        .unwrap();
+    let engine = PerftEngine::new(PerftOptions {
+        hash_mib: 0,
+        ..PerftOptions::default()
+    });
+    for t in 6..12 {
+        for d in s.disputes_due(8, t).unwrap() {
+            let advance = next_move(&engine, &d, 500_000_000).unwrap();
+            s.advance_dispute(d.id, &advance, t).unwrap();
+        }
+        // Once the first liar is convicted the value reopens, contested within the budget:
+        // the coordinator's check (here: its digest, the honest result's) settles the rest.
+        for check in s.checks_wanted(8).unwrap() {
+            let verified = CheckOutcome::Verified {
+                digest: [8; 32],
+                nodes: 1,
+            };
+            s.record_check(check.workunit_id, &verified, t).unwrap();
+        }
+    }
+    assert!(
+        standing(s, liars[0]) && standing(s, liars[1]),
+        "both liars quarantined"
+    );
+    assert!(!standing(s, honest));
+    assert_eq!(
+        s.dispute_cost().unwrap().convicted,
+        1,
+        "the first by the dispute"
+    );
+    // Re-verification without them: the value waits for a quorum of honest workers.
+    assert_eq!(s.campaign_progress(c.id).unwrap().valid, 0);
+}

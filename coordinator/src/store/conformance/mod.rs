@@ -34,6 +34,7 @@ pub(crate) use credit::credit_columns_equal_the_sum_over_results_through_quarant
 pub(crate) use disputes::{
     a_dispute_finds_a_wrong_count_plies_down_and_convicts_only_the_liar,
     a_dispute_is_lost_by_contradicting_ones_own_claim, a_dispute_is_lost_by_silence,
+    spare_capacity_reverifies_and_a_disagreement_convicts_the_pair,
     two_honest_sides_of_a_dispute_are_both_cleared,
 };
 pub(crate) use integrity::{
@@ -748,4 +749,5 @@ conformance!(
     a_dispute_is_lost_by_silence,
     a_dispute_is_lost_by_contradicting_ones_own_claim,
     two_honest_sides_of_a_dispute_are_both_cleared,
+    spare_capacity_reverifies_and_a_disagreement_convicts_the_pair,
 );

@@ -106,6 +106,13 @@ pub(super) fn assign_from(
             };
             let found = draw.over_campaigns(tx, want)?;
             if found.is_empty() {
+                // Nothing to hand out: spare capacity re-verifies a valid value.
+                if leases.is_empty() && accepts.perft {
+                    let deadlines = Deadlines::at(now_ms, lease_ms, integrity.lease_renewal_ms);
+                    leases.extend(super::spare::spare_replica(
+                        tx, worker_id, &integrity, deadlines, now_ms,
+                    )?);
+                }
                 return Ok(leases);
             }
             let wus: Vec<u64> = found.iter().map(|r| r.u64(0)).collect::<StoreResult<_>>()?;

@@ -30,6 +30,7 @@ mod quarantine;
 mod reads;
 mod reopen;
 mod roster;
+mod spare;
 mod transition;
 mod waiting;
 

@@ -12,7 +12,7 @@ use crate::model::{
 };
 use crate::store::codes::{
     CHECK_AUDIT_WANTED, CHECK_OVER_BUDGET, CHECK_RESPLIT_DONE, CHECK_RESPLIT_WANTED,
-    CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, KIND_COLUMN_COUNT, KIND_COLUMNS,
+    CHECK_UNAUDITED, CHECK_VERIFIED, CHECK_WANTED, KIND_COLUMN_COUNT, KIND_COLUMNS, OUTCOME_VALID,
     REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_OPEN, WORKUNIT_VALID, trust_code, u64_to_db,
 };
 use crate::store::db::{Backend, params};
@@ -349,7 +349,21 @@ pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
         )?;
         let valid_nodes = (u128::from(halves.u64(0)?) << 32) + u128::from(halves.u64(1)?);
         let check_nodes = get("check_nodes")?;
+        let values_by_agreeing = tx
+            .query(
+                &format!(
+                    "SELECT n, COUNT(*) FROM (SELECT COUNT(*) AS n FROM results r JOIN workunits u ON u.id = r.workunit_id
+                     WHERE u.state = {WORKUNIT_VALID} AND r.state = {REPLICA_RETURNED} AND r.outcome = {OUTCOME_VALID}
+                     GROUP BY r.workunit_id) AS t GROUP BY n ORDER BY n"
+                ),
+                params![],
+            )?
+            .iter()
+            .map(|r| Ok((r.u64(0)?, r.u64(1)?)))
+            .collect::<StoreResult<_>>()?;
         Ok(CheckCost {
+            values_by_agreeing,
+            spare_replicas: get("spare_replicas")?,
             coordinator_node_share: if valid_nodes > 0 {
                 check_nodes as f64 / valid_nodes as f64
             } else {

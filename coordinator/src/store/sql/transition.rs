@@ -449,6 +449,16 @@ fn decide(
             .ok_or_else(|| StoreError::Db("valid workunit without digest".into()))?,
         _ => return Ok(()),
     };
+    // A valid perft value that a later result contradicts (a spare-capacity re-verification):
+    // a dispute decides which is wrong.
+    if state == WORKUNIT_VALID
+        && kind == KIND_PERFT
+        && reps
+            .iter()
+            .any(|r| r.state == ReplicaState::Returned && r.digest.is_some_and(|d| d != canonical))
+    {
+        v.want_dispute.push(id);
+    }
     // Grade every returned result not graded yet (including late ones after validation). A
     // lost vote is recorded (history, status page) but is no evidence against the worker.
     for r in reps.iter().filter(|r| r.state == ReplicaState::Returned) {

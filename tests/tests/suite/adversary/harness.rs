@@ -39,6 +39,8 @@ pub(super) struct Figures {
     pub(super) units: u64,
     pub(super) wrong_values: u64,
     pub(super) wrong_divides: u64,
+    /// With a re-verification time: (wrong values, wrong divides) at completion, before it.
+    pub(super) wrong_at_completion: Option<(u64, u64)>,
     pub(super) audits: u64,
     pub(super) audits_overturned: u64,
     pub(super) audit_replicas: u64,
@@ -92,6 +94,7 @@ pub(super) fn serve_integrity() -> Integrity {
     Integrity {
         audit_rate_ppm: 1_000_000,
         audit_sample_ppm: 20_000,
+        idle_reverify_upto: 4,
         draw_pool: c960_coordinator::work::transitioner::DRAW_POOL,
         ..scenario_integrity()
     }
@@ -106,16 +109,19 @@ pub(super) async fn run(s: Scenario) -> Figures {
 /// workers, never the coordinator, can settle a value.
 pub(super) async fn run_with(s: Scenario, over_budget: Option<u64>) -> Figures {
     let trust = over_budget.map(|_| TrustLevel::Operator);
-    run_trusting(s, over_budget, trust).await
+    run_trusting(s, over_budget, trust, Duration::ZERO).await
 }
 
 /// [`run`] with the coordinator's check budget at `over_budget` nodes and every worker given
 /// `trust` as it appears (earned trust: as if it had passed its checks, so its values are
-/// audited; the operator's: they are not).
+/// audited; the operator's: they are not); once complete, the workers go on for `reverify` (the
+/// spare-capacity re-verification, `Integrity::idle_reverify_upto`), and the wrong values are
+/// counted at completion and after.
 pub(super) async fn run_trusting(
     s: Scenario,
     over_budget: Option<u64>,
     trust: Option<TrustLevel>,
+    reverify: Duration,
 ) -> Figures {
     let mut cfg = config(s.integrity);
     if let Some(max_nodes) = over_budget {
@@ -228,6 +234,24 @@ pub(super) async fn run_trusting(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let secs = began.elapsed().as_secs_f64();
+    let mut truths: BTreeMap<String, PerftResult> = BTreeMap::new();
+    let mut wrong_at_completion = None;
+    if !reverify.is_zero() && complete {
+        wrong_at_completion = Some(wrong_values(&server, &campaigns, &mut truths));
+        tokio::time::sleep(reverify).await;
+        // Complete again (a dispute may have reopened what a convicted worker validated).
+        complete = false;
+        let until = Instant::now() + s.limit;
+        while Instant::now() < until {
+            let valid: u64 = campaigns.iter().map(|c| progress(&server, c.id).1).sum();
+            let cost = server.store.check_cost().unwrap();
+            if valid == total && cost.checks_waiting + cost.audits_waiting == 0 {
+                complete = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
     stop.store(true, Ordering::Relaxed);
     tx.send(true).unwrap();
     for t in honest_tasks {
@@ -237,35 +261,7 @@ pub(super) async fn run_trusting(
         let _ = t.await;
     }
 
-    // Every valid value against the truth, computed here: its total, and its digest (the
-    // divide and the total).
-    let mut wrong = 0;
-    let mut wrong_divides = 0;
-    let mut truths: BTreeMap<String, PerftResult> = BTreeMap::new();
-    for c in &campaigns {
-        let (_, rows) = server.store.table(c.id).unwrap();
-        for r in rows.iter().filter(|r| r.status == RowStatus::Valid) {
-            let kind = match r.sp {
-                Some(sp) => WorkUnitKind::Perft {
-                    position: PositionSpec::StartPosition(sp),
-                    depth: r.depth,
-                },
-                None => WorkUnitKind::Perft {
-                    position: PositionSpec::Fen(r.fen.clone()),
-                    depth: r.depth,
-                },
-            };
-            let key = format!("{}/{}", r.fen, r.depth);
-            let t = truths.entry(key).or_insert_with(|| truth(&kind)).clone();
-            let digest = result_digest(r.workunit_id, &kind, &WorkResult::Perft(t.clone()));
-            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-            if r.nodes != Some(t.nodes) {
-                wrong += 1;
-            } else if r.digest.as_deref() != Some(hex.as_str()) {
-                wrong_divides += 1;
-            }
-        }
-    }
+    let (wrong, wrong_divides) = wrong_values(&server, &campaigns, &mut truths);
     let workers = server
         .store
         .worker_summary(c960_coordinator::clock::now_ms())
@@ -303,6 +299,7 @@ pub(super) async fn run_trusting(
         units: total,
         wrong_values: wrong,
         wrong_divides,
+        wrong_at_completion,
         audits: cost.audits_run,
         audits_overturned: cost.audits_overturned,
         audit_replicas: cost.audit_replicas,
@@ -335,4 +332,40 @@ pub(super) fn assert_targets(f: &Figures) {
     assert_eq!(f.wrong_divides, 0, "wrong divides accepted: {f:?}");
     assert_eq!(f.honest_quarantined, 0, "honest workers quarantined: {f:?}");
     assert!(f.complete, "campaign not complete: {f:?}");
+}
+
+/// Every valid value against the truth, computed here (and kept in `truths`): (wrong totals,
+/// right totals with a wrong divide).
+fn wrong_values(
+    server: &TestServer,
+    campaigns: &[c960_coordinator::model::Campaign],
+    truths: &mut BTreeMap<String, PerftResult>,
+) -> (u64, u64) {
+    let mut wrong = 0;
+    let mut wrong_divides = 0;
+    for c in campaigns {
+        let (_, rows) = server.store.table(c.id).unwrap();
+        for r in rows.iter().filter(|r| r.status == RowStatus::Valid) {
+            let kind = match r.sp {
+                Some(sp) => WorkUnitKind::Perft {
+                    position: PositionSpec::StartPosition(sp),
+                    depth: r.depth,
+                },
+                None => WorkUnitKind::Perft {
+                    position: PositionSpec::Fen(r.fen.clone()),
+                    depth: r.depth,
+                },
+            };
+            let key = format!("{}/{}", r.fen, r.depth);
+            let t = truths.entry(key).or_insert_with(|| truth(&kind)).clone();
+            let digest = result_digest(r.workunit_id, &kind, &WorkResult::Perft(t.clone()));
+            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            if r.nodes != Some(t.nodes) {
+                wrong += 1;
+            } else if r.digest.as_deref() != Some(hex.as_str()) {
+                wrong_divides += 1;
+            }
+        }
+    }
+    (wrong, wrong_divides)
 }
