@@ -635,3 +635,129 @@ async fn the_managers_wizard_under_open_secret_and_closed_enrolment() {
         -208
     );
 }
+
+/// Issue 54 through the BOINC route: a host whose app lies (the right total of 518 at depth 4,
+/// one node moved between two root moves) disagrees with an honest native worker on a
+/// workunit over the coordinator's budget (100 nodes). The dispute's challenges reach the host
+/// as ordinary tasks in its scheduler replies; its app keeps its story one ply deeper at every
+/// challenge (one node more under the first move), and the coordinator's count at a leaf
+/// proves it wrong: the host is quarantined, the native worker is not, and with a second native
+/// worker the value is the truth.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lying_boinc_app_is_convicted_by_a_dispute_it_answers_as_tasks() {
+    use c960_common::digest::result_digest;
+    use c960_common::wire::{SubmitRequest, WorkResult};
+    let mut config = quick_config();
+    config.enrolment = Enrolment::Tokens;
+    config.checks.max_nodes = 100;
+    let (s, _dir) = server_of(config).await;
+    let c = s.campaign(4, "518");
+    let key = mint(&s, "liar");
+    let lie = |a: &Assignment| -> SubmitRequest {
+        let mut sub = honest_submission(a);
+        let WorkResult::Perft(r) = &mut sub.result else {
+            panic!("perft")
+        };
+        r.divide[0].1 += 1;
+        if c960_coordinator::model::disputes::challenge_of(a.lease_id).is_some() {
+            r.nodes += 1;
+        } else {
+            r.divide[1].1 -= 1;
+        }
+        sub.digest = result_digest(a.workunit_id, &a.kind, &sub.result);
+        sub
+    };
+    let reply = schedule(&s.url, request(&key, 0, "cpid-liar", 1, &[], &[])).await;
+    let hostid: u64 = reply.number("hostid").unwrap();
+    let mut tasks: Vec<String> = Vec::new();
+    for r in reply.children_named("result") {
+        upload_as(&s.url, &reply, r, &lie).await;
+        tasks.push(r.text_of("name").to_string());
+    }
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut natives = Vec::new();
+    for i in 0..2 {
+        let mut cfg = c960_worker::runner::RunnerConfig::new(&s.url);
+        cfg.name = format!("native-{i}");
+        cfg.progress = false;
+        cfg.enrol_secret = Some(mint(&s, &format!("native-{i}")));
+        cfg.backoff_cap = Duration::from_millis(500);
+        natives.push(tokio::spawn(c960_worker::runner::run(cfg, rx.clone())));
+    }
+    let until = std::time::Instant::now() + Duration::from_secs(90);
+    let mut challenges = 0;
+    while !s.store.worker(hostid).unwrap().unwrap().quarantined {
+        assert!(
+            std::time::Instant::now() < until,
+            "the host is not convicted: {:?}",
+            s.store.dispute_cost().unwrap()
+        );
+        let names: Vec<&str> = tasks.iter().map(String::as_str).collect();
+        let reply = schedule(&s.url, request(&key, hostid, "cpid-liar", 1, &names, &[])).await;
+        tasks.clear();
+        for r in reply.children_named("result") {
+            challenges += 1;
+            upload_as(&s.url, &reply, r, &lie).await;
+            tasks.push(r.text_of("name").to_string());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    c960_tests::wait_until(Duration::from_secs(60), || {
+        let p = c960_tests::progress_of(&*s.store, c.id);
+        if p.valid == p.total {
+            Ok(())
+        } else {
+            Err(format!("{p:?}"))
+        }
+    })
+    .await;
+    tx.send(true).unwrap();
+    for n in natives {
+        n.await.unwrap().unwrap();
+    }
+    let cost = s.store.dispute_cost().unwrap();
+    assert!(cost.convicted >= 1 && cost.challenges >= 2, "{cost:?}");
+    assert!(challenges >= 1, "the host answered its challenges as tasks");
+    let workers = s
+        .store
+        .worker_summary(c960_coordinator::clock::now_ms())
+        .unwrap();
+    for w in workers.list.iter().filter(|w| w.id != hostid) {
+        assert!(!w.quarantined, "{w:?}");
+    }
+    let (_, rows) = s.store.table(c.id).unwrap();
+    assert_eq!(rows[0].nodes, Some(c960_tests::reference()[&518][3]));
+}
+
+/// [`compute_and_upload`] with the submission `answer` makes of the task's assignment.
+async fn upload_as(
+    url: &str,
+    reply: &Element,
+    result: &Element,
+    answer: &dyn Fn(&Assignment) -> c960_common::wire::SubmitRequest,
+) {
+    let wu = reply
+        .children_named("workunit")
+        .find(|w| w.text_of("name") == result.text_of("wu_name"))
+        .unwrap();
+    let input = file_info(reply, wu.child("file_ref").unwrap().text_of("file_name"));
+    let a: Assignment = serde_json::from_slice(&get(input.text_of("url")).await).unwrap();
+    let out = file_info(
+        reply,
+        result.child("file_ref").unwrap().text_of("file_name"),
+    );
+    let data = serde_json::to_vec(&answer(&a)).unwrap();
+    let max: u64 = out.number("max_nbytes").unwrap();
+    let (status, _) = post(
+        url,
+        "/boinc/file_upload_handler",
+        upload_body(
+            out.text_of("name"),
+            out.text_of("xml_signature"),
+            max,
+            &data,
+        ),
+    )
+    .await;
+    assert_eq!(status, 200);
+}

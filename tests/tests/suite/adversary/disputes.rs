@@ -46,25 +46,37 @@ async fn a_trusted_pair_over_the_budget_is_convicted_by_bisection() {
 }
 
 /// Issue 54's cost figures (release, `.ci/run`; docs/security-results.md): honest workers only,
-/// `serve`'s defaults, depth 5 of all 960 starts, before (the coordinator audits every value it
-/// can itself) and after (the crowd audits, the coordinator keeps a 2 % sample): the
-/// coordinator's share of the valid nodes and the volunteers' results per valid workunit.
+/// `serve`'s defaults, perft(5) of all 960 Chess960 starts before (the coordinator audits every
+/// value it can itself) and after (the crowd audits, the coordinator keeps a 2 % sample), and
+/// of all 5,040 shuffle-chess starts after: the coordinator's share of the valid nodes and the
+/// volunteers' results per valid workunit (spare-capacity re-verifications among them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn crowd_audit_cost_figures() {
     println!(
-        "| audits by | workers | workunits | results per valid workunit | coordinator's share of the nodes | time |"
+        "| campaign | audits by | workers | workunits | results per valid workunit (spare) | coordinator's share of the nodes | time |"
     );
-    println!("|---|---|---|---|---|---|");
-    for (name, sample) in [
-        ("the coordinator (before)", 1_000_000),
-        ("the crowd (after)", 20_000),
+    println!("|---|---|---|---|---|---|---|");
+    for (campaign, positions, name, sample) in [
+        (
+            "Chess960 perft(5)",
+            "0-959",
+            "the coordinator (before)",
+            1_000_000,
+        ),
+        ("Chess960 perft(5)", "0-959", "the crowd (after)", 20_000),
+        (
+            "shuffle perft(5)",
+            "shuffle:0-5039",
+            "the crowd (after)",
+            20_000,
+        ),
     ] {
         let f = run(Scenario {
             name,
             honest: 4,
             liars: vec![],
-            campaigns: vec![(5, 0, "0-959")],
+            campaigns: vec![(5, 0, positions)],
             integrity: Integrity {
                 audit_sample_ppm: sample,
                 ..serve_integrity()
@@ -74,16 +86,14 @@ async fn crowd_audit_cost_figures() {
         .await;
         assert_targets(&f);
         println!(
-            "| {name} | {} | {} | {:.2} | {:.1} % | {:.0} s |",
+            "| {campaign} | {name} | {} | {} | {:.2} ({}) | {:.1} % | {:.0} s |",
             f.workers,
             f.units,
             f.replicas_per_valid,
+            f.spare_replicas,
             100.0 * f.coordinator_share,
             f.secs
         );
-        if sample < 1_000_000 {
-            assert!(f.coordinator_share <= 0.05, "{f:?}");
-        }
     }
 }
 

@@ -58,6 +58,8 @@ pub(super) struct Figures {
     pub(super) convicted: u64,
     /// The coordinator's nodes per node of the valid values.
     pub(super) coordinator_share: f64,
+    /// Spare-capacity re-verification replicas handed out (included in `replicas_per_valid`).
+    pub(super) spare_replicas: u64,
     pub(super) secs: f64,
     pub(super) complete: bool,
 }
@@ -148,10 +150,25 @@ pub(super) async fn run_trusting(
     let server = TestServer::start(cfg).await;
     let mut campaigns = Vec::new();
     for (depth, ply, positions) in &s.campaigns {
-        let spec = NewCampaign::new(*depth, 2, None, parse_positions(positions).unwrap())
-            .unwrap()
-            .split_by(&ply.to_string())
-            .unwrap();
+        // `shuffle:A-B`: shuffle chess starts A..=B (unsplit); otherwise Chess960 starts.
+        let spec = match positions.strip_prefix("shuffle:") {
+            Some(range) => {
+                let (a, b) = range.split_once('-').unwrap();
+                let numbers = (a.parse().unwrap()..=b.parse().unwrap()).collect();
+                NewCampaign::in_family(
+                    c960_common::family::Family::Shuffle,
+                    *depth,
+                    2,
+                    None,
+                    numbers,
+                )
+                .unwrap()
+            }
+            None => NewCampaign::new(*depth, 2, None, parse_positions(positions).unwrap())
+                .unwrap()
+                .split_by(&ply.to_string())
+                .unwrap(),
+        };
         campaigns.push(
             server
                 .store
@@ -293,6 +310,7 @@ pub(super) async fn run_trusting(
         disputes: disputes.decided,
         convicted: disputes.convicted,
         coordinator_share: cost.coordinator_node_share,
+        spare_replicas: cost.spare_replicas,
         name: s.name,
         workers: s.honest + s.liars.len(),
         liars: s.liars.len(),
