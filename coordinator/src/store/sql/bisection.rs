@@ -80,12 +80,15 @@ pub(super) fn open(tx: Tx, wu: u64, now_ms: i64) -> StoreResult<()> {
     bump_setting(tx, "disputes_opened", 1)
 }
 
-/// Closes the challenges past their deadline as missed; a dispute whose challenges are all
-/// closed is the referee's turn again.
+/// Closes the challenges past their deadline as missed, and those of quarantined workers (they
+/// get no work, so they cannot answer); a dispute whose challenges are all closed is the
+/// referee's turn again.
 pub(super) fn expire(tx: Tx, now_ms: i64) -> StoreResult<()> {
     let closed = tx.query(
         &format!(
-            "UPDATE challenges SET state = {CHALLENGE_MISSED} WHERE state = {CHALLENGE_OPEN} AND deadline_ms < ?1 RETURNING dispute_id"
+            "UPDATE challenges SET state = {CHALLENGE_MISSED} WHERE state = {CHALLENGE_OPEN}
+             AND (deadline_ms < ?1 OR worker_id IN (SELECT id FROM workers WHERE quarantined_ms IS NOT NULL))
+             RETURNING dispute_id"
         ),
         params![now_ms],
     )?;

@@ -39,10 +39,8 @@ async fn a_trusted_pair_over_the_budget_is_convicted_by_bisection() {
         f.liars_quarantined, f.liars_who_lied,
         "every liar that lied is convicted: {f:?}"
     );
-    assert!(
-        f.convicted >= f.liars_who_lied && f.disputes >= f.convicted,
-        "{f:?}"
-    );
+    // Disputes, not the coordinator's checks (it can count no workunit), convicted them.
+    assert!(f.convicted >= 1 && f.checks_run == 0, "{f:?}");
 }
 
 /// Issue 54's cost figures (release, `.ci/run`; docs/security-results.md): honest workers only,

@@ -236,9 +236,11 @@ pub(super) async fn run_trusting(
         }
         let valid: u64 = campaigns.iter().map(|c| progress(&server, c.id).1).sum();
         let cost = server.store.check_cost().unwrap();
-        let waiting = cost.checks_waiting + cost.audits_waiting;
-        // Complete, and stays complete with no check waiting for a moment (a late check may
-        // catch a liar and reopen what it validated).
+        let disputes = server.store.dispute_cost().unwrap();
+        // Checks, audits and disputes still open may catch a liar and reopen what it validated.
+        let waiting =
+            cost.checks_waiting + cost.audits_waiting + disputes.opened - disputes.decided;
+        // Complete, and stays complete with nothing waiting for a moment.
         if valid == total && waiting == 0 {
             let since = *settled_since.get_or_insert_with(Instant::now);
             if since.elapsed() > Duration::from_millis(500) {
@@ -262,7 +264,10 @@ pub(super) async fn run_trusting(
         while Instant::now() < until {
             let valid: u64 = campaigns.iter().map(|c| progress(&server, c.id).1).sum();
             let cost = server.store.check_cost().unwrap();
-            if valid == total && cost.checks_waiting + cost.audits_waiting == 0 {
+            let disputes = server.store.dispute_cost().unwrap();
+            let waiting =
+                cost.checks_waiting + cost.audits_waiting + disputes.opened - disputes.decided;
+            if valid == total && waiting == 0 {
                 complete = true;
                 break;
             }

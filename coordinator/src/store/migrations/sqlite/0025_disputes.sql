@@ -41,3 +41,5 @@ CREATE TABLE challenges (
 );
 CREATE INDEX challenges_open ON challenges(worker_id) WHERE state = 0;
 CREATE INDEX challenges_dispute ON challenges(dispute_id);
+-- Values waiting for an audit replica (workunits.check_state 7), swept when nobody can take it.
+CREATE INDEX workunits_audit_replicas ON workunits(id) WHERE check_state = 7;
