@@ -92,7 +92,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 0.25)]
     pub(crate) check_rate: f64,
     /// Share of trusted workers' results the coordinator recomputes itself (0..1).
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = 0.01)]
     pub(crate) check_rate_trusted: f64,
     /// Largest workunit (estimated perft nodes) the coordinator checks itself (0: no checks).
     #[arg(long, default_value_t = 500_000_000)]
@@ -136,7 +136,7 @@ pub(crate) struct ServeArgs {
     pub(crate) audit_rate: f64,
     /// Share of the audits the coordinator computes itself although another worker could take
     /// them: its own random sample (0..1).
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = 0.01)]
     pub(crate) audit_sample: f64,
     /// Spare capacity re-verifies: a worker with no other work gets a hidden replica of a valid
     /// perft value with fewer than this many agreeing workers, fewest first (a disagreement is
