@@ -26,7 +26,9 @@ fn perft_kind(fen: String, depth: i64) -> WorkUnitKind {
 }
 
 /// Opens a dispute on workunit `wu` between the first results of its two largest groups of
-/// agreeing returned results, unless one is open on it or this pair was disputed already.
+/// agreeing returned results of workers in good standing (a quarantined worker's graded result
+/// stays, but it was proven wrong already), unless one is open on it or this pair was disputed
+/// already.
 pub(super) fn open(tx: Tx, wu: u64, now_ms: i64) -> StoreResult<()> {
     let wu_db = u64_to_db(wu);
     if tx
@@ -43,7 +45,9 @@ pub(super) fn open(tx: Tx, wu: u64, now_ms: i64) -> StoreResult<()> {
     let rows = tx.query(
         &format!(
             "SELECT r.id, r.worker_id, r.digest, r.nodes, w.fen, w.depth FROM results r JOIN workunits w ON w.id = r.workunit_id
-             WHERE r.workunit_id = ?1 AND r.state = {REPLICA_RETURNED} AND r.digest IS NOT NULL ORDER BY r.id"
+             JOIN workers o ON o.id = r.worker_id
+             WHERE r.workunit_id = ?1 AND r.state = {REPLICA_RETURNED} AND r.digest IS NOT NULL AND o.quarantined_ms IS NULL
+             ORDER BY r.id"
         ),
         params![wu_db],
     )?;

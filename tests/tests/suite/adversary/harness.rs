@@ -255,6 +255,21 @@ pub(super) async fn run_trusting(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let secs = began.elapsed().as_secs_f64();
+    if !complete {
+        // What still waits, for the report of an incomplete run.
+        server
+            .store
+            .raw_read(&mut |c| {
+                for r in c.query("SELECT id, workunit_id, worker_a, worker_b, state, rounds, depth, claim_a, claim_b FROM disputes WHERE state != 2", &[])? {
+                    eprintln!("OPEN DISPUTE {:?}", (r.i64(0)?, r.i64(1)?, r.i64(2)?, r.i64(3)?, r.i64(4)?, r.i64(5)?, r.i64(6)?));
+                }
+                for r in c.query("SELECT id, dispute_id, worker_id, state, deadline_ms FROM challenges WHERE state = 0", &[])? {
+                    eprintln!("OPEN CHALLENGE {:?}", (r.i64(0)?, r.i64(1)?, r.i64(2)?, r.i64(3)?));
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
     let mut truths: BTreeMap<String, PerftResult> = BTreeMap::new();
     let mut wrong_at_completion = None;
     if !reverify.is_zero() && complete {
