@@ -135,6 +135,17 @@ pub(crate) fn file_info<'a>(reply: &'a Element, name: &str) -> &'a Element {
 /// Downloads a task's input, computes it honestly, uploads the output; returns the upload's
 /// `<data_server_reply>` status.
 pub(crate) async fn compute_and_upload(url: &str, reply: &Element, result: &Element) -> String {
+    upload_as(url, reply, result, &honest_submission).await
+}
+
+/// Downloads a task's input (checked against what the reply said), uploads the submission
+/// `answer` makes of its assignment; returns the upload's `<data_server_reply>` status.
+async fn upload_as(
+    url: &str,
+    reply: &Element,
+    result: &Element,
+    answer: &dyn Fn(&Assignment) -> c960_common::wire::SubmitRequest,
+) -> String {
     let wu = reply
         .children_named("workunit")
         .find(|w| w.text_of("name") == result.text_of("wu_name"))
@@ -152,7 +163,7 @@ pub(crate) async fn compute_and_upload(url: &str, reply: &Element, result: &Elem
         reply,
         result.child("file_ref").unwrap().text_of("file_name"),
     );
-    let data = serde_json::to_vec(&honest_submission(&a)).unwrap();
+    let data = serde_json::to_vec(&answer(&a)).unwrap();
     let max: u64 = out.number("max_nbytes").unwrap();
     let (status, text) = post(
         url,
@@ -671,7 +682,7 @@ async fn a_lying_boinc_app_is_convicted_by_a_dispute_it_answers_as_tasks() {
     let hostid: u64 = reply.number("hostid").unwrap();
     let mut tasks: Vec<String> = Vec::new();
     for r in reply.children_named("result") {
-        upload_as(&s.url, &reply, r, &lie).await;
+        assert_eq!(upload_as(&s.url, &reply, r, &lie).await, "0");
         tasks.push(r.text_of("name").to_string());
     }
     let (tx, rx) = tokio::sync::watch::channel(false);
@@ -697,7 +708,7 @@ async fn a_lying_boinc_app_is_convicted_by_a_dispute_it_answers_as_tasks() {
         tasks.clear();
         for r in reply.children_named("result") {
             challenges += 1;
-            upload_as(&s.url, &reply, r, &lie).await;
+            assert_eq!(upload_as(&s.url, &reply, r, &lie).await, "0");
             tasks.push(r.text_of("name").to_string());
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -727,37 +738,4 @@ async fn a_lying_boinc_app_is_convicted_by_a_dispute_it_answers_as_tasks() {
     }
     let (_, rows) = s.store.table(c.id).unwrap();
     assert_eq!(rows[0].nodes, Some(c960_tests::reference()[&518][3]));
-}
-
-/// [`compute_and_upload`] with the submission `answer` makes of the task's assignment.
-async fn upload_as(
-    url: &str,
-    reply: &Element,
-    result: &Element,
-    answer: &dyn Fn(&Assignment) -> c960_common::wire::SubmitRequest,
-) {
-    let wu = reply
-        .children_named("workunit")
-        .find(|w| w.text_of("name") == result.text_of("wu_name"))
-        .unwrap();
-    let input = file_info(reply, wu.child("file_ref").unwrap().text_of("file_name"));
-    let a: Assignment = serde_json::from_slice(&get(input.text_of("url")).await).unwrap();
-    let out = file_info(
-        reply,
-        result.child("file_ref").unwrap().text_of("file_name"),
-    );
-    let data = serde_json::to_vec(&answer(&a)).unwrap();
-    let max: u64 = out.number("max_nbytes").unwrap();
-    let (status, _) = post(
-        url,
-        "/boinc/file_upload_handler",
-        upload_body(
-            out.text_of("name"),
-            out.text_of("xml_signature"),
-            max,
-            &data,
-        ),
-    )
-    .await;
-    assert_eq!(status, 200);
 }

@@ -237,13 +237,8 @@ pub(super) async fn run_trusting(
             }
         }
         let valid: u64 = campaigns.iter().map(|c| progress(&server, c.id).1).sum();
-        let cost = server.store.check_cost().unwrap();
-        let disputes = server.store.dispute_cost().unwrap();
-        // Checks, audits and disputes still open may catch a liar and reopen what it validated.
-        let waiting =
-            cost.checks_waiting + cost.audits_waiting + disputes.opened - disputes.decided;
         // Complete, and stays complete with nothing waiting for a moment.
-        if valid == total && waiting == 0 {
+        if valid == total && waiting(&server) == 0 {
             let since = *settled_since.get_or_insert_with(Instant::now);
             if since.elapsed() > Duration::from_millis(500) {
                 complete = true;
@@ -280,11 +275,7 @@ pub(super) async fn run_trusting(
         let until = Instant::now() + s.limit;
         while Instant::now() < until {
             let valid: u64 = campaigns.iter().map(|c| progress(&server, c.id).1).sum();
-            let cost = server.store.check_cost().unwrap();
-            let disputes = server.store.dispute_cost().unwrap();
-            let waiting =
-                cost.checks_waiting + cost.audits_waiting + disputes.opened - disputes.decided;
-            if valid == total && waiting == 0 {
+            if valid == total && waiting(&server) == 0 {
                 complete = true;
                 break;
             }
@@ -358,6 +349,13 @@ pub(super) async fn run_trusting(
         secs,
         complete,
     }
+}
+
+/// Checks, audits and disputes still open: any may catch a liar and reopen what it validated.
+fn waiting(server: &TestServer) -> u64 {
+    let cost = server.store.check_cost().unwrap();
+    let disputes = server.store.dispute_cost().unwrap();
+    cost.checks_waiting + cost.audits_waiting + disputes.opened - disputes.decided
 }
 
 /// (total, valid) of a campaign.
