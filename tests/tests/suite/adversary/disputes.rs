@@ -97,53 +97,58 @@ async fn crowd_audit_cost_figures() {
 
 /// Issue 54's adversary figures (release, `.ci/run`; docs/security-results.md): two patient
 /// pairs among 18 workers, every worker's trust earned (so every value is audited, by the
-/// crowd), split sub-units (depth 4 below the second ply of two depth-6 starts) all over the
-/// coordinator's budget (5,000 nodes: it counts only dispute leaves), each pair lying at most
-/// `L` times where it holds a whole quorum, two runs per `L`. (On perft(5) of 200 shuffle
-/// starts, a family without embedded totals, one run stalled at `42d974e`: see
-/// docs/security-results.md.)
+/// crowd), every workunit over the coordinator's budget (5,000 nodes: it counts only dispute
+/// leaves), each pair lying at most `L` times where it holds a whole quorum, two runs per `L`,
+/// on two campaigns: Chess960 split sub-units (depth 4 below the second ply of two depth-6
+/// starts), and perft(5) of 200 shuffle-chess starts, a family without embedded totals.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn dispute_figures() {
     println!(
-        "| lie budget per pair | workunits | lies told | wrong values at completion | after 10 s of re-verification | honest quarantined | liars who lied / quarantined | disputes (convictions) | audit replicas | results per valid workunit | coordinator's share | time |"
+        "| campaign | lie budget per pair | workunits | lies told | wrong values at completion | after 10 s of re-verification | honest quarantined | liars who lied / quarantined | disputes (convictions) | audit replicas | results per valid workunit | coordinator's share | time |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for lies in [1, 3, 10, 30] {
-        for _ in 0..2 {
-            let pair = |pair| Strategy::PatientPair { pair, lies };
-            let f = run_trusting(
-                Scenario {
-                    name: "disputes over the budget",
-                    honest: 14,
-                    liars: vec![pair(0), pair(0), pair(1), pair(1)],
-                    campaigns: vec![(6, 2, "0,1")],
-                    integrity: serve_integrity(),
-                    limit: Duration::from_secs(300),
-                },
-                Some(5_000),
-                Some(TrustLevel::Earned),
-                Duration::from_secs(10),
-            )
-            .await;
-            let (w, d) = f.wrong_at_completion.unwrap_or_default();
-            println!(
-                "| {lies} | {} | {} | {} | {} | {} | {} / {} | {} ({}) | {} | {:.2} | {:.4} % | {:.1} s |",
-                f.units,
-                f.lies_told,
-                w + d,
-                f.wrong_values + f.wrong_divides,
-                f.honest_quarantined,
-                f.liars_who_lied,
-                f.liars_quarantined,
-                f.disputes,
-                f.convicted,
-                f.audit_replicas,
-                f.replicas_per_valid,
-                100.0 * f.coordinator_share,
-                f.secs
-            );
-            assert_targets(&f);
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let campaigns = [
+        ("Chess960 perft(6) of 0, 1 split at ply 2", (6, 2, "0,1")),
+        ("shuffle perft(5) of 0-199", (5, 0, "shuffle:0-199")),
+    ];
+    for (campaign, spec) in campaigns {
+        for lies in [1, 3, 10, 30] {
+            for _ in 0..2 {
+                let pair = |pair| Strategy::PatientPair { pair, lies };
+                let f = run_trusting(
+                    Scenario {
+                        name: "disputes over the budget",
+                        honest: 14,
+                        liars: vec![pair(0), pair(0), pair(1), pair(1)],
+                        campaigns: vec![spec],
+                        integrity: serve_integrity(),
+                        limit: Duration::from_secs(300),
+                    },
+                    Some(5_000),
+                    Some(TrustLevel::Earned),
+                    Duration::from_secs(10),
+                )
+                .await;
+                let (w, d) = f.wrong_at_completion.unwrap_or_default();
+                println!(
+                    "| {campaign} | {lies} | {} | {} | {} | {} | {} | {} / {} | {} ({}) | {} | {:.2} | {:.4} % | {:.1} s |",
+                    f.units,
+                    f.lies_told,
+                    w + d,
+                    f.wrong_values + f.wrong_divides,
+                    f.honest_quarantined,
+                    f.liars_who_lied,
+                    f.liars_quarantined,
+                    f.disputes,
+                    f.convicted,
+                    f.audit_replicas,
+                    f.replicas_per_valid,
+                    100.0 * f.coordinator_share,
+                    f.secs
+                );
+                assert_targets(&f);
+            }
         }
     }
 }
