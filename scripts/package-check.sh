@@ -36,6 +36,7 @@ for p in "${PACKAGES[@]}"; do
 done
 [ ! -e /var/lib/c960 ] || fail "/var/lib/c960 exists; this check would delete it"
 [ ! -e /etc/c960 ] || fail "/etc/c960 exists; this check would delete it"
+[ ! -e /var/backups/c960 ] || fail "/var/backups/c960 exists; this check would delete it"
 made_user=0
 getent passwd c960 >/dev/null || made_user=1
 
@@ -61,7 +62,7 @@ cleanup() {
             apt-get purge -y -qq "$p" >/dev/null 2>&1 || true
         fi
     done
-    rm -rf /var/lib/c960 /etc/c960
+    rm -rf /var/lib/c960 /etc/c960 /var/backups/c960
     if [ "$made_user" = 1 ] && getent passwd c960 >/dev/null; then
         userdel c960 2>/dev/null || true
         getent group c960 >/dev/null && groupdel c960 2>/dev/null || true
@@ -107,8 +108,14 @@ for p in "${PACKAGES[@]}"; do
 done
 grep -qxF /etc/c960/worker.env <<<"$(dpkg-deb --info "$(deb c960-worker)" conffiles)" \
     || fail "c960-worker: /etc/c960/worker.env is not a conffile"
-grep -qxF /etc/c960/c960.toml <<<"$(dpkg-deb --info "$(deb c960-coordinator)" conffiles)" \
-    || fail "c960-coordinator: /etc/c960/c960.toml is not a conffile"
+for conf in /etc/c960/c960.toml /etc/c960/backup.env; do
+    grep -qxF "$conf" <<<"$(dpkg-deb --info "$(deb c960-coordinator)" conffiles)" \
+        || fail "c960-coordinator: $conf is not a conffile"
+done
+for unit in c960-coordinator-backup.service c960-coordinator-backup.timer; do
+    grep -qxF "./usr/lib/systemd/system/$unit" <<<"$(dpkg-deb --contents "$(deb c960-coordinator)" | awk '{print $NF}')" \
+        || fail "c960-coordinator has no $unit"
+done
 
 # --- Install and check what was installed ----------------------------------------------------
 step "installing with apt-get"
@@ -138,7 +145,9 @@ completion=$(bash -c '
     echo "${COMPREPLY[*]}"')
 [ "$completion" = work ] || fail "bash completes 'c960-worker wo' to '$completion', not 'work'"
 verify=$(systemd-analyze verify /usr/lib/systemd/system/c960-worker.service \
-    /usr/lib/systemd/system/c960-coordinator.service 2>&1) || fail "systemd-analyze verify: $verify"
+    /usr/lib/systemd/system/c960-coordinator.service \
+    /usr/lib/systemd/system/c960-coordinator-backup.service \
+    /usr/lib/systemd/system/c960-coordinator-backup.timer 2>&1) || fail "systemd-analyze verify: $verify"
 [ -z "$verify" ] || fail "systemd-analyze verify warns: $verify"
 step "installed: --version, man -w, bash completion ('wo' → $completion), systemd-analyze verify: ok"
 
@@ -184,6 +193,23 @@ done
 [ "$valid" = 4 ] || fail "the campaign did not complete ($valid of 4 valid): $(tail -5 "$scratch/worker.out")"
 kill -TERM "$worker"
 wait "$worker" || fail "the worker did not stop cleanly on SIGTERM: $(tail -5 "$scratch/worker.out")"
+# The daily backup as its unit runs it (systemd is not PID 1 here: its command, as c960, with the
+# packaged environment file, keeping 2 copies instead of 7), while serve still runs on the
+# database.
+[ "$(stat -c %U /var/backups/c960)" = c960 ] || fail "/var/backups/c960 is not c960's"
+backup_cmd=$(sed -n 's/^ExecStart=//p' /usr/lib/systemd/system/c960-coordinator-backup.service)
+for _ in 1 2 3; do
+    "${as_c960[@]}" env $(grep -v '^#' /etc/c960/backup.env | xargs) C960_BACKUP_KEEP=2 \
+        sh -c "exec $backup_cmd" >>"$scratch/backup.out" 2>&1 || fail "backup: $(cat "$scratch/backup.out")"
+    sleep 1.1
+done
+grep -q "integrity ok" "$scratch/backup.out" || fail "backup said: $(cat "$scratch/backup.out")"
+copies=$(find /var/backups/c960 -name 'c960-*Z.sqlite' | wc -l)
+[ "$copies" = 2 ] || fail "$copies copies in /var/backups/c960 after three backups keeping 2"
+copy=$(find /var/backups/c960 -name 'c960-*Z.sqlite' | sort | tail -1)
+[ "$("${as_c960[@]}" c960-coordinator export --db "$copy" --campaign 1 --format csv | grep -c ',valid,')" = 4 ] \
+    || fail "the copy does not hold the campaign"
+step "backup (as its unit runs it, beside serve): $(tail -1 "$scratch/backup.out")"
 build=$("${as_c960[@]}" c960-coordinator worker list --db "$db" | awk -F'\t' 'NR == 2 {print $9}')
 [ "$build" = "$version ($commit)" ] || fail "worker list shows the build '$build'"
 kill -TERM "${pids[0]}"

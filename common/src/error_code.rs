@@ -126,6 +126,8 @@ error_codes! {
     WrongResultKind = "wrong_result_kind",
     /// A database failure; nothing was changed.
     Internal = "internal",
+    /// The coordinator's disk is full: nothing was changed; retry after the `Retry-After`.
+    StorageFull = "storage_full",
     /// The request took longer than the request timeout.
     Timeout = "timeout",
 }
@@ -171,6 +173,6 @@ mod tests {
         for &c in ErrorCode::ALL {
             assert_eq!(ErrorCode::parse(c.as_str()), Some(c));
         }
-        assert_eq!(ErrorCode::ALL.len(), 40);
+        assert_eq!(ErrorCode::ALL.len(), 41);
     }
 }

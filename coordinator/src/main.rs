@@ -14,6 +14,7 @@ use c960_coordinator::store::{Store, postgres::is_postgres_url};
 use c960_coordinator::work::campaign::{CampaignRequest, Named, SplitPly};
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod cli_backup;
 mod cli_boinc;
 mod cli_campaigns;
 mod cli_config;
@@ -55,6 +56,13 @@ enum Command {
         #[command(subcommand)]
         command: cli_boinc::BoincCommand,
     },
+    /// Take a checked copy of a SQLite store while `serve` runs on it (SQLite's VACUUM INTO:
+    /// one consistent snapshot); it is checked (integrity, schema, row counts) before it gets
+    /// its name. The coordinator package runs it daily (c960-coordinator-backup.timer).
+    Backup(cli_backup::BackupArgs),
+    /// Put a copy written by `backup` in the place of a SQLite store (stop `serve` first); the
+    /// database there is moved aside, never deleted.
+    Restore(cli_backup::RestoreArgs),
     /// Move everything (campaigns with their names, priorities and states, enrolment tokens,
     /// workunits, leases, results, workers and their tokens, settings, counters) from one database into another, empty one, e.g. from SQLite to
     /// PostgreSQL when one coordinator is no longer enough. Stop the coordinators first.
@@ -400,6 +408,14 @@ fn main() -> ExitCode {
         }
         Command::Campaign { command } => {
             cli_campaigns::run(command, |db| open_existing(db))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Backup(args) => {
+            cli_backup::run_backup(args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Restore(args) => {
+            cli_backup::run_restore(args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Boinc { command } => {

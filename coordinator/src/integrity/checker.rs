@@ -238,12 +238,27 @@ pub fn referee_move(
     referee::next_move(engine, d, leaf)
 }
 
+/// How long the checker waits when its counts cannot be recorded for a full disk.
+const DISK_FULL_PAUSE: Duration = Duration::from_secs(5);
+
+/// Logs a store error of the checker's thread at ERROR, except a full disk, which the store
+/// says once ([`crate::store::disk`]); returns whether it was a full disk.
+fn logged(what: &str, e: &crate::model::StoreError) -> bool {
+    if e.is_storage_full() {
+        tracing::debug!("{what}: {e}");
+        true
+    } else {
+        tracing::error!("{what}: {e}");
+        false
+    }
+}
+
 /// The referee's moves on the disputes due; returns how many it made.
 fn referee_disputes(store: &dyn Store, engine: &PerftEngine, budget: &CheckBudget) -> usize {
     let due = match store.disputes_due(8, now_ms()) {
         Ok(due) => due,
         Err(e) => {
-            tracing::error!("referee: {e}");
+            logged("referee", &e);
             return 0;
         }
     };
@@ -252,7 +267,7 @@ fn referee_disputes(store: &dyn Store, engine: &PerftEngine, budget: &CheckBudge
         if let Some(advance) = referee_move(engine, &d, budget) {
             moved += 1;
             if let Err(e) = store.advance_dispute(d.id, &advance, now_ms()) {
-                tracing::error!(dispute = d.id, "referee: {e}");
+                logged(&format!("referee (dispute {})", d.id), &e);
             }
         }
     }
@@ -277,13 +292,13 @@ pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget, uci: Option<UciCommand>
                 if swept.elapsed() >= STRANDED_SWEEP {
                     swept = std::time::Instant::now();
                     if let Err(e) = store.release_stranded_audits(now_ms()) {
-                        tracing::error!("checker: {e}");
+                        logged("checker", &e);
                     }
                 }
                 let wanted = match store.checks_wanted(16) {
                     Ok(w) => w,
                     Err(e) => {
-                        tracing::error!("checker: {e}");
+                        logged("checker", &e);
                         Vec::new()
                     }
                 };
@@ -299,8 +314,12 @@ pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget, uci: Option<UciCommand>
                         break;
                     }
                     let outcome = run_check(&engine, uci.as_mut(), &req, &budget);
-                    if let Err(e) = store.record_check(req.workunit_id, &outcome, now_ms()) {
-                        tracing::error!(workunit = req.workunit_id, "checker: {e}");
+                    if let Err(e) = store.record_check(req.workunit_id, &outcome, now_ms())
+                        && logged(&format!("checker (workunit {})", req.workunit_id), &e)
+                    {
+                        // Nothing it counts can be recorded until the disk has space again.
+                        std::thread::sleep(DISK_FULL_PAUSE);
+                        break;
                     }
                 }
             }

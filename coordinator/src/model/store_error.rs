@@ -63,6 +63,10 @@ pub enum StoreError {
         /// The driver's error.
         cause: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
+    /// The database's disk is full: nothing was changed (SQLite's `SQLITE_FULL`, PostgreSQL's
+    /// `disk_full`). The store says so once at WARN; requests get 503 with `Retry-After`.
+    #[error("the coordinator's disk is full ({0}); nothing was changed: send it again later")]
+    StorageFull(String),
     /// A request the store refuses on its merits (e.g. a campaign with bad parameters).
     #[error("{0}")]
     Bad(String),
@@ -97,14 +101,23 @@ impl StoreError {
             StoreError::CampaignCancelled(..) => ErrorCode::CampaignCancelled,
             StoreError::Enrolment(code) => *code,
             StoreError::Db(_) | StoreError::Backend { .. } => ErrorCode::Internal,
+            StoreError::StorageFull(_) => ErrorCode::StorageFull,
             StoreError::Bad(_) => ErrorCode::BadField,
         }
     }
 
-    /// Whether this is the database's failure (a 500, and it aborts a whole batch) rather than
-    /// a refusal on the request's merits.
+    /// Whether this is the database's failure (a 500 or, for a full disk, a 503, and it aborts
+    /// a whole batch) rather than a refusal on the request's merits.
     pub fn is_internal(&self) -> bool {
-        matches!(self, StoreError::Db(_) | StoreError::Backend { .. })
+        matches!(
+            self,
+            StoreError::Db(_) | StoreError::Backend { .. } | StoreError::StorageFull(_)
+        )
+    }
+
+    /// Whether the database's disk is full (nothing to log per request: the store said so).
+    pub fn is_storage_full(&self) -> bool {
+        matches!(self, StoreError::StorageFull(_))
     }
 }
 

@@ -464,6 +464,8 @@ pub trait Backend: Send + Sync {
     fn with_conn<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
     /// Runs `f` on a connection for long exports, which never block writers.
     fn with_reader<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
+    /// Since when the database's disk has been full, if it was at the last write.
+    fn storage_full_since(&self) -> Option<i64>;
 }
 
 #[cfg(test)]

@@ -51,11 +51,56 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(23, "0023_worker_builds"),
     migration!(24, "0024_boinc_hosts"),
     migration!(25, "0025_disputes"),
+    migration!(26, "0026_program_versions"),
 ];
+
+/// This program as `program_versions` records it.
+pub fn this_program() -> String {
+    format!("c960-coordinator {}", c960_cli::build_info::VERSION)
+}
+
+/// The refusal of a database at schema `found`, newer than this program's, which the program
+/// `written_by` migrated (when it says).
+pub fn newer_database(found: i64, written_by: Option<&str>) -> String {
+    let by = written_by.map_or_else(String::new, |p| format!(" (written by {p})"));
+    format!(
+        "the database has schema version {found}{by}, newer than this {} knows (schema {}): run \
+         that version or a newer one on it, or restore a backup taken before the upgrade",
+        this_program(),
+        MIGRATIONS.len()
+    )
+}
+
+/// The schema version that brought lease renewals (heartbeats).
+const RENEWALS: u32 = 21;
+
+/// Leases issued before migration 21 carry their whole life (an hour) as their deadline, and
+/// their workers (older than heartbeats) never renew them: a database migrated across it gives
+/// each open lease at most one renewal window from the upgrade (`?1`: now plus the default
+/// window), as if issued then and never renewed, so that a replica leased before the upgrade
+/// goes out again within minutes, not an hour (issue 55's upgrade from 0.1.0).
+pub fn lapse_unrenewable_leases(from_version: u32) -> Option<String> {
+    (from_version < RENEWALS).then(|| {
+        format!(
+            "UPDATE results SET deadline_ms = ?1 WHERE state = {} AND deadline_ms > ?1",
+            super::codes::REPLICA_IN_PROGRESS
+        )
+    })
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_newer_database_is_refused_naming_both_programs() {
+        let text = newer_database(99, Some("c960-coordinator 9.9.9"));
+        assert!(text.contains("schema version 99 (written by c960-coordinator 9.9.9)"));
+        assert!(text.contains(&this_program()));
+        assert!(!text.contains('\n'));
+        assert!(lapse_unrenewable_leases(20).is_some());
+        assert!(lapse_unrenewable_leases(21).is_none());
+    }
 
     #[test]
     fn migrations_are_numbered_in_order_without_gaps() {

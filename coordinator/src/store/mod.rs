@@ -16,13 +16,17 @@
 //!   for every [`db::Backend`].
 //! - [`sqlite`]: [`SqliteStore`], the embedded default.
 //! - [`postgres`]: [`PgStore`], for several coordinators on one database.
+//! - [`backup`]: checked copies of a live SQLite store, and their restore.
 //! - [`copy`]: moving a whole store to another backend (`migrate`).
+//! - [`disk`]: a full disk, said once, and the leases it let lapse extended.
 
+pub mod backup;
 pub mod codes;
 #[cfg(test)]
 pub(crate) mod conformance;
 pub mod copy;
 pub mod db;
+pub mod disk;
 pub mod migrations;
 pub mod postgres;
 mod sql;
@@ -147,6 +151,9 @@ pub trait Store: Send + Sync {
     fn challenge_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Lease>>;
     /// What disputes have cost and found so far.
     fn dispute_cost(&self) -> StoreResult<crate::model::disputes::DisputeCost>;
+    /// Since when the database's disk has been full (the coordinator's clock, ms), if it was at
+    /// the last write ([`disk`]).
+    fn storage_full_since(&self) -> Option<i64>;
     /// An independent recomputation (the re-split cross-check) found `truth` for a workunit:
     /// it overturns an earlier check or canonical result that disagrees, withdrawing the
     /// evidence against workers that told the truth (see `store/sql/quarantine.rs`).

@@ -20,11 +20,11 @@ use c960_tests::{
 };
 use c960_worker::client::Client;
 
-const SECRET: &str = "first-hour-secret";
+pub(super) const SECRET: &str = "first-hour-secret";
 
 /// `c960-worker work --server URL` with default flags, the enrolment secret from the
 /// environment as the README says, its state under `home`, its output in `log`.
-fn work(url: &str, home: &Path, log: &Path) -> Worker {
+pub(super) fn work(url: &str, home: &Path, log: &Path) -> Worker {
     let out = std::fs::File::create(log).unwrap();
     Worker(
         Command::new(&bins().1)
@@ -40,7 +40,7 @@ fn work(url: &str, home: &Path, log: &Path) -> Worker {
 }
 
 /// A worker process, killed when dropped (a failing test leaves none behind).
-struct Worker(Child);
+pub(super) struct Worker(Child);
 
 impl std::ops::Deref for Worker {
     type Target = Child;
@@ -63,12 +63,12 @@ impl Drop for Worker {
 }
 
 /// `c960-coordinator ARGS…`, which must succeed; its stdout.
-fn coordinator(args: &[&str], db: &Path) -> String {
+pub(super) fn coordinator(args: &[&str], db: &Path) -> String {
     c960_tests::coordinator_cli(args, db)
 }
 
 /// Polls `/api/v1/status` until campaign 1 is complete; panics after `limit`.
-async fn wait_complete(url: &str, limit: Duration) -> Duration {
+pub(super) async fn wait_complete(url: &str, limit: Duration) -> Duration {
     c960_worker::client::install_crypto_provider();
     let began = Instant::now();
     loop {
@@ -89,7 +89,7 @@ async fn wait_complete(url: &str, limit: Duration) -> Duration {
 }
 
 /// The exported table of campaign 1 against the reference perft values at `depth`.
-fn assert_export_is_reference(db: &Path, depth: usize, starts: usize) {
+pub(super) fn assert_export_is_reference(db: &Path, depth: usize, starts: usize) {
     let csv = coordinator(&["export", "--campaign", "1", "--format", "csv"], db);
     let table = c960_tests::parse_table(&csv);
     assert_eq!(table.len(), starts, "{csv}");

@@ -6,6 +6,7 @@
 
 mod adversary;
 mod analysis;
+mod backups;
 mod balance_tables;
 mod batch;
 mod big_submissions;
@@ -20,6 +21,7 @@ mod exports;
 mod family;
 mod first_hour;
 mod flood;
+mod full_disk;
 mod hardening;
 mod hardening_figures;
 mod hostile_text;
@@ -41,6 +43,7 @@ mod tidy;
 mod tidy_errors;
 mod tidy_sql;
 mod tls;
+mod upgrades;
 mod versions;
 mod volunteer;
 mod worker_killed;

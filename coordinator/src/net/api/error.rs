@@ -50,7 +50,8 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if self.status.is_server_error() {
+        // A full disk is said once, at WARN, by the store (not once per refused request).
+        if self.status.is_server_error() && self.code != ErrorCode::StorageFull {
             tracing::error!(code = self.code.as_str(), "{}", self.message);
         } else {
             tracing::debug!(code = self.code.as_str(), status = %self.status, "{}", self.message);
@@ -75,6 +76,10 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// How long a worker waits before it sends again what a full disk refused: the operator frees
+/// space in minutes, and a worker asks again at this pace meanwhile at little cost.
+pub const STORAGE_FULL_RETRY_SECS: u32 = 30;
+
 impl From<StoreError> for ApiError {
     /// The store's code ([`StoreError::code`]) with the status of its kind of refusal.
     fn from(e: StoreError) -> Self {
@@ -91,11 +96,13 @@ impl From<StoreError> for ApiError {
             | StoreError::CampaignCancelled(..) => StatusCode::CONFLICT,
             StoreError::LeaseLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
             StoreError::Db(_) | StoreError::Backend { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            StoreError::StorageFull(_) => StatusCode::SERVICE_UNAVAILABLE,
             StoreError::Bad(_) => StatusCode::BAD_REQUEST,
         };
         let error = ApiError::new(status, e.code(), e.to_string());
         match e {
             StoreError::LeaseLimit { .. } => error.with_retry_after(60),
+            StoreError::StorageFull(_) => error.with_retry_after(STORAGE_FULL_RETRY_SECS),
             _ => error,
         }
     }
@@ -120,7 +127,7 @@ mod tests {
 
     #[test]
     fn each_refusal_gets_its_status_and_code() {
-        let cases: [(ApiError, u16, ErrorCode); 16] = [
+        let cases: [(ApiError, u16, ErrorCode); 17] = [
             (
                 StoreError::UnknownWorker(1).into(),
                 401,
@@ -195,6 +202,11 @@ mod tests {
                 ErrorCode::EnrolmentTokenRevoked,
             ),
             (StoreError::Db("x".into()).into(), 500, ErrorCode::Internal),
+            (
+                StoreError::StorageFull("x".into()).into(),
+                503,
+                ErrorCode::StorageFull,
+            ),
             (StoreError::Bad("x".into()).into(), 400, ErrorCode::BadField),
             (
                 Refusal::Store(StoreError::LeaseExpired(1)).into(),
@@ -213,7 +225,13 @@ mod tests {
         ];
         for (e, status, code) in cases {
             assert_eq!((e.status.as_u16(), e.code), (status, code), "{}", e.message);
-            assert_eq!(e.retry_after_secs.is_some(), status == 429, "{}", e.message);
+            // Back-pressure and a full disk say when to come back.
+            assert_eq!(
+                e.retry_after_secs.is_some(),
+                status == 429 || status == 503,
+                "{}",
+                e.message
+            );
         }
     }
 }

@@ -50,6 +50,9 @@ pub struct StatusBody {
     /// Disagreements settled by bisection: opened, decided, convictions, challenges, the
     /// coordinator's leaf nodes ([`crate::integrity::referee`]).
     pub disputes: crate::model::disputes::DisputeCost,
+    /// Since when the database's disk has been full (ms since the epoch), while it is: writes
+    /// are refused with 503 `storage_full` until space is freed.
+    pub storage_full_since_ms: Option<i64>,
     /// Per campaign.
     pub campaigns: Vec<CampaignProgress>,
     /// Campaigns that no connected worker may take (see [`crate::work::stall`]).
@@ -87,7 +90,13 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
     let store = st.store.clone();
     let body = blocking(move || {
         let now = now_ms();
-        store.expire_leases(now)?;
+        // A full disk refuses the expiry's writes; the status answers all the same.
+        match store.expire_leases(now) {
+            Err(e) if e.is_storage_full() => {}
+            other => {
+                other?;
+            }
+        }
         let campaigns = store.progress()?;
         Ok(StatusBody {
             version: c960_cli::build_info::VERSION,
@@ -98,6 +107,7 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
             workers: store.worker_summary(now)?,
             integrity: store.check_cost()?,
             disputes: store.dispute_cost()?,
+            storage_full_since_ms: store.storage_full_since(),
             stalled: campaigns
                 .iter()
                 .filter_map(|p| Some(StalledCampaign::of(p.campaign.id, p.campaign.stall?)))

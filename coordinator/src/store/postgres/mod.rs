@@ -25,11 +25,14 @@ pub use url::{is_postgres_url, redact_url};
 use gate::Gate;
 
 use super::db::{Backend, Conn, Dialect, Param, Row, Value};
-use super::migrations::MIGRATIONS;
+use super::migrations::{self, MIGRATIONS};
 use super::{StoreError, StoreResult};
 
 impl From<postgres::Error> for StoreError {
     fn from(e: postgres::Error) -> Self {
+        if e.code() == Some(&postgres::error::SqlState::DISK_FULL) {
+            return StoreError::StorageFull(e.to_string());
+        }
         StoreError::backend("postgres", e)
     }
 }
@@ -151,6 +154,7 @@ pub struct PgStore {
     /// Writing transactions wait here before they take a connection.
     writers: Gate,
     clock: Clock,
+    disk: crate::store::disk::DiskWatch,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -217,6 +221,7 @@ impl PgStore {
             pool,
             writers: Gate::new(writers),
             clock: options.clock,
+            disk: crate::store::disk::DiskWatch::default(),
         };
         store.migrate()?;
         Ok(store)
@@ -238,9 +243,17 @@ impl PgStore {
             }
         };
         if version as usize > MIGRATIONS.len() {
-            return Err(StoreError::Db(format!(
-                "database schema version {version} is newer than this program ({})",
-                MIGRATIONS.len()
+            let written_by: Option<String> = tx
+                .query_opt(
+                    "SELECT program FROM program_versions ORDER BY schema_version DESC LIMIT 1",
+                    &[],
+                )
+                .ok()
+                .flatten()
+                .map(|r| r.get(0));
+            return Err(StoreError::Bad(migrations::newer_database(
+                version,
+                written_by.as_deref(),
             )));
         }
         for m in MIGRATIONS.iter().skip(version as usize) {
@@ -248,6 +261,24 @@ impl PgStore {
             tx.execute(
                 "UPDATE c960_schema SET version = $1",
                 &[&i64::from(m.number)],
+            )?;
+        }
+        if (version as usize) < MIGRATIONS.len() {
+            let now = crate::clock::now_ms();
+            if let Some(sql) = migrations::lapse_unrenewable_leases(version as u32) {
+                let renewal = crate::integrity::trust::Integrity::default().lease_renewal_ms;
+                tx.execute(&sql.replace("?1", "$1"), &[&(now + renewal as i64)])?;
+            }
+            tx.execute(
+                "INSERT INTO program_versions (schema_version, program, migrated_ms)
+                 VALUES ($1, $2, $3)
+                 ON CONFLICT (schema_version) DO UPDATE SET program = excluded.program,
+                     migrated_ms = excluded.migrated_ms",
+                &[
+                    &(MIGRATIONS.len() as i64),
+                    &migrations::this_program(),
+                    &now,
+                ],
             )?;
         }
         tx.commit()?;
@@ -292,16 +323,26 @@ impl PgStore {
         let mut attempt = 0;
         loop {
             pooled.client.batch_execute("BEGIN")?;
+            let full_since = self.disk.full_since().filter(|_| access == Access::Write);
             let out = {
                 let c = PgConn {
                     conn: RefCell::new(&mut pooled),
                     clock: self.clock,
                 };
-                f(&c).and_then(|v| {
+                let extended = match full_since {
+                    Some(since) => c.now_ms(crate::clock::now_ms()).and_then(|now| {
+                        super::sql::extend_leases_lapsed_since(&c, since, now).map(|_| ())
+                    }),
+                    None => Ok(()),
+                };
+                extended.and_then(|()| f(&c)).and_then(|v| {
                     c.conn.borrow_mut().client.batch_execute("COMMIT")?;
                     Ok(v)
                 })
             };
+            if access == Access::Write {
+                self.disk.observe(&out, "postgres", crate::clock::now_ms());
+            }
             match out {
                 Ok(v) => return Ok(v),
                 Err(e) => {
@@ -347,6 +388,10 @@ impl Backend for PgStore {
             c.exec("SET TRANSACTION READ ONLY", &[])?;
             f(c)
         })
+    }
+
+    fn storage_full_since(&self) -> Option<i64> {
+        self.disk.full_since()
     }
 }
 

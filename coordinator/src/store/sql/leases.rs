@@ -533,6 +533,28 @@ pub(super) fn renew_leases(
     })
 }
 
+/// Gives the leases whose deadline passed since `since_ms` (while the database's disk was full:
+/// [`crate::store::disk`]) one renewal window from `now_ms`: their workers could neither renew
+/// them nor send their results, which they kept. Returns how many.
+pub(in crate::store) fn extend_leases_lapsed_since(
+    tx: Tx,
+    since_ms: i64,
+    now_ms: i64,
+) -> StoreResult<u64> {
+    let renewal = match integrity_in(tx)?.lease_renewal_ms {
+        0 => crate::integrity::trust::Integrity::default().lease_renewal_ms,
+        ms => ms,
+    };
+    let grace = transitioner::renewal_deadline(now_ms, renewal, i64::MAX);
+    tx.exec(
+        &format!(
+            "UPDATE results SET deadline_ms = ?2
+             WHERE state = {REPLICA_IN_PROGRESS} AND deadline_ms >= ?1 AND deadline_ms < ?2"
+        ),
+        params![since_ms, grace],
+    )
+}
+
 pub(super) fn expire_leases(s: &impl Backend, now_ms: i64) -> StoreResult<u64> {
     s.with_tx(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;

@@ -35,6 +35,7 @@ mod transition;
 mod waiting;
 
 pub(crate) use campaigns::SUMMED_COUNTS;
+pub(super) use leases::extend_leases_lapsed_since;
 
 use c960_common::wait::{WaitCause, Waiting};
 use c960_common::wire::{Capabilities, SelfPlayResult};
@@ -230,6 +231,10 @@ impl<B: Backend> Store for B {
 
     fn dispute_cost(&self) -> StoreResult<crate::model::disputes::DisputeCost> {
         bisection::cost(self)
+    }
+
+    fn storage_full_since(&self) -> Option<i64> {
+        Backend::storage_full_since(self)
     }
 
     fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {

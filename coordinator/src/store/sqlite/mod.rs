@@ -12,11 +12,19 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::db::{Backend, Conn, Dialect, Param, Row, Value};
-use super::migrations::MIGRATIONS;
+use super::migrations::{self, MIGRATIONS};
 use super::{StoreError, StoreResult};
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
+        // SQLITE_FULL: a write found the disk full (the transaction rolled back).
+        // SQLITE_IOERR_SHMSIZE: the WAL index could not grow on a full filesystem.
+        if let rusqlite::Error::SqliteFailure(f, _) = &e
+            && (f.code == rusqlite::ErrorCode::DiskFull
+                || f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHMSIZE)
+        {
+            return StoreError::StorageFull(e.to_string());
+        }
         StoreError::backend("sqlite", e)
     }
 }
@@ -30,6 +38,7 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     reader: Mutex<Connection>,
     path: std::path::PathBuf,
+    disk: super::disk::DiskWatch,
 }
 
 /// A read-only connection: the store's own, or a fresh one while that is busy (exports at once
@@ -73,6 +82,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             reader: Mutex::new(Connection::open_in_memory()?),
             path: path.to_path_buf(),
+            disk: super::disk::DiskWatch::default(),
         };
         store.migrate()?;
         store.reader = Mutex::new(open_reader(path)?);
@@ -93,14 +103,33 @@ impl SqliteStore {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version as usize > MIGRATIONS.len() {
-            return Err(StoreError::Db(format!(
-                "database schema version {version} is newer than this program ({})",
-                MIGRATIONS.len()
+            let written_by: Option<String> = tx
+                .query_row(
+                    "SELECT program FROM program_versions ORDER BY schema_version DESC LIMIT 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .ok();
+            return Err(StoreError::Bad(migrations::newer_database(
+                version,
+                written_by.as_deref(),
             )));
         }
         for m in MIGRATIONS.iter().skip(version as usize) {
             tx.execute_batch(m.sqlite)?;
             tx.pragma_update(None, "user_version", i64::from(m.number))?;
+        }
+        if (version as usize) < MIGRATIONS.len() {
+            let now = crate::clock::now_ms();
+            if let Some(sql) = migrations::lapse_unrenewable_leases(version as u32) {
+                let renewal = crate::integrity::trust::Integrity::default().lease_renewal_ms;
+                tx.execute(&sql, [now + renewal as i64])?;
+            }
+            tx.execute(
+                "INSERT OR REPLACE INTO program_versions (schema_version, program, migrated_ms)
+                 VALUES (?1, ?2, ?3)",
+                rusqlite::params![MIGRATIONS.len() as i64, migrations::this_program(), now],
+            )?;
         }
         tx.commit()?;
         Ok(())
@@ -116,11 +145,20 @@ impl SqliteStore {
 impl Backend for SqliteStore {
     fn with_tx<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
         let _timer = crate::net::metrics::store_transaction_timer();
-        let mut conn = self.lock()?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&SqliteConn(&tx))?;
-        tx.commit()?;
-        Ok(out)
+        let now_ms = crate::clock::now_ms();
+        let out = (|| {
+            let mut conn = self.lock()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if let Some(since) = self.disk.full_since() {
+                super::sql::extend_leases_lapsed_since(&SqliteConn(&tx), since, now_ms)?;
+            }
+            let out = f(&SqliteConn(&tx))?;
+            tx.commit()?;
+            Ok(out)
+        })();
+        self.disk
+            .observe(&out, &self.path.display().to_string(), now_ms);
+        out
     }
 
     fn with_conn<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
@@ -131,6 +169,10 @@ impl Backend for SqliteStore {
     fn with_reader<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
         let conn = self.read()?;
         f(&SqliteConn(&conn))
+    }
+
+    fn storage_full_since(&self) -> Option<i64> {
+        self.disk.full_since()
     }
 }
 
