@@ -1,10 +1,12 @@
 //! The position explorer's data (issue 56): every Chess960 start with the values c960 has for
 //! it — perft d1–d9, the opening-balance tables, the self-play scores — read once, lazily, from
 //! the published tables embedded in the binary (`data/`), so a fresh `serve` with no campaign
-//! shows them all. A campaign of this coordinator supersedes a published perft value
+//! shows them all. [`detail`] is what the pages and the JSON say of a start and of the index.
+//! A campaign of this coordinator supersedes a published perft value
 //! ([`Overlay`]); the pages say which source each value has. Pure: the front door reads the
 //! store and hands the overlay in. [`query`] holds the sorting and the search.
 
+pub mod detail;
 pub mod query;
 
 use std::collections::BTreeMap;
