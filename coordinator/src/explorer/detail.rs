@@ -5,12 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use c960_common::StartPosition;
+use c960_common::family::{Family, Start, mirror};
+use c960_common::{CastlingNotation, StartPosition};
 use serde::Serialize;
 
 use super::query::{Column, Order, Search, select};
 use super::{
-    BalanceTable, MAX_DEPTH, Overlay, PerftValue, SelfPlay, perft_value, published, ranks,
+    BalanceTable, MAX_DEPTH, Overlay, PerftSource, PerftValue, SHUFFLE_DEPTHS, SHUFFLE_FILE,
+    SelfPlay, perft_value, published, ranks, shuffle_perft,
 };
 
 /// The family the explorer has tables for.
@@ -84,8 +86,8 @@ fn placed(arrangement: &str, s: &c960_common::Scharnagl) -> ScharnaglSquares {
 /// A start by number and arrangement.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct StartRef {
-    /// Scharnagl number.
-    pub number: u16,
+    /// Its number in the family.
+    pub number: u32,
     /// White's back rank.
     pub arrangement: String,
 }
@@ -132,23 +134,23 @@ pub struct SelfPlayView {
 /// Everything the explorer says of one start.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PositionDetail {
-    /// `chess960`.
+    /// `chess960` or `shuffle`.
     pub family: &'static str,
-    /// Scharnagl number.
-    pub number: u16,
+    /// Its number in the family (Chess960: Scharnagl's).
+    pub number: u32,
     /// White's back rank.
     pub arrangement: String,
     /// Shredder-FEN.
     pub shredder_fen: String,
     /// X-FEN.
     pub x_fen: String,
-    /// The number's digits.
-    pub scharnagl: ScharnaglView,
+    /// The number's digits (Chess960 only; other families number lexicographically).
+    pub scharnagl: Option<ScharnaglView>,
     /// The a↔h mirror.
     pub mirror: StartRef,
-    /// How many starts the ranks are among.
-    pub of: u16,
-    /// perft d1–d9.
+    /// How many starts the ranks are among: the family's count.
+    pub of: u32,
+    /// perft d1–d9 (Chess960), d1–d6 (shuffle).
     pub perft: Vec<RankedPerft>,
     /// Every balance table's value.
     pub balance: Vec<RankedEval>,
@@ -172,23 +174,23 @@ pub fn detail(start: StartPosition, overlay: &Overlay) -> PositionDetail {
     let m = &published()[p.mirror as usize];
     PositionDetail {
         family: FAMILY,
-        number: p.sp,
+        number: u32::from(p.sp),
         arrangement: p.arrangement.clone(),
         shredder_fen: p.shredder_fen.clone(),
         x_fen: p.x_fen.clone(),
-        scharnagl: ScharnaglView {
+        scharnagl: Some(ScharnaglView {
             light_bishop: s.light_bishop,
             dark_bishop: s.dark_bishop,
             queen: s.queen,
             knights: s.knights,
             knight_pair: s.knight_pair,
             squares: placed(&p.arrangement, &s),
-        },
+        }),
         mirror: StartRef {
-            number: m.sp,
+            number: u32::from(m.sp),
             arrangement: m.arrangement.clone(),
         },
-        of: published().len() as u16,
+        of: published().len() as u32,
         perft: (1..=MAX_DEPTH)
             .map(|d| RankedPerft {
                 value: perft_value(p.sp, d, overlay),
@@ -218,6 +220,50 @@ pub fn detail(start: StartPosition, overlay: &Overlay) -> PositionDetail {
                 file: s.table.file(),
             })
             .collect(),
+    }
+}
+
+/// The explorer's page of a shuffle start: its board, FENs, mirror and the shipped perft
+/// d1–d6, ranked among the 5040 (no campaign supersedes these yet, and no balance table exists).
+pub fn shuffle_detail(start: &Start) -> PositionDetail {
+    let table = shuffle_perft();
+    let number = start.number;
+    let pos = start.position();
+    let mirrored = Family::Shuffle
+        .start_of(&mirror(&start.white), &mirror(&start.black))
+        .map_or(number, |m| m.number);
+    PositionDetail {
+        family: Family::Shuffle.name(),
+        number,
+        arrangement: start.arrangement_string(),
+        shredder_fen: pos.to_fen(CastlingNotation::Shredder),
+        x_fen: pos.to_fen(CastlingNotation::XFen),
+        scharnagl: None,
+        mirror: StartRef {
+            number: mirrored,
+            arrangement: Family::Shuffle
+                .start(u64::from(mirrored))
+                .map(|m| m.arrangement_string())
+                .unwrap_or_default(),
+        },
+        of: table.len() as u32,
+        perft: (0..SHUFFLE_DEPTHS as usize)
+            .map(|d| {
+                let values: Vec<Option<f64>> =
+                    table.iter().map(|row| Some(row[d] as f64)).collect();
+                RankedPerft {
+                    value: PerftValue {
+                        depth: d as u32 + 1,
+                        nodes: table[number as usize][d],
+                        published_differs: None,
+                        source: PerftSource::Published { file: SHUFFLE_FILE },
+                    },
+                    rank: ranks(&values)[number as usize].unwrap_or(0),
+                }
+            })
+            .collect(),
+        balance: Vec::new(),
+        self_play: Vec::new(),
     }
 }
 
@@ -302,9 +348,10 @@ mod tests {
     fn the_detail_of_555_reproduces_the_worked_example() {
         let d = detail(StartPosition::new(555).unwrap(), &Overlay::new());
         assert_eq!(d.arrangement, "RNKNBQRB");
-        assert_eq!((d.scharnagl.light_bishop, d.scharnagl.dark_bishop), (3, 2));
-        assert_eq!((d.scharnagl.queen, d.scharnagl.knights), (4, 5));
-        let sq = &d.scharnagl.squares;
+        let s = d.scharnagl.as_ref().unwrap();
+        assert_eq!((s.light_bishop, s.dark_bishop), (3, 2));
+        assert_eq!((s.queen, s.knights), (4, 5));
+        let sq = &s.squares;
         assert_eq!(
             (sq.light_bishop.as_str(), sq.dark_bishop.as_str()),
             ("h1", "e1")
@@ -319,6 +366,25 @@ mod tests {
         assert!(d.perft.iter().all(|r| (1..=960).contains(&r.rank)));
         assert_eq!(d.balance.len(), 5);
         assert_eq!(d.mirror.arrangement, "BRQBNKNR");
+    }
+
+    #[test]
+    fn a_shuffle_start_has_its_shipped_perft_and_its_mirror() {
+        let start = Family::Shuffle.start(0).unwrap();
+        let d = shuffle_detail(&start);
+        assert_eq!((d.family, d.number, d.of), ("shuffle", 0, 5040));
+        assert_eq!(d.arrangement, "BBKNNQRR");
+        assert_eq!(d.perft.len(), 6);
+        assert_eq!(d.perft[5].value.nodes, 123_414_611);
+        assert_eq!(d.mirror.arrangement, "RRQNNKBB");
+        let back = shuffle_detail(&Family::Shuffle.start(u64::from(d.mirror.number)).unwrap());
+        assert_eq!(back.mirror.number, 0);
+        assert!(d.scharnagl.is_none() && d.balance.is_empty());
+        // Ranks among the 5040: the most d1 moves rank 1st.
+        let top = shuffle_perft().iter().map(|p| p[0]).max().unwrap();
+        let i = shuffle_perft().iter().position(|p| p[0] == top).unwrap();
+        let best = shuffle_detail(&Family::Shuffle.start(i as u64).unwrap());
+        assert_eq!(best.perft[0].rank, 1);
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! The position explorer's data (issue 56): every Chess960 start with the values c960 has for
-//! it — perft d1–d9, the opening-balance tables, the self-play scores — read once, lazily, from
-//! the published tables embedded in the binary (`data/`), so a fresh `serve` with no campaign
-//! shows them all. [`detail`] is what the pages and the JSON say of a start and of the index.
-//! A campaign of this coordinator supersedes a published perft value
-//! ([`Overlay`]); the pages say which source each value has. Pure: the front door reads the
-//! store and hands the overlay in. [`query`] holds the sorting and the search.
+//! it — perft d1–d9, the opening-balance tables, the self-play scores — and the shuffle starts'
+//! perft d1–d6 ([`shuffle_perft`]), read once, lazily, from the published tables embedded in the
+//! binary (`data/`), so a fresh `serve` with no campaign shows them all. A campaign of this
+//! coordinator supersedes a published Chess960 perft value ([`Overlay`]); the pages say which
+//! source each value has. Pure: the front door reads the store and hands the overlay in.
+//! [`detail`] is what the pages and the JSON say of a start and of the index; [`query`] holds
+//! the sorting and the search.
 
 pub mod detail;
 pub mod query;
@@ -30,6 +31,24 @@ pub fn perft_file(depth: u32) -> Option<&'static str> {
         9 => Some("data/perft_d9_all960.csv"),
         _ => None,
     }
+}
+
+/// The shipped perft table of the shuffle family (all 5040 starts, depths 1–6).
+pub const SHUFFLE_FILE: &str = "data/perft_shuffle5040_d1-6.csv";
+
+/// The depths [`SHUFFLE_FILE`] holds.
+pub const SHUFFLE_DEPTHS: u32 = 6;
+
+/// perft(1..=6) of every shuffle start, by its number in `c960_common::family` (the table's
+/// `number` column); parsed on first use.
+pub fn shuffle_perft() -> &'static [[u64; SHUFFLE_DEPTHS as usize]] {
+    static TABLE: OnceLock<Vec<[u64; SHUFFLE_DEPTHS as usize]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        rows(include_str!("../../../data/perft_shuffle5040_d1-6.csv"))
+            .iter()
+            .map(|row| std::array::from_fn(|d| cell(row, &format!("d{}", d + 1)).unwrap_or(0)))
+            .collect()
+    })
 }
 
 /// An opening-balance table c960 ships (and the published yardstick it is measured against).
@@ -465,6 +484,10 @@ mod tests {
         assert_eq!(t[518].eval(BalanceTable::Sf18D25).unwrap().cp, 32.0);
         assert_eq!(t[0].eval(BalanceTable::Record).unwrap().cp, 19.86);
         assert_eq!(t[0].eval(BalanceTable::Sf15D16).unwrap().cp, 14.0);
+        let shuffle = shuffle_perft();
+        assert_eq!(shuffle.len(), 5040);
+        assert_eq!(shuffle[0], [20, 400, 9014, 202_212, 5_014_621, 123_414_611]);
+        assert!(shuffle.iter().all(|p| p.iter().all(|&n| n > 0)));
         let played = t.iter().filter(|p| !p.self_play.is_empty()).count();
         assert_eq!(played, 16);
         let s = &t[13].self_play[0];

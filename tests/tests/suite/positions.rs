@@ -1,6 +1,6 @@
 //! The position explorer (issue 56) on a real coordinator on 127.0.0.1 with no campaign run:
 //! the published tables shipped in the binary are its source. Headless Chromium renders the
-//! page of starts 0, 518, 555 and 959 and the index (no CSP violation, through
+//! page of starts 0, 518, 555 and 959, of shuffle starts 0 and 5039, and the index (no CSP violation, through
 //! `pages::browser`); the SVG board's pieces read back from the DOM must be the FEN's, as
 //! `data/perft_d9_all960.csv` gives it, and the ranks must be the CSV's. Screenshots at 1280
 //! and 390 px go to `docs/screenshots/` with `C960_UPDATE_SCREENSHOTS=1`.
@@ -122,6 +122,23 @@ async fn both_pages_draw_the_published_tables_in_a_real_browser() {
             html.contains("data-copy=\"shredder-fen\""),
             "{sp}: a copy button"
         );
+    }
+    // Shuffle starts, from the shipped shuffle table: the board is its FEN's, d6 its value.
+    let shuffle = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/perft_shuffle5040_d1-6.csv"),
+    )
+    .unwrap();
+    for n in [0usize, 5039] {
+        let f: Vec<&str> = shuffle.lines().nth(n + 1).unwrap().split(',').collect();
+        let url = format!("{}/positions/shuffle/{n}", server.url);
+        let html = dom(&exe, profile.path(), &url).await;
+        assert_eq!(svg_board(&html), fen_board(f[2]), "shuffle {n}");
+        let row = &html[html.find("data-depth=\"6\"").expect("a d6 row")..];
+        assert!(
+            row.contains(&format!("data-nodes=\"{}\"", f[8])),
+            "shuffle {n}"
+        );
+        assert!(row.contains("data/perft_shuffle5040_d1-6.csv"));
     }
     // The worked example of Scharnagl's numbering.
     let html = dom(
@@ -297,6 +314,23 @@ async fn the_json_has_its_documented_schema_and_refusals_are_4xx_with_a_code() {
     );
     assert_eq!(played[0]["wdl"], serde_json::json!([17, 5, 10]));
 
+    // A shuffle start: the same shape, no Scharnagl digits, perft d1–d6 among the 5040.
+    let (status, sh) = get(&format!("{}/api/v1/positions/shuffle/0", server.url)).await;
+    assert_eq!(status, 200);
+    assert_eq!(keys(&sh), keys(&d));
+    assert_eq!(
+        (sh["family"].as_str(), sh["of"].as_u64()),
+        (Some("shuffle"), Some(5040))
+    );
+    assert!(sh["scharnagl"].is_null());
+    assert_eq!(sh["arrangement"], "BBKNNQRR");
+    assert_eq!(sh["perft"].as_array().unwrap().len(), 6);
+    assert_eq!(sh["perft"][5]["nodes"], 123_414_611u64);
+    assert_eq!(
+        sh["perft"][5]["source"]["file"],
+        "data/perft_shuffle5040_d1-6.csv"
+    );
+
     // The index: sorted as asked, every row with every column.
     let (status, ix) = get(&format!(
         "{}/api/v1/positions?sort=record&order=asc",
@@ -354,7 +388,8 @@ async fn the_json_has_its_documented_schema_and_refusals_are_4xx_with_a_code() {
             400,
             "bad_query",
         ),
-        ("/api/v1/positions/shuffle/5", 404, "not_found"),
+        ("/api/v1/positions/shuffle/5040", 404, "not_found"),
+        ("/api/v1/positions/bishops/5", 404, "not_found"),
         ("/api/v1/positions/atomic/5", 404, "not_found"),
         ("/api/v1/positions?sort=zz", 400, "bad_query"),
         ("/api/v1/positions?order=up", 400, "bad_query"),

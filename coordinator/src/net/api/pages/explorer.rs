@@ -9,7 +9,7 @@ use maud::{Markup, html};
 use super::board::{board_svg, histogram_svg, piece_list, rank_glyph, scatter_svg};
 use super::format::grouped;
 use super::views::layout;
-use crate::explorer::detail::{Index, IndexRow, PositionDetail};
+use crate::explorer::detail::{Index, IndexRow, PositionDetail, ScharnaglView};
 use crate::explorer::query::{Column, Order};
 use crate::explorer::{BalanceTable, PerftSource, PerftValue, ordinal};
 
@@ -41,7 +41,16 @@ fn encode(text: &str) -> String {
         .collect()
 }
 
-fn source(v: &PerftValue, sp: u16) -> Markup {
+/// "Chess960", "Shuffle".
+fn family_name(family: &str) -> &str {
+    match family {
+        "chess960" => "Chess960",
+        "shuffle" => "Shuffle",
+        other => other,
+    }
+}
+
+fn source(v: &PerftValue, sp: u32) -> Markup {
     html! {
         @match &v.source {
             PerftSource::Reference { file } => {
@@ -74,10 +83,26 @@ fn copy_field(id: &str, label: &str, value: &str) -> Markup {
     }
 }
 
+/// How a Scharnagl number encodes the pieces, digit by digit.
+fn scharnagl(number: u32, s: &ScharnaglView) -> Markup {
+    let sq = &s.squares;
+    html! {
+        h2 { "Scharnagl number" }
+        p.mono.worked data-worked=(number) {
+            (number) " = " (s.light_bishop) " + 4·" (s.dark_bishop) " + 16·" (s.queen) " + 96·" (s.knights)
+        }
+        ul.decomp {
+            li { "A = " (s.light_bishop) ": the light-square bishop on the " (ordinal(u16::from(s.light_bishop) + 1)) " of b1, d1, f1, h1 → " strong { (sq.light_bishop) } }
+            li { "B = " (s.dark_bishop) ": the dark-square bishop on the " (ordinal(u16::from(s.dark_bishop) + 1)) " of a1, c1, e1, g1 → " strong { (sq.dark_bishop) } }
+            li { "C = " (s.queen) ": the queen on the " (ordinal(u16::from(s.queen) + 1)) " of the six squares left → " strong { (sq.queen) } }
+            li { "KN = " (s.knights) ": the knights on the " (ordinal(u16::from(s.knight_pair.0) + 1)) " and " (ordinal(u16::from(s.knight_pair.1) + 1)) " of the five left → " strong { (sq.knights[0]) ", " (sq.knights[1]) } }
+            li { "rook, king, rook fill the rest from the left → " strong { (sq.rook_king_rook.join(", ")) } }
+        }
+    }
+}
+
 /// The page of one start.
 pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Markup {
-    let s = &d.scharnagl;
-    let sq = &s.squares;
     let title = format!("Start {} · {}", d.number, d.arrangement);
     let body = html! {
         div.crumbs {
@@ -89,7 +114,7 @@ pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Mar
         h1 { "Start " (d.number) " " span.mono.sub { (d.arrangement) } }
         div.explorer-head {
             figure.board-fig {
-                (board_svg(pos, &format!("Chess960 start {}: {}", d.number, d.arrangement)))
+                (board_svg(pos, &format!("{} start {}: {}", family_name(d.family), d.number, d.arrangement)))
                 figcaption.sr-list {
                     @for (color, pieces) in piece_list(pos) {
                         div { strong { (if color == Color::White { "White" } else { "Black" }) ": " } (pieces.join(", ")) }
@@ -99,16 +124,9 @@ pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Mar
             section.card.facts {
                 (copy_field("shredder-fen", "Shredder-FEN", &d.shredder_fen))
                 (copy_field("x-fen", "X-FEN", &d.x_fen))
-                h2 { "Scharnagl number" }
-                p.mono.worked data-worked=(d.number) {
-                    (d.number) " = " (s.light_bishop) " + 4·" (s.dark_bishop) " + 16·" (s.queen) " + 96·" (s.knights)
-                }
-                ul.decomp {
-                    li { "A = " (s.light_bishop) ": the light-square bishop on the " (ordinal(u16::from(s.light_bishop) + 1)) " of b1, d1, f1, h1 → " strong { (sq.light_bishop) } }
-                    li { "B = " (s.dark_bishop) ": the dark-square bishop on the " (ordinal(u16::from(s.dark_bishop) + 1)) " of a1, c1, e1, g1 → " strong { (sq.dark_bishop) } }
-                    li { "C = " (s.queen) ": the queen on the " (ordinal(u16::from(s.queen) + 1)) " of the six squares left → " strong { (sq.queen) } }
-                    li { "KN = " (s.knights) ": the knights on the " (ordinal(u16::from(s.knight_pair.0) + 1)) " and " (ordinal(u16::from(s.knight_pair.1) + 1)) " of the five left → " strong { (sq.knights[0]) ", " (sq.knights[1]) } }
-                    li { "rook, king, rook fill the rest from the left → " strong { (sq.rook_king_rook.join(", ")) } }
+                @match &d.scharnagl {
+                    Some(s) => (scharnagl(d.number, s)),
+                    None => p.note { "Numbered in the family's lexicographic order of arrangements (docs/families.md)." },
                 }
                 p {
                     "Mirror (a↔h): "
@@ -137,7 +155,7 @@ pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Mar
                 }
             } }
         }
-        section.card {
+        @if !d.balance.is_empty() { section.card {
             h2 { "Balance " span.sub { "(White's edge in centipawns; 1st = best for White)" } }
             div.table-wrap { table.balance {
                 thead { tr { th { "table" } th.num { "eval" } th.num { "rank" } th { "best move" } th { "source" } } }
@@ -176,12 +194,14 @@ pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Mar
                     }
                 } }
             }
-        }
+        } }
         section.card {
-            h2 { "Among the 960" }
+            h2 { "Among the " (d.of) }
             div.charts {
                 figure.chart { (histogram_svg(&charts.histogram.0, &charts.histogram.1, charts.histogram.2)) figcaption { "This start's bin is marked." } }
-                figure.chart { (scatter_svg(&charts.scatter.0, "perft d9", "balance (record, cp)", &charts.scatter.1)) figcaption { "Each dot a start; this one marked." } }
+                @if !charts.scatter.0.is_empty() {
+                    figure.chart { (scatter_svg(&charts.scatter.0, "perft d9", "balance (record, cp)", &charts.scatter.1)) figcaption { "Each dot a start; this one marked." } }
+                }
             }
         }
     };
@@ -254,7 +274,7 @@ pub fn index_page(index: &Index, charts: &Charts, error: Option<&str>) -> Markup
         p.count { strong data-count=(index.count) { (index.count) } " of 960 starts, sorted by " (index.sort) " " (index.order.key()) "." }
         div.charts {
             figure.chart { (histogram_svg(&charts.histogram.0, &charts.histogram.1, charts.histogram.2)) figcaption { "Histogram over the listed starts." } }
-            figure.chart { (scatter_svg(&charts.scatter.0, "perft d9", "balance (record, cp)", &charts.scatter.1)) figcaption { "All 960; the listed starts marked." } }
+            figure.chart { (scatter_svg(&charts.scatter.0, "perft d9", "balance (record, cp)", &charts.scatter.1)) figcaption { "All 960" @if index.count < 960 { "; the " (index.count) " listed marked" } "." } }
         }
         div.table-wrap {
             table.index {

@@ -1,5 +1,5 @@
-//! The position explorer's routes (issue 56): `/positions`, `/positions/{family}/{n}` and the
-//! same as JSON under `/api/v1/positions`. Thin: the values and every decision are
+//! The position explorer's routes (issue 56): `/positions`, `/positions/{family}/{n}` (Chess960
+//! and shuffle, the families with shipped tables) and the same as JSON under `/api/v1/positions`. Thin: the values and every decision are
 //! [`crate::explorer`]'s, the HTML [`super::explorer`]'s. What it reads of the store is the
 //! valid perft values of this coordinator's Chess960 campaigns (the [`Overlay`] that
 //! supersedes the published tables), cached until a campaign's counters move; a fresh `serve`
@@ -15,14 +15,17 @@ use axum::routing::get;
 use axum::{Json, Router};
 use c960_common::StartPosition;
 use c960_common::error_code::ErrorCode;
-use c960_common::family::Family;
+use c960_common::family::{Family, Start};
 use serde::Deserialize;
 
 use super::explorer::{Charts, index_page, position_page};
 use super::views;
-use crate::explorer::detail::{FAMILY, Index, PositionDetail, detail, index};
+use crate::explorer::detail::{FAMILY, Index, PositionDetail, detail, index, shuffle_detail};
 use crate::explorer::query::{Column, Order, Search};
-use crate::explorer::{BalanceTable, CampaignValue, MAX_DEPTH, Overlay, perft_value, published};
+use crate::explorer::{
+    BalanceTable, CampaignValue, MAX_DEPTH, Overlay, SHUFFLE_DEPTHS, perft_value, published,
+    shuffle_perft,
+};
 use crate::model::{CampaignKind, RowStatus, StoreError};
 use crate::net::api::error::ApiError;
 use crate::store::Store;
@@ -113,18 +116,48 @@ fn bad_query(message: String) -> Refused {
     ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadQuery, message)
 }
 
-/// The start a path names: a family with tables (Chess960 so far) and a number in range.
-fn start_of(family: &str, n: &str) -> Result<StartPosition, Refused> {
-    let family = Family::parse(family).map_err(|e| not_found(e.to_string()))?;
-    if family != Family::Chess960 {
-        return Err(not_found(format!(
-            "the explorer has no tables for {family} yet; only chess960"
-        )));
+/// A start the explorer has tables for.
+enum Target {
+    /// A Chess960 start: every table.
+    Chess960(StartPosition),
+    /// A shuffle start: the shipped perft d1–d6.
+    Shuffle(Start),
+}
+
+impl Target {
+    fn detail(&self, overlay: &Overlay) -> PositionDetail {
+        match self {
+            Target::Chess960(sp) => detail(*sp, overlay),
+            Target::Shuffle(start) => shuffle_detail(start),
+        }
     }
+
+    fn position(&self) -> c960_common::Position {
+        match self {
+            Target::Chess960(sp) => sp.position(),
+            Target::Shuffle(start) => start.position(),
+        }
+    }
+}
+
+/// The start a path names: a family with tables (Chess960, shuffle) and a number in range.
+fn start_of(family: &str, n: &str) -> Result<Target, Refused> {
+    let family = Family::parse(family).map_err(|e| not_found(e.to_string()))?;
     let n: u32 = n
         .parse()
         .map_err(|_| bad_query(format!("start {n:?} is not a number")))?;
-    StartPosition::new(n).map_err(|e| not_found(e.to_string()))
+    match family {
+        Family::Chess960 => StartPosition::new(n)
+            .map(Target::Chess960)
+            .map_err(|e| not_found(e.to_string())),
+        Family::Shuffle => family
+            .start(u64::from(n))
+            .map(Target::Shuffle)
+            .map_err(|e| not_found(e.to_string())),
+        f => Err(not_found(format!(
+            "the explorer has no tables for {f} yet; only chess960 and shuffle"
+        ))),
+    }
 }
 
 /// `?sort=…&order=…&q=…`, all optional.
@@ -194,16 +227,32 @@ fn scatter_points(overlay: &Overlay) -> Vec<super::board::Point> {
         .collect()
 }
 
+/// A start's charts: the histogram of its deepest perft over its family, its bin marked;
+/// for Chess960 also perft d9 against the balance of record, this start marked.
 fn position_charts(d: &PositionDetail, overlay: &Overlay) -> Charts {
-    let column = Column::Perft(MAX_DEPTH);
-    let values = published()
-        .iter()
-        .filter_map(|p| column.value(p, overlay))
-        .collect();
     let mark = d.perft.last().map(|r| r.value.nodes as f64);
-    Charts {
-        histogram: (values, "perft d9".into(), mark),
-        scatter: (scatter_points(overlay), vec![d.number]),
+    match u16::try_from(d.number) {
+        Ok(sp) if d.family == FAMILY => {
+            let column = Column::Perft(MAX_DEPTH);
+            let values = published()
+                .iter()
+                .filter_map(|p| column.value(p, overlay))
+                .collect();
+            Charts {
+                histogram: (values, "perft d9".into(), mark),
+                scatter: (scatter_points(overlay), vec![sp]),
+            }
+        }
+        _ => {
+            let values = shuffle_perft()
+                .iter()
+                .map(|p| p[SHUFFLE_DEPTHS as usize - 1] as f64)
+                .collect();
+            Charts {
+                histogram: (values, format!("perft d{SHUFFLE_DEPTHS}"), mark),
+                scatter: (Vec::new(), Vec::new()),
+            }
+        }
     }
 }
 
@@ -248,7 +297,7 @@ async fn position_html(
     };
     match blocking(move || {
         let overlay = x.overlay()?;
-        let d = detail(start, &overlay);
+        let d = start.detail(&overlay);
         let charts = position_charts(&d, &overlay);
         Ok(position_page(&d, &start.position(), &charts))
     })
@@ -266,7 +315,7 @@ async fn position_json(
     let start = start_of(&family, &n)?;
     blocking(move || {
         let overlay = x.overlay()?;
-        Ok(Json(detail(start, &overlay)))
+        Ok(Json(start.detail(&overlay)))
     })
     .await
 }
