@@ -10,7 +10,9 @@ use c960_common::{CastlingNotation, Position, Square, StartPosition};
 pub struct PositionArgs {
     /// Start position number (0..959 for Chess960; 0..count-1 with --family).
     #[arg(conflicts_with_all = ["arrangement", "fen"])]
-    number: Option<u64>,
+    // Read as text and parsed here, so a bad number is one line on stderr like every other
+    // refusal (clap's own parse error adds usage lines).
+    number: Option<String>,
     /// A back-rank arrangement such as RNBQKBNR, or WHITE/black (Black read a8 to h8) for
     /// transcendental and dfrc.
     #[arg(long, conflicts_with = "fen")]
@@ -31,12 +33,21 @@ pub struct PositionArgs {
     board: bool,
 }
 
+/// A start number as given on the command line.
+fn parse_number(text: &str) -> Result<u64> {
+    match text.parse() {
+        Ok(n) => Ok(n),
+        Err(_) => bail!("start number {text:?} is not a number"),
+    }
+}
+
 pub fn run(args: PositionArgs) -> Result<()> {
+    let number = args.number.as_deref().map(parse_number).transpose()?;
     if let Some(name) = &args.family {
-        return run_family(Family::parse(name)?, &args);
+        return run_family(Family::parse(name)?, number, &args);
     }
     let board = args.board;
-    match (args.number, args.arrangement, args.fen) {
+    match (number, args.arrangement, args.fen) {
         (number, arrangement, None) if board && number.is_some() != arrangement.is_some() => {
             let sp = match (number, arrangement) {
                 (Some(n), _) => StartPosition::new(u32::try_from(n).unwrap_or(u32::MAX))?,
@@ -78,13 +89,13 @@ pub fn run(args: PositionArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_family(family: Family, args: &PositionArgs) -> Result<()> {
+fn run_family(family: Family, number: Option<u64>, args: &PositionArgs) -> Result<()> {
     let castling = if args.chess960_castling {
         Castling::Chess960
     } else {
         Castling::Default
     };
-    let start = match (args.number, &args.arrangement, &args.fen) {
+    let start = match (number, &args.arrangement, &args.fen) {
         (Some(n), None, None) => family.start(n)?,
         (None, Some(text), None) => family.parse_start(text)?,
         (None, None, Some(fen)) => family.start_of_position(&Position::from_fen(fen)?, castling)?,

@@ -146,6 +146,7 @@ fn bad_input_is_one_line_on_stderr_and_a_failure() {
         &["position", "--fen", "4k3/8/8/8/8/8/8/4K3 w - - 0 1"],
         &["position", "1000"],
         &["position", "960", "--board"],
+        &["position", "x", "--board"],
         &["position", "--arrangement", "RNBQKNBR", "--board"],
     ];
     for args in cases {
