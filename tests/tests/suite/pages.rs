@@ -560,11 +560,15 @@ async fn every_answer_carries_the_security_headers_and_pages_hold_nothing_inline
         "/workers".into(),
         format!("/workers/{turned}"),
         "/campaigns/999".into(),
+        "/positions?sort=d9".into(),
+        "/positions/chess960/555".into(),
+        "/positions/shuffle/7".into(),
     ];
     let others = [
         "/assets/live.js",
         "/assets/style.css",
         "/api/v1/live",
+        "/api/v1/positions/chess960/555",
         "/api/v1/status",
         "/healthz",
         "/no-such-thing",
