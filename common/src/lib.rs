@@ -52,5 +52,5 @@ pub use fen::{CastlingNotation, FenError};
 pub use movegen::{MoveBatch, MoveList};
 pub use perft::{PerftEngine, PerftOptions, PerftTable, divide, perft};
 pub use position::{Position, PositionError, Setup};
-pub use startpos::{StartPosition, StartPositionError};
+pub use startpos::{Scharnagl, StartPosition, StartPositionError};
 pub use types::{Bitboard, Color, Piece, Role, Square};

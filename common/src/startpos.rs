@@ -66,6 +66,21 @@ pub fn has_back_rank_pieces(arr: &Arrangement) -> bool {
         && count(Role::Knight) == 2
 }
 
+/// The digits of a Scharnagl number, `n = light_bishop + 4·dark_bishop + 16·queen + 96·knights`.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct Scharnagl {
+    /// `A`: the light-square bishop's index among b1, d1, f1, h1.
+    pub light_bishop: u8,
+    /// `B`: the dark-square bishop's index among a1, c1, e1, g1.
+    pub dark_bishop: u8,
+    /// `C`: the queen's index among the six squares the bishops leave.
+    pub queen: u8,
+    /// `KN`: the index of the knights' pair (0..10).
+    pub knights: u8,
+    /// The pair itself: the knights' indices among the five squares the queen leaves.
+    pub knight_pair: (u8, u8),
+}
+
 /// A Chess960 start position by Scharnagl number.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct StartPosition(u16);
@@ -114,6 +129,36 @@ impl StartPosition {
     /// The Scharnagl number.
     pub fn number(self) -> u16 {
         self.0
+    }
+
+    /// How the number encodes the pieces: `n = A + 4B + 16C + 96·KN` (the module's doc).
+    ///
+    /// # Examples
+    ///
+    /// The worked example 555: 555 = 3 + 4·2 + 16·4 + 96·5, so the light bishop on h1 (index 3
+    /// of b, d, f, h), the dark one on e1 (2 of a, c, e, g), the queen on the fifth square left
+    /// (f1), the knights on the second and fourth of the five left (b1, d1): RNKNBQRB.
+    ///
+    /// ```
+    /// use c960_common::StartPosition;
+    ///
+    /// let s = StartPosition::new(555)?.scharnagl();
+    /// assert_eq!((s.light_bishop, s.dark_bishop, s.queen, s.knights), (3, 2, 4, 5));
+    /// assert_eq!(s.knight_pair, (1, 3));
+    /// assert_eq!(StartPosition::new(555)?.arrangement_string(), "RNKNBQRB");
+    /// # Ok::<(), c960_common::StartPositionError>(())
+    /// ```
+    pub fn scharnagl(self) -> Scharnagl {
+        let n = self.0;
+        let knights = (n / 96) as u8;
+        let (k1, k2) = KNIGHT_PAIRS[knights as usize];
+        Scharnagl {
+            light_bishop: (n % 4) as u8,
+            dark_bishop: (n / 4 % 4) as u8,
+            queen: (n / 16 % 6) as u8,
+            knights,
+            knight_pair: (k1 as u8, k2 as u8),
+        }
     }
 
     /// The back-rank arrangement.

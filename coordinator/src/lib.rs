@@ -14,6 +14,8 @@
 //!   labels, secrets, enrolment tokens), and the coordinator's own checker.
 //! - [`store`]: everything persistent behind the [`store::Store`] trait, on SQLite or
 //!   PostgreSQL.
+//! - [`explorer`]: the position explorer's data — every start with its published values, the
+//!   index's sorting and search (pure).
 //! - [`export`]: the tables as CSV, JSON, PGN and reports.
 //! - [`net`]: the front doors — the HTTP API and pages ([`net::api`]), BOINC's protocol
 //!   ([`net::boinc`]), connections, TLS, proxies and metrics.
@@ -22,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod clock;
+pub mod explorer;
 pub mod export;
 pub mod integrity;
 pub mod model;

@@ -32,6 +32,7 @@ mod metrics;
 mod overhead;
 mod packaging;
 mod pages;
+mod positions;
 mod quiet_defaults;
 mod rust_source;
 mod scale;

@@ -30,7 +30,7 @@ const HOSTILE: &str = "<script>alert(1)</script> & \"co\"";
 /// A name that a right-to-left override would show as `evil-exe.png`.
 const TURNED: &str = "evil-\u{202E}gnp.exe";
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let found = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .flat_map(|name| {
@@ -60,7 +60,7 @@ fn chromium() -> Option<PathBuf> {
 /// (it can, on a loaded machine) is run once more before the test fails with its stderr. Fails
 /// when the page's console reports a Content-Security-Policy violation (blocked inline script
 /// or style).
-async fn browser(exe: &Path, profile: &Path, args: Vec<String>) -> String {
+pub(crate) async fn browser(exe: &Path, profile: &Path, args: Vec<String>) -> String {
     let mut last = String::new();
     for _ in 0..2 {
         let mut cmd = tokio::process::Command::new(exe);
@@ -102,7 +102,7 @@ async fn browser(exe: &Path, profile: &Path, args: Vec<String>) -> String {
 }
 
 /// The DOM after the page's script had 6 s (virtual time) to poll the live endpoint.
-async fn dom(exe: &Path, profile: &Path, url: &str) -> String {
+pub(crate) async fn dom(exe: &Path, profile: &Path, url: &str) -> String {
     browser(
         exe,
         profile,
@@ -116,12 +116,24 @@ async fn dom(exe: &Path, profile: &Path, url: &str) -> String {
 }
 
 async fn screenshot(exe: &Path, profile: &Path, url: &str, file: &Path, height: u32) {
+    screenshot_at(exe, profile, url, file, 1280, height).await
+}
+
+/// A screenshot of `url` in a window `width` × `height`, checked to be a real PNG.
+pub(crate) async fn screenshot_at(
+    exe: &Path,
+    profile: &Path,
+    url: &str,
+    file: &Path,
+    width: u32,
+    height: u32,
+) {
     browser(
         exe,
         profile,
         vec![
             // The last --window-size wins: a page taller than the default shows all it has.
-            format!("--window-size=1280,{height}"),
+            format!("--window-size={width},{height}"),
             "--virtual-time-budget=6000".into(),
             format!("--screenshot={}", file.display()),
             url.into(),
@@ -548,11 +560,15 @@ async fn every_answer_carries_the_security_headers_and_pages_hold_nothing_inline
         "/workers".into(),
         format!("/workers/{turned}"),
         "/campaigns/999".into(),
+        "/positions?sort=d9".into(),
+        "/positions/chess960/555".into(),
+        "/positions/shuffle/7".into(),
     ];
     let others = [
         "/assets/live.js",
         "/assets/style.css",
         "/api/v1/live",
+        "/api/v1/positions/chess960/555",
         "/api/v1/status",
         "/healthz",
         "/no-such-thing",

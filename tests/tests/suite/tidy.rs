@@ -569,6 +569,7 @@ const COORDINATOR_FLOORS: &[(&str, &[&str])] = &[
         &[
             "work",
             "integrity",
+            "explorer",
             "clock",
             "export::self_play",
             "export::balance_report",

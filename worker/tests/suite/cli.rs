@@ -101,6 +101,19 @@ fn position_lookups() {
 }
 
 #[test]
+fn position_board_draws_the_start_in_a_frame() {
+    let (code, out, err) = worker(&["position", "555", "--board"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "sp 555 · RNKNBQRB · 555 = 3 + 4·2 + 16·4 + 96·5");
+    assert_eq!(lines[3], "8 │ r │ n │ k │ n │ b │ q │ r │ b │ 8");
+    assert_eq!(lines[17], "1 │ R │ N │ K │ N │ B │ Q │ R │ B │ 1");
+    assert_eq!(lines.len(), 20);
+    let (_, by_arrangement, _) = worker(&["position", "--arrangement", "RNKNBQRB", "--board"]);
+    assert_eq!(by_arrangement, out);
+}
+
+#[test]
 fn bad_input_is_one_line_on_stderr_and_a_failure() {
     let cases: &[&[&str]] = &[
         &["perft", "--sp", "960", "--depth", "1"],
@@ -132,6 +145,9 @@ fn bad_input_is_one_line_on_stderr_and_a_failure() {
         &["position", "--arrangement", "KRNBBQNR"],
         &["position", "--fen", "4k3/8/8/8/8/8/8/4K3 w - - 0 1"],
         &["position", "1000"],
+        &["position", "960", "--board"],
+        &["position", "x", "--board"],
+        &["position", "--arrangement", "RNBQKNBR", "--board"],
     ];
     for args in cases {
         let (code, out, err) = worker(args);

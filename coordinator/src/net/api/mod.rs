@@ -190,8 +190,21 @@ mod layout {
             include_str!("pages/views.rs"),
             include_str!("pages/live.rs"),
             include_str!("pages/format.rs"),
+            include_str!("pages/board.rs"),
+            include_str!("pages/explorer.rs"),
         ] {
             assert!(!src.contains("crate::net::api::"), "pages import the API");
+        }
+        // The explorer's routes (whose `super::` is the pages') refuse with the one error type,
+        // and import nothing else of the API.
+        let explorer = include_str!("pages/positions.rs");
+        let code = explorer.split("#[cfg(test)]").next().unwrap_or("");
+        for (at, _) in code.match_indices("crate::net::api::") {
+            let rest = &code[at + "crate::net::api::".len()..];
+            assert!(
+                rest.starts_with("error::"),
+                "pages/positions imports {rest:.30}"
+            );
         }
     }
 

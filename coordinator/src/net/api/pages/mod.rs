@@ -1,6 +1,7 @@
 //! The public, read-only web pages: `/` (every campaign, this coordinator, connected workers),
 //! `/campaigns/{id}` (the table as it fills), `/workers` (the leaderboard), `/workers/{id}`,
-//! and `/api/v1/live` (the JSON the pages' script polls). Server-rendered with maud; the CSS and
+//! `/api/v1/live` (the JSON the pages' script polls), and the position explorer ([`positions`]:
+//! `/positions`, `/positions/{family}/{n}` and their JSON). Server-rendered with maud; the CSS and
 //! the script are embedded in the binary ([`STYLE_PATH`], [`SCRIPT_PATH`]); every page is
 //! complete without the script, which only refreshes the live counters every few seconds.
 //!
@@ -10,8 +11,11 @@
 //! start positions only); the leaderboard reads its listed workers' results through an index.
 //! The reference/OEIS checks of the dashboard are cached per campaign until its counters move.
 
+pub mod board;
+pub mod explorer;
 pub mod format;
 pub mod live;
+pub mod positions;
 pub mod table;
 pub mod views;
 
@@ -111,6 +115,7 @@ impl Pages {
 /// The page routes over this store, for any router state. Spawns the sampler when called
 /// inside a Tokio runtime (it ends when the router is dropped).
 pub fn routes<S: Clone + Send + Sync + 'static>(store: Arc<dyn Store>) -> Router<S> {
+    let store_for_positions = store.clone();
     let pages = Arc::new(Pages {
         store,
         ring: Ring::default(),
@@ -146,6 +151,7 @@ pub fn routes<S: Clone + Send + Sync + 'static>(store: Arc<dyn Store>) -> Router
             get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
         )
         .layer(Extension(pages))
+        .merge(positions::routes(store_for_positions))
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {

@@ -23,6 +23,7 @@ fn frame(title: &str, current: &str, live: bool, body: Markup) -> Markup {
     let nav = [
         ("/", "Campaigns"),
         ("/workers", "Workers"),
+        ("/positions", "Positions"),
         ("/metrics", "Metrics"),
     ];
     html! {
