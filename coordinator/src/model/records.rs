@@ -445,11 +445,23 @@ pub struct CheckCost {
     /// The nodes the coordinator counted itself (checks, audits, re-splits, dispute leaves)
     /// per node of the valid values (issue 54's target: at most 0.05).
     pub coordinator_node_share: f64,
-    /// How much of the tables rests on how many workers: (agreeing workers, valid values with
-    /// that many), ascending.
-    pub values_by_agreeing: Vec<(u64, u64)>,
     /// Spare-capacity re-verification replicas handed out (`--idle-reverify-upto`).
     pub spare_replicas: u64,
+}
+
+/// How much of one campaign's table rests on how many agreeing workers, and how much of it the
+/// coordinator counted itself (issue 54, per campaign on `/api/v1/status` and its page).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CampaignTally {
+    /// The campaign.
+    pub campaign: u64,
+    /// (agreeing workers, valid values with that many), ascending.
+    pub values_by_agreeing: Vec<(u64, u64)>,
+    /// Nodes the coordinator counted for its workunits (checks, audits, re-splits, dispute
+    /// leaves).
+    pub check_nodes: u64,
+    /// Those per node of its valid values (issue 54's target: at most 0.05).
+    pub coordinator_node_share: f64,
 }
 
 /// What to do with one result of a batch, decided by the handler after checking it.

@@ -52,6 +52,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(24, "0024_boinc_hosts"),
     migration!(25, "0025_disputes"),
     migration!(26, "0026_program_versions"),
+    migration!(27, "0027_table_pages"),
 ];
 
 /// This program as `program_versions` records it.

@@ -151,6 +151,9 @@ pub trait Store: Send + Sync {
     fn challenge_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Lease>>;
     /// What disputes have cost and found so far.
     fn dispute_cost(&self) -> StoreResult<crate::model::disputes::DisputeCost>;
+    /// Per campaign: how many agreeing workers its valid values rest on, and the coordinator's
+    /// share of its nodes (a grouped read over every valid result).
+    fn campaign_tallies(&self) -> StoreResult<Vec<CampaignTally>>;
     /// Since when the database's disk has been full (the coordinator's clock, ms), if it was at
     /// the last write ([`disk`]).
     fn storage_full_since(&self) -> Option<i64>;
@@ -333,6 +336,13 @@ pub trait Store: Send + Sync {
         campaign_id: u64,
         visit: &mut dyn FnMut(TableRow) -> bool,
     ) -> StoreResult<Campaign>;
+    /// The rows of a campaign's table whose start numbers (in its family) are in `numbers`, in
+    /// table order: one page, at a cost that does not grow with the campaign.
+    fn table_range(
+        &self,
+        campaign_id: u64,
+        numbers: std::ops::RangeInclusive<u32>,
+    ) -> StoreResult<Vec<TableRow>>;
     /// All results of a workunit.
     fn results(&self, workunit_id: u64) -> StoreResult<Vec<ResultRecord>>;
     /// Sets the quarantine threshold: refused (malformed) results (0: never); a failed check

@@ -99,6 +99,42 @@ pub(super) fn assert_export_is_reference(db: &Path, depth: usize, starts: usize)
     }
 }
 
+/// The status's tally of campaign 1 (read in the background, so it may lag a few seconds) comes
+/// to its `valid` values, each resting on at least `quorum` agreeing workers, and its page says
+/// so.
+async fn assert_tally(url: &str, valid: u64, quorum: u64) {
+    let began = Instant::now();
+    loop {
+        let text = reqwest::get(format!("{url}/api/v1/status"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let t = &status["tallies"][0];
+        let by: Vec<(u64, u64)> =
+            serde_json::from_value(t["values_by_agreeing"].clone()).unwrap_or_default();
+        if t["campaign"] == 1 && by.iter().map(|(_, v)| v).sum::<u64>() == valid {
+            assert!(by.iter().all(|(n, _)| *n >= quorum), "{t}");
+            assert!(t["coordinator_node_share"].as_f64().is_some(), "{t}");
+            break;
+        }
+        assert!(began.elapsed() < Duration::from_secs(30), "no tally: {t}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let page = reqwest::get(format!("{url}/campaigns/1"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("Agreeing workers behind its valid values"),
+        "{page}"
+    );
+}
+
 fn stop(mut children: Vec<Worker>) {
     for c in &mut children {
         let _ = c.kill();
@@ -155,6 +191,7 @@ async fn serve_and_two_default_workers_on_one_machine_complete_a_quorum_2_campai
         assert!(!log.contains("WARN"), "{log}");
     }
     eprintln!("quorum-2 campaign of 20 starts complete in {took:.1?}");
+    assert_tally(&server.url, 20, 2).await;
     assert_export_is_reference(&db, 4, 20);
     let list = coordinator(&["campaign", "list"], &db);
     assert!(list.contains("\tcomplete\t"), "{list}");

@@ -19,6 +19,7 @@ mod cli;
 mod crash_resume;
 mod exports;
 mod family;
+mod family_pages;
 mod first_hour;
 mod flood;
 mod full_disk;

@@ -1,5 +1,6 @@
 //! The HTTP API, in layers. Bottom: [`error`] (the one error type), [`limits`] and [`auth`]
-//! (rate limits, tokens: pure), [`state`] (the shared state and tunables), [`extract`]
+//! (rate limits, tokens: pure), [`tallies`] (per-campaign tallies, read in the background),
+//! [`state`] (the shared state and tunables), [`extract`]
 //! (extractors), [`layers`] (middleware, gzip, CORS) and [`session`] (one worker session for
 //! both kinds of client: registration, hand-out, settlement). Above them, one file per route group:
 //! [`workers`] (the worker protocol), [`boinc`] (BOINC's client protocol, `serve --boinc`),
@@ -26,6 +27,7 @@ pub mod pages;
 pub mod public;
 pub mod session;
 pub mod state;
+pub mod tallies;
 pub mod workers;
 
 use axum::Router;
@@ -48,7 +50,7 @@ pub use state::{AppState, Config, Limits};
 pub fn app(state: AppState) -> Router {
     // Public read-only endpoints and pages: gzip, any origin may read them.
     let public = public::routes(state.clone())
-        .merge(pages::routes(state.store.clone()))
+        .merge(pages::routes(state.store.clone(), state.tallies.clone()))
         .layer(layers::public_cors())
         .layer(layers::gzip());
     Router::new()
@@ -88,14 +90,15 @@ mod layout {
     const ROUTES: [&str; 6] = ["workers", "admin", "public", "pages", "health", "boinc"];
 
     /// Each api file and the api modules it may import (bottom first).
-    const ALLOWED: [(&str, &str, &[&str]); 13] = [
+    const ALLOWED: [(&str, &str, &[&str]); 14] = [
         ("error", include_str!("error.rs"), &[]),
+        ("tallies", include_str!("tallies.rs"), &[]),
         ("limits", include_str!("limits.rs"), &["error"]),
         ("auth", include_str!("auth.rs"), &["error"]),
         (
             "state",
             include_str!("state.rs"),
-            &["error", "limits", "auth"],
+            &["error", "limits", "auth", "tallies"],
         ),
         (
             "extract",
@@ -132,7 +135,7 @@ mod layout {
             include_str!("public.rs"),
             &["error", "layers", "state"],
         ),
-        ("pages", include_str!("pages/mod.rs"), &[]),
+        ("pages", include_str!("pages/mod.rs"), &["tallies"]),
         ("health", include_str!("health.rs"), &[]),
     ];
 

@@ -50,6 +50,10 @@ pub struct StatusBody {
     /// Disagreements settled by bisection: opened, decided, convictions, challenges, the
     /// coordinator's leaf nodes ([`crate::integrity::referee`]).
     pub disputes: crate::model::disputes::DisputeCost,
+    /// Per campaign: how many agreeing workers its valid values rest on, and the nodes the
+    /// coordinator counted itself per node of them (read at most [`super::tallies::REFRESH`]
+    /// ago).
+    pub tallies: Vec<crate::model::CampaignTally>,
     /// Since when the database's disk has been full (ms since the epoch), while it is: writes
     /// are refused with 503 `storage_full` until space is freed.
     pub storage_full_since_ms: Option<i64>,
@@ -88,6 +92,7 @@ impl StalledCampaign {
 
 async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
     let store = st.store.clone();
+    let tallies = st.tallies.clone();
     let body = blocking(move || {
         let now = now_ms();
         // A full disk refuses the expiry's writes; the status answers all the same.
@@ -108,6 +113,7 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
             integrity: store.check_cost()?,
             disputes: store.dispute_cost()?,
             storage_full_since_ms: store.storage_full_since(),
+            tallies: tallies.get(&store)?.as_ref().clone(),
             stalled: campaigns
                 .iter()
                 .filter_map(|p| Some(StalledCampaign::of(p.campaign.id, p.campaign.stall?)))

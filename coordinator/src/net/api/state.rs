@@ -158,6 +158,8 @@ pub struct AppState {
     pub stall: Arc<StallWatch>,
     /// Submissions being judged, per worker and lease.
     pub submissions: Arc<Submissions>,
+    /// The per-campaign tallies (status and pages).
+    pub tallies: Arc<super::tallies::Tallies>,
 }
 
 impl AppState {
@@ -190,6 +192,7 @@ impl AppState {
             registrations_total,
             stall: Arc::default(),
             submissions: Arc::default(),
+            tallies: Arc::default(),
         }
     }
 }

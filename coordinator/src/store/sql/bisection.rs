@@ -242,7 +242,7 @@ pub(super) fn advance(
             )?;
             bump_setting(tx, "disputes_decided", 1)?;
             bump_setting(tx, "dispute_nodes", *nodes)?;
-            bump_setting(tx, "check_nodes", *nodes)?;
+            super::bump_check_nodes(tx, wu, *nodes)?;
             bump_setting(tx, "disputes_convicted", losers.len() as u64)?;
             for &loser in losers {
                 tracing::warn!(

@@ -245,6 +245,48 @@ pub(super) fn visit_table(
 ) -> StoreResult<Campaign> {
     s.with_reader(&mut |tx| {
         let campaign = campaign_by_id(tx, campaign_id)?;
+        visit_rows(tx, campaign_id, None, visit)?;
+        Ok(campaign)
+    })
+}
+
+/// The rows of a campaign's table whose start numbers (in its family) are in `numbers`, in
+/// table order: one page of a campaign of any size (the index `workunits_numbers` finds them;
+/// migration 27).
+pub(super) fn table_range(
+    s: &impl Backend,
+    campaign_id: u64,
+    numbers: std::ops::RangeInclusive<u32>,
+) -> StoreResult<Vec<TableRow>> {
+    s.with_reader(&mut |tx| {
+        let mut rows = Vec::new();
+        visit_rows(tx, campaign_id, Some(numbers.clone()), &mut |r| {
+            rows.push(r);
+            true
+        })?;
+        Ok(rows)
+    })
+}
+
+/// Walks the table rows of a campaign (those numbered in `numbers`, if given): Chess960 starts
+/// are numbered by `sp`, other families' by `family_number`.
+fn visit_rows(
+    tx: Tx,
+    campaign_id: u64,
+    numbers: Option<std::ops::RangeInclusive<u32>>,
+    visit: &mut dyn FnMut(TableRow) -> bool,
+) -> StoreResult<()> {
+    let (lo, hi) = numbers.map_or((-1, i64::MAX), |r| {
+        (i64::from(*r.start()), i64::from(*r.end()))
+    });
+    let range = if lo < 0 {
+        ""
+    } else {
+        " AND ((w.sp BETWEEN ?2 AND ?3) OR (w.sp IS NULL AND w.family_number BETWEEN ?2 AND ?3))"
+    };
+    let id = u64_to_db(campaign_id);
+    let (whole, ranged) = (params![id], params![id, lo, hi]);
+    {
         let mut stopped = false;
         let walked = tx.each(
             &format!("SELECT w.id, w.sp, w.fen, w.depth, w.nodes,
@@ -253,9 +295,9 @@ pub(super) fn visit_table(
                     w.family_number,
                     (SELECT COUNT(*) FROM results r WHERE r.workunit_id = w.id AND r.state = {REPLICA_RETURNED}),
                     w.check_state
-             FROM workunits w WHERE w.campaign_id = ?1
+             FROM workunits w WHERE w.campaign_id = ?1{range}
              ORDER BY w.sp NULLS FIRST, w.family_number NULLS FIRST, w.id"),
-            params![u64_to_db(campaign_id)],
+            if range.is_empty() { whole } else { ranged },
             &mut |r| {
                 let state = r.i64(5)?;
                 let row = TableRow {
@@ -287,8 +329,8 @@ pub(super) fn visit_table(
             Err(_) if stopped => {}
             other => other?,
         }
-        Ok(campaign)
-    })
+        Ok(())
+    }
 }
 
 /// The export's name of a valid value's audit, from its `check_state` ([`TableRow::audit`]).

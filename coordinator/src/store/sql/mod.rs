@@ -43,9 +43,9 @@ use c960_common::wire::{Capabilities, SelfPlayResult};
 use super::codes::{campaign_kind, campaign_status, trust_level, u64_to_db};
 use super::db::{Backend, Conn, Dialect, Param, Row, params};
 use super::{
-    AnalysisRow, Campaign, CampaignChange, CampaignProgress, CheckCost, CheckOutcome, CheckRequest,
-    Lease, LeaseInfo, NewWorker, ResultRecord, Settlement, Store, StoreError, StoreResult,
-    TableRow, WorkerRecord, WorkerSummary,
+    AnalysisRow, Campaign, CampaignChange, CampaignProgress, CampaignTally, CheckCost,
+    CheckOutcome, CheckRequest, Lease, LeaseInfo, NewWorker, ResultRecord, Settlement, Store,
+    StoreError, StoreResult, TableRow, WorkerRecord, WorkerSummary,
 };
 use crate::integrity::trust::Integrity;
 use crate::work::assembly::SplitUnit;
@@ -237,6 +237,10 @@ impl<B: Backend> Store for B {
         Backend::storage_full_since(self)
     }
 
+    fn campaign_tallies(&self) -> StoreResult<Vec<CampaignTally>> {
+        roster::campaign_tallies(self)
+    }
+
     fn overturn_check(&self, workunit_id: u64, truth: &[u8; 32], now_ms: i64) -> StoreResult<()> {
         self.with_tx(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
@@ -393,6 +397,14 @@ impl<B: Backend> Store for B {
         visit: &mut dyn FnMut(TableRow) -> bool,
     ) -> StoreResult<Campaign> {
         campaigns::visit_table(self, campaign_id, visit)
+    }
+
+    fn table_range(
+        &self,
+        campaign_id: u64,
+        numbers: std::ops::RangeInclusive<u32>,
+    ) -> StoreResult<Vec<TableRow>> {
+        campaigns::table_range(self, campaign_id, numbers)
     }
 
     fn visit_split_units(
@@ -560,6 +572,23 @@ pub(super) fn bump_setting(tx: Tx, key: &str, by: u64) -> StoreResult<()> {
          ON CONFLICT (key) DO UPDATE SET value = settings.value + excluded.value",
         params![key, u64_to_db(by)],
     )?;
+    Ok(())
+}
+
+/// The settings key of a campaign's own count of the coordinator's nodes.
+pub(super) fn campaign_check_nodes_key(campaign: u64) -> String {
+    format!("check_nodes.campaign.{campaign}")
+}
+
+/// Adds the nodes the coordinator counted for a workunit to its total and its campaign's.
+pub(super) fn bump_check_nodes(tx: Tx, workunit_id: u64, nodes: u64) -> StoreResult<()> {
+    bump_setting(tx, "check_nodes", nodes)?;
+    if let Some(r) = tx.query_opt(
+        "SELECT campaign_id FROM workunits WHERE id = ?1",
+        params![u64_to_db(workunit_id)],
+    )? {
+        bump_setting(tx, &campaign_check_nodes_key(r.u64(0)?), nodes)?;
+    }
     Ok(())
 }
 

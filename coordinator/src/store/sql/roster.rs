@@ -4,11 +4,12 @@ use super::cascade::{self, retransition};
 use super::enrolment_tokens;
 use super::transition::bump_setting;
 use super::{WORKER_COLS, worker_in, worker_row};
+use super::{bump_check_nodes, campaign_check_nodes_key};
 use crate::integrity::audit::{self, AuditPath};
 use crate::integrity::trust::Integrity;
 use crate::model::{
-    CheckCost, CheckOutcome, CheckPurpose, CheckRequest, NewWorker, StoreError, StoreResult,
-    TrustLevel, WorkerRecord, WorkerSummary,
+    CampaignTally, CheckCost, CheckOutcome, CheckPurpose, CheckRequest, NewWorker, StoreError,
+    StoreResult, TrustLevel, WorkerRecord, WorkerSummary,
 };
 use crate::store::codes::{
     CHECK_AUDIT_WANTED, CHECK_OVER_BUDGET, CHECK_RESPLIT_DONE, CHECK_RESPLIT_WANTED,
@@ -176,7 +177,7 @@ pub(super) fn record_check(
         match outcome {
             CheckOutcome::Verified { digest, nodes } => {
                 bump_setting(tx, "checks_run", 1)?;
-                bump_setting(tx, "check_nodes", *nodes)?;
+                bump_check_nodes(tx, workunit_id, *nodes)?;
                 // A value already valid that the check contradicts (its check was queued when it
                 // validated) is overturned: reopened whether or not its workers get quarantined
                 // (`max_strikes` 0 turns that off).
@@ -240,7 +241,7 @@ fn record_resplit(
         return Ok(true);
     };
     bump_setting(tx, "resplits_run", 1)?;
-    bump_setting(tx, "check_nodes", *nodes)?;
+    bump_check_nodes(tx, workunit_id, *nodes)?;
     if state == WORKUNIT_VALID && canonical.as_deref() == Some(&digest[..]) {
         return Ok(true);
     }
@@ -279,7 +280,7 @@ fn record_audit(
     match outcome {
         CheckOutcome::Verified { digest, nodes } => {
             bump_setting(tx, "audits_run", 1)?;
-            bump_setting(tx, "check_nodes", *nodes)?;
+            bump_check_nodes(tx, workunit_id, *nodes)?;
             if state == WORKUNIT_VALID && canonical.as_deref() == Some(&digest[..]) {
                 tx.exec(
                     "UPDATE workunits SET check_state = ?2, verified_digest = ?3 WHERE id = ?1",
@@ -349,20 +350,7 @@ pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
         )?;
         let valid_nodes = (u128::from(halves.u64(0)?) << 32) + u128::from(halves.u64(1)?);
         let check_nodes = get("check_nodes")?;
-        let values_by_agreeing = tx
-            .query(
-                &format!(
-                    "SELECT n, COUNT(*) FROM (SELECT COUNT(*) AS n FROM results r JOIN workunits u ON u.id = r.workunit_id
-                     WHERE u.state = {WORKUNIT_VALID} AND r.state = {REPLICA_RETURNED} AND r.outcome = {OUTCOME_VALID}
-                     GROUP BY r.workunit_id) AS t GROUP BY n ORDER BY n"
-                ),
-                params![],
-            )?
-            .iter()
-            .map(|r| Ok((r.u64(0)?, r.u64(1)?)))
-            .collect::<StoreResult<_>>()?;
         Ok(CheckCost {
-            values_by_agreeing,
             spare_replicas: get("spare_replicas")?,
             coordinator_node_share: if valid_nodes > 0 {
                 check_nodes as f64 / valid_nodes as f64
@@ -493,4 +481,59 @@ pub(super) fn worker_history(
     limit: u64,
 ) -> StoreResult<Option<crate::model::standings::WorkerHistory>> {
     s.with_conn(&mut |tx| super::reads::worker_history(tx, worker_id, recent_since_ms, limit))
+}
+
+/// Per campaign: how many agreeing workers each valid value rests on, and the coordinator's own
+/// nodes against the valid ones (a grouped read over every valid result: the API caches it).
+pub(super) fn campaign_tallies(s: &impl Backend) -> StoreResult<Vec<CampaignTally>> {
+    s.with_reader(&mut |tx| {
+        let mut tallies: std::collections::BTreeMap<u64, CampaignTally> = Default::default();
+        for r in tx.query(
+            &format!(
+                "SELECT u.campaign_id, t.n, COUNT(*) FROM workunits u
+                 JOIN (SELECT workunit_id, COUNT(*) AS n FROM results
+                       WHERE state = {REPLICA_RETURNED} AND outcome = {OUTCOME_VALID}
+                       GROUP BY workunit_id) t ON t.workunit_id = u.id
+                 WHERE u.state = {WORKUNIT_VALID}
+                 GROUP BY u.campaign_id, t.n ORDER BY u.campaign_id, t.n"
+            ),
+            params![],
+        )? {
+            let campaign = r.u64(0)?;
+            tallies
+                .entry(campaign)
+                .or_insert_with(|| CampaignTally {
+                    campaign,
+                    ..CampaignTally::default()
+                })
+                .values_by_agreeing
+                .push((r.u64(1)?, r.u64(2)?));
+        }
+        for r in tx.query(
+            "SELECT campaign_id, CAST(COALESCE(SUM(nodes_valid_hi), 0) AS BIGINT),
+                    CAST(COALESCE(SUM(nodes_valid_lo), 0) AS BIGINT)
+             FROM campaign_counts GROUP BY campaign_id",
+            params![],
+        )? {
+            let campaign = r.u64(0)?;
+            let valid_nodes = (u128::from(r.u64(1)?) << 32) + u128::from(r.u64(2)?);
+            let check_nodes = tx
+                .query_opt(
+                    "SELECT value FROM settings WHERE key = ?1",
+                    params![campaign_check_nodes_key(campaign)],
+                )?
+                .map_or(Ok(0), |r| r.u64(0))?;
+            let t = tallies.entry(campaign).or_insert_with(|| CampaignTally {
+                campaign,
+                ..CampaignTally::default()
+            });
+            t.check_nodes = check_nodes;
+            t.coordinator_node_share = if valid_nodes > 0 {
+                check_nodes as f64 / valid_nodes as f64
+            } else {
+                0.0
+            };
+        }
+        Ok(tallies.into_values().collect())
+    })
 }

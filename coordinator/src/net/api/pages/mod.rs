@@ -62,6 +62,7 @@ type CachedChecks = ((u64, u64), Option<CheckView>);
 /// What the pages share: the store, the sample ring, cached checks.
 pub struct Pages {
     store: Arc<dyn Store>,
+    tallies: Arc<super::tallies::Tallies>,
     ring: Ring,
     /// Per campaign: (valid, failed) when computed, and the checks then.
     checks: Mutex<HashMap<u64, CachedChecks>>,
@@ -114,10 +115,14 @@ impl Pages {
 
 /// The page routes over this store, for any router state. Spawns the sampler when called
 /// inside a Tokio runtime (it ends when the router is dropped).
-pub fn routes<S: Clone + Send + Sync + 'static>(store: Arc<dyn Store>) -> Router<S> {
+pub fn routes<S: Clone + Send + Sync + 'static>(
+    store: Arc<dyn Store>,
+    tallies: Arc<super::tallies::Tallies>,
+) -> Router<S> {
     let store_for_positions = store.clone();
     let pages = Arc::new(Pages {
         store,
+        tallies,
         ring: Ring::default(),
         checks: Mutex::new(HashMap::new()),
         completed: Mutex::new(None),
@@ -323,7 +328,9 @@ fn card(pages: &Pages, p: &CampaignProgress, checks: Option<CheckView>) -> Campa
 /// complete (assembly reads every unit).
 fn cached_checks(pages: &Pages, p: &CampaignProgress) -> Result<Option<CheckView>, StoreError> {
     let c = &p.campaign;
-    if c.kind != CampaignKind::Perft {
+    // The checks compare with Chess960's reference table and OEIS sums: nothing to compare a
+    // family's campaign with (and reading its up to 921,600 rows on every load cost seconds).
+    if c.kind != CampaignKind::Perft || c.family != c960_common::family::Family::Chess960.name() {
         return Ok(None);
     }
     let key = (p.valid, p.failed);
@@ -480,7 +487,8 @@ async fn campaign(
         let checks = cached_checks(&pages, p)?;
         let card = card(&pages, p, checks);
         let table = table_page(&*pages.store, &p.campaign, q.page.unwrap_or(0))?;
-        Ok(views::campaign_page(&card, &table))
+        let tally = pages.tallies.of(&pages.store, id)?;
+        Ok(views::campaign_page(&card, &table, tally.as_ref()))
     })
     .await
 }

@@ -9,6 +9,8 @@ use super::format;
 use crate::model::{Campaign, CampaignKind, StoreError};
 use crate::store::Store;
 use crate::work::assembly;
+use crate::work::campaign::parse_numbers;
+use c960_common::family::Family;
 
 /// A page of a campaign table: one of the three kinds.
 pub struct TablePage {
@@ -50,8 +52,8 @@ pub struct SelfPlayRowView {
 
 /// A row of an unsplit perft table.
 pub struct PerftRowView {
-    /// Start position.
-    pub sp: u16,
+    /// Start position (its number in the campaign's family).
+    pub sp: u32,
     /// FEN.
     pub fen: String,
     /// Status.
@@ -101,22 +103,23 @@ pub struct AnalysisRowView {
 }
 
 /// One page of a campaign's table, reading only that page's start positions where the table
-/// can be large (split campaigns); unsplit tables have at most 960 rows.
+/// can be large (split campaigns, and unsplit perft over a family: up to 921,600 rows).
 pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePage, StoreError> {
-    let positions = crate::work::campaign::parse_positions(&c.positions).map_err(StoreError::Db)?;
-    let pages = positions.len().div_ceil(ROWS_PER_PAGE).max(1) as u64;
+    let family = Family::parse(&c.family).map_err(|e| StoreError::Db(e.to_string()))?;
+    let numbers = parse_numbers(family, &c.positions).map_err(StoreError::Db)?;
+    let pages = numbers.len().div_ceil(ROWS_PER_PAGE).max(1) as u64;
     let page = page.min(pages - 1);
-    let slice: Vec<u16> = positions
-        .iter()
-        .copied()
-        .skip(page as usize * ROWS_PER_PAGE)
-        .take(ROWS_PER_PAGE)
-        .collect();
-    let in_page = |sp: Option<u16>| sp.is_some_and(|s| slice.binary_search(&s).is_ok());
+    let slice: &[u32] = numbers
+        .chunks(ROWS_PER_PAGE)
+        .nth(page as usize)
+        .unwrap_or_default();
+    let in_page = |n: Option<u32>| n.is_some_and(|n| slice.binary_search(&n).is_ok());
     let mut out = TablePage {
         page,
         pages,
-        reference: c.kind == CampaignKind::Perft && (1..=6).contains(&c.depth),
+        reference: c.kind == CampaignKind::Perft
+            && family == Family::Chess960
+            && (1..=6).contains(&c.depth),
         perft: None,
         split: None,
         analysis: None,
@@ -128,7 +131,7 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
         let elo = |v: Option<f64>| v.map_or_else(|| "—".to_string(), |e| format!("{e:+.0}"));
         out.self_play = Some(
             rows.into_iter()
-                .filter(|r| in_page(r.sp))
+                .filter(|r| in_page(r.sp.map(u32::from)))
                 .map(|r| {
                     let s = r.result.as_ref().map(crate::export::self_play::summary_of);
                     SelfPlayRowView {
@@ -158,7 +161,7 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
         }
         out.analysis = Some(
             rows.into_iter()
-                .filter(|r| in_page(r.sp))
+                .filter(|r| in_page(r.sp.map(u32::from)))
                 .map(|r| {
                     let a = r.result.as_ref();
                     AnalysisRowView {
@@ -182,21 +185,27 @@ pub fn table_page(store: &dyn Store, c: &Campaign, page: u64) -> Result<TablePag
         );
     } else if c.split_ply > 0 {
         let mut assembler = assembly::Assembler::default();
-        if let (Some(first), Some(last)) = (slice.first(), slice.last()) {
-            store.visit_split_units_of(c.id, *first, *last, &mut |u| assembler.add(&u))?;
+        // Split campaigns are of Chess960 starts (numbers below 960).
+        let sp = |n: Option<&u32>| n.and_then(|&n| u16::try_from(n).ok());
+        if let (Some(first), Some(last)) = (sp(slice.first()), sp(slice.last())) {
+            store.visit_split_units_of(c.id, first, last, &mut |u| assembler.add(&u))?;
         }
         out.split = Some(assembler.finish(c.depth, |_| String::new()));
     } else {
+        // The page's rows by range: a family's campaign has up to 921,600.
         let reference = out.reference.then(assembly::reference_table);
-        let (_, rows) = store.table(c.id)?;
+        let rows = match (slice.first(), slice.last()) {
+            (Some(&first), Some(&last)) => store.table_range(c.id, first..=last)?,
+            _ => Vec::new(),
+        };
         out.perft = Some(
             rows.into_iter()
-                .filter(|r| in_page(r.sp))
+                .filter(|r| in_page(r.family_number.or(r.sp.map(u32::from))))
                 .map(|r| {
-                    let sp = r.sp.unwrap_or_default();
-                    let reference_ok = reference
-                        .as_ref()
-                        .and_then(|t| Some(t.get(&sp)?[c.depth as usize - 1] == r.nodes?));
+                    let sp = r.family_number.or(r.sp.map(u32::from)).unwrap_or_default();
+                    let reference_ok = reference.as_ref().and_then(|t| {
+                        Some(t.get(&u16::try_from(sp).ok()?)?[c.depth as usize - 1] == r.nodes?)
+                    });
                     PerftRowView {
                         sp,
                         fen: r.fen,

@@ -269,7 +269,11 @@ fn pager(base: &str, page: u64, pages: u64) -> Markup {
 }
 
 /// `/campaigns/{id}`.
-pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
+pub fn campaign_page(
+    c: &CampaignCard,
+    table: &TablePage,
+    tally: Option<&crate::model::CampaignTally>,
+) -> Markup {
     let base = format!("/campaigns/{}", c.id);
     let export = format!("/api/v1/campaigns/{}", c.id);
     layout(
@@ -297,6 +301,19 @@ pub fn campaign_page(c: &CampaignCard, table: &TablePage) -> Markup {
                     }
                 }
                 p.note { "The table as it was when this page loaded; the counters above stay live." }
+                @if let Some(t) = tally {
+                    p.tally {
+                        "Agreeing workers behind its valid values: "
+                        @for (i, (n, values)) in t.values_by_agreeing.iter().enumerate() {
+                            @if i > 0 { " · " }
+                            (grouped(u128::from(*values))) " on " (n)
+                        }
+                        @if t.values_by_agreeing.is_empty() { "none valid yet" }
+                        ". The coordinator counted "
+                        (format!("{:.2}", 100.0 * t.coordinator_node_share))
+                        " % of its valid nodes itself."
+                    }
+                }
                 (pager(&base, table.page, table.pages))
                 @match table {
                     TablePage { perft: Some(rows), .. } => {
