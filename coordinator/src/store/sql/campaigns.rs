@@ -1,5 +1,6 @@
 //! Campaigns, their workunits, progress and tables.
 
+use c960_common::family::Family;
 use std::collections::HashMap;
 
 use super::{CAMPAIGN_COLS, Tx, campaign_by_id, campaign_row};
@@ -259,30 +260,37 @@ pub(super) fn table_range(
     numbers: std::ops::RangeInclusive<u32>,
 ) -> StoreResult<Vec<TableRow>> {
     s.with_reader(&mut |tx| {
+        let chess960 = campaign_by_id(tx, campaign_id)?.family == Family::Chess960.name();
         let mut rows = Vec::new();
-        visit_rows(tx, campaign_id, Some(numbers.clone()), &mut |r| {
-            rows.push(r);
-            true
-        })?;
+        visit_rows(
+            tx,
+            campaign_id,
+            Some((chess960, numbers.clone())),
+            &mut |r| {
+                rows.push(r);
+                true
+            },
+        )?;
         Ok(rows)
     })
 }
 
-/// Walks the table rows of a campaign (those numbered in `numbers`, if given): Chess960 starts
-/// are numbered by `sp`, other families' by `family_number`.
+/// Walks the table rows of a campaign (those numbered in `numbers`, if given: Chess960 starts
+/// are numbered by `sp`, other families' by `family_number`, one condition or the other so that
+/// the index serves it as a range).
 fn visit_rows(
     tx: Tx,
     campaign_id: u64,
-    numbers: Option<std::ops::RangeInclusive<u32>>,
+    numbers: Option<(bool, std::ops::RangeInclusive<u32>)>,
     visit: &mut dyn FnMut(TableRow) -> bool,
 ) -> StoreResult<()> {
-    let (lo, hi) = numbers.map_or((-1, i64::MAX), |r| {
-        (i64::from(*r.start()), i64::from(*r.end()))
+    let (chess960, lo, hi) = numbers.map_or((true, -1, i64::MAX), |(c, r)| {
+        (c, i64::from(*r.start()), i64::from(*r.end()))
     });
-    let range = if lo < 0 {
-        ""
-    } else {
-        " AND ((w.sp BETWEEN ?2 AND ?3) OR (w.sp IS NULL AND w.family_number BETWEEN ?2 AND ?3))"
+    let range = match (lo < 0, chess960) {
+        (true, _) => "",
+        (false, true) => " AND w.sp BETWEEN ?2 AND ?3",
+        (false, false) => " AND w.sp IS NULL AND w.family_number BETWEEN ?2 AND ?3",
     };
     let id = u64_to_db(campaign_id);
     let (whole, ranged) = (params![id], params![id, lo, hi]);
