@@ -105,7 +105,7 @@ async fn crowd_audit_cost_figures() {
 #[ignore]
 async fn dispute_figures() {
     println!(
-        "| campaign | lie budget per pair | workunits | lies told | wrong values at completion | after 10 s of re-verification | honest quarantined | liars who lied / quarantined | disputes (convictions) | audit replicas | results per valid workunit | coordinator's share | time |"
+        "| campaign | lie budget per pair | workunits | lies told | wrong values at completion | after 4 s of re-verification | honest quarantined | liars who lied / quarantined | disputes (convictions) | audit replicas | results per valid workunit | coordinator's share | time |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let campaigns = [
@@ -127,7 +127,7 @@ async fn dispute_figures() {
                     },
                     Some(5_000),
                     Some(TrustLevel::Earned),
-                    Duration::from_secs(10),
+                    Duration::from_secs(4),
                 )
                 .await;
                 let (w, d) = f.wrong_at_completion.unwrap_or_default();
