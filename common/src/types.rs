@@ -196,6 +196,17 @@ impl Role {
             Role::King => 'k',
         }
     }
+    /// Its English name (`pawn` … `king`), for text people read.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::Pawn => "pawn",
+            Role::Knight => "knight",
+            Role::Bishop => "bishop",
+            Role::Rook => "rook",
+            Role::Queen => "queen",
+            Role::King => "king",
+        }
+    }
     /// The role of a lower- or upper-case piece letter.
     pub fn from_char(c: char) -> Option<Role> {
         Some(match c.to_ascii_lowercase() {

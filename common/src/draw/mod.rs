@@ -351,22 +351,11 @@ impl Rank {
 
     fn place<S: Source>(&mut self, s: &mut S, file: usize, role: Role) {
         self.pieces[file] = Some(role);
-        s.say(&|| format!("  {} on {}{}", role_name(role), FILES[file], self.back));
+        s.say(&|| format!("  {} on {}{}", role.name(), FILES[file], self.back));
     }
 
     fn finish(self) -> Arrangement {
         self.pieces.map(|r| r.expect("every square filled"))
-    }
-}
-
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::King => "king",
-        Role::Queen => "queen",
-        Role::Rook => "rook",
-        Role::Bishop => "bishop",
-        Role::Knight => "knight",
-        Role::Pawn => "pawn",
     }
 }
 
@@ -445,7 +434,7 @@ fn cards<S: Source>(side: Family, s: &mut S, back: char) -> Arrangement {
         Role::Knight,
     ];
     for f in rank.empty() {
-        let names: Vec<&str> = pile.iter().map(|&r| role_name(r)).collect();
+        let names: Vec<&str> = pile.iter().map(|&r| r.name()).collect();
         let i = s.card(&names, "piece card");
         let role = pile.remove(i);
         rank.place(s, f, role);

@@ -4,13 +4,12 @@
 //! `serve` resumes from it, the work accepted after the copy is earned again from the workers,
 //! and the campaign completes with an exact table.
 
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use c960_tests::{ServeProcess, bins};
 
-use super::first_hour::{SECRET, Worker, assert_export_is_reference, wait_complete, work};
+use super::first_hour::{SECRET, assert_export_is_reference, status, two_workers, wait_complete};
 
 fn coordinator(args: &[&str]) -> Output {
     Command::new(&bins().0).args(args).output().unwrap()
@@ -25,25 +24,8 @@ fn ok(out: Output) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn workers(url: &str, dir: &Path, round: &str) -> Vec<Worker> {
-    (0..2)
-        .map(|i| {
-            let home = dir.join(format!("home{i}"));
-            std::fs::create_dir_all(&home).unwrap();
-            work(url, &home, &dir.join(format!("w{i}-{round}.log")))
-        })
-        .collect()
-}
-
 async fn valid(url: &str) -> u64 {
-    let text = reqwest::get(format!("{url}/api/v1/status"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let s: serde_json::Value = serde_json::from_str(&text).unwrap();
-    s["campaigns"][0]["valid"].as_u64().unwrap()
+    status(url).await["campaigns"][0]["valid"].as_u64().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -67,7 +49,7 @@ async fn backups_taken_while_serve_writes_restore_and_the_campaign_completes_exa
         "--positions",
         "0-959",
     ]));
-    let first = workers(&server.url, dir.path(), "a");
+    let first = two_workers(&server.url, dir.path(), "-a");
     let until = Instant::now() + Duration::from_secs(120);
     while valid(&server.url).await < 100 {
         assert!(Instant::now() < until, "no progress");
@@ -124,7 +106,7 @@ async fn backups_taken_while_serve_writes_restore_and_the_campaign_completes_exa
     let server = ServeProcess::start(&db, &["--enrol-secret", SECRET], Stdio::null());
     let at_restore = valid(&server.url).await;
     assert!(at_restore < 960, "the copy was taken mid-campaign");
-    let second = workers(&server.url, dir.path(), "b");
+    let second = two_workers(&server.url, dir.path(), "-b");
     let took = wait_complete(&server.url, Duration::from_secs(240)).await;
     drop(second);
     drop(server);

@@ -67,18 +67,31 @@ pub(super) fn coordinator(args: &[&str], db: &Path) -> String {
     c960_tests::coordinator_cli(args, db)
 }
 
+/// Two default workers (`work`) of `url`, each with its own home under `dir`, logging to
+/// `dir/w{0,1}{tag}.log`.
+pub(super) fn two_workers(url: &str, dir: &Path, tag: &str) -> Vec<Worker> {
+    (0..2)
+        .map(|i| {
+            let home = dir.join(format!("home{i}"));
+            std::fs::create_dir_all(&home).unwrap();
+            work(url, &home, &dir.join(format!("w{i}{tag}.log")))
+        })
+        .collect()
+}
+
+/// `/api/v1/status`, which must answer 200.
+pub(super) async fn status(url: &str) -> serde_json::Value {
+    c960_worker::client::install_crypto_provider();
+    let resp = reqwest::get(format!("{url}/api/v1/status")).await.unwrap();
+    assert_eq!(resp.status(), 200, "/api/v1/status");
+    serde_json::from_str(&resp.text().await.unwrap()).unwrap()
+}
+
 /// Polls `/api/v1/status` until campaign 1 is complete; panics after `limit`.
 pub(super) async fn wait_complete(url: &str, limit: Duration) -> Duration {
-    c960_worker::client::install_crypto_provider();
     let began = Instant::now();
     loop {
-        let text = reqwest::get(format!("{url}/api/v1/status"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let status = status(url).await;
         let c = &status["campaigns"][0];
         if c["valid"].as_u64().is_some() && c["valid"] == c["total"] {
             return began.elapsed();
@@ -105,13 +118,7 @@ pub(super) fn assert_export_is_reference(db: &Path, depth: usize, starts: usize)
 async fn assert_tally(url: &str, valid: u64, quorum: u64) {
     let began = Instant::now();
     loop {
-        let text = reqwest::get(format!("{url}/api/v1/status"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let status = status(url).await;
         let t = &status["tallies"][0];
         let by: Vec<(u64, u64)> =
             serde_json::from_value(t["values_by_agreeing"].clone()).unwrap_or_default();
@@ -130,7 +137,7 @@ async fn assert_tally(url: &str, valid: u64, quorum: u64) {
         .await
         .unwrap();
     assert!(
-        page.contains("Agreeing workers behind its valid values"),
+        page.contains("Valid values by the workers that agree on each: 20 on 2 workers"),
         "{page}"
     );
 }
@@ -163,13 +170,7 @@ async fn serve_and_two_default_workers_on_one_machine_complete_a_quorum_2_campai
         ],
         &db,
     );
-    let workers: Vec<Worker> = (0..2)
-        .map(|i| {
-            let home = dir.path().join(format!("home{i}"));
-            std::fs::create_dir_all(&home).unwrap();
-            work(&server.url, &home, &dir.path().join(format!("w{i}.log")))
-        })
-        .collect();
+    let workers = two_workers(&server.url, dir.path(), "");
     let took = wait_complete(&server.url, Duration::from_secs(180)).await;
     // Stopped as a volunteer stops them: each prints its totals, the coordinator's count of its
     // validated results among them.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use c960_tests::ServeProcess;
 
 use super::first_hour::{
-    SECRET, Worker, assert_export_is_reference, coordinator, wait_complete, work,
+    SECRET, assert_export_is_reference, coordinator, status, two_workers, wait_complete,
 };
 
 /// A tmpfs of `mib` MiB mounted on a temporary directory, unmounted when dropped.
@@ -77,12 +77,6 @@ fn fill(dir: &Path) -> PathBuf {
     path
 }
 
-async fn status(url: &str) -> serde_json::Value {
-    let resp = reqwest::get(format!("{url}/api/v1/status")).await.unwrap();
-    assert_eq!(resp.status(), 200, "the status answers on a full disk");
-    serde_json::from_str(&resp.text().await.unwrap()).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_refuses_writes_with_retry_after_and_loses_nothing() {
     let Some(disk) = Tmpfs::mount(16) else {
@@ -110,13 +104,7 @@ async fn a_full_disk_refuses_writes_with_retry_after_and_loses_nothing() {
         ],
         &db,
     );
-    let workers: Vec<Worker> = (0..2)
-        .map(|i| {
-            let home = dir.path().join(format!("home{i}"));
-            std::fs::create_dir_all(&home).unwrap();
-            work(&server.url, &home, &dir.path().join(format!("w{i}.log")))
-        })
-        .collect();
+    let workers = two_workers(&server.url, dir.path(), "");
     let valid = |s: &serde_json::Value| s["campaigns"][0]["valid"].as_u64().unwrap();
     let until = Instant::now() + Duration::from_secs(120);
     while valid(&status(&server.url).await) < 50 {

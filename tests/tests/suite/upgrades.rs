@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use c960_tests::{ServeProcess, bins};
 
-use super::first_hour::{SECRET, Worker, assert_export_is_reference, wait_complete, work};
+use super::first_hour::{SECRET, assert_export_is_reference, two_workers, wait_complete};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/upgrade/c960-0.1.0.sqlite")
@@ -40,13 +40,7 @@ async fn a_0_1_0_database_with_replicas_in_flight_completes_under_today_s_serve(
         &["--enrol-secret", SECRET],
         Stdio::from(std::fs::File::create(&log).unwrap()),
     );
-    let workers: Vec<Worker> = (0..2)
-        .map(|i| {
-            let home = dir.path().join(format!("home{i}"));
-            std::fs::create_dir_all(&home).unwrap();
-            work(&server.url, &home, &dir.path().join(format!("w{i}.log")))
-        })
-        .collect();
+    let workers = two_workers(&server.url, dir.path(), "");
     // The eight replicas leased under 0.1.0 kept their hour before; now one renewal window.
     let took = wait_complete(&server.url, Duration::from_secs(240)).await;
     drop(workers);

@@ -25,18 +25,6 @@ fn figure(role: Role) -> char {
     }
 }
 
-/// The piece's name for the text alternative.
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::King => "king",
-        Role::Queen => "queen",
-        Role::Rook => "rook",
-        Role::Bishop => "bishop",
-        Role::Knight => "knight",
-        Role::Pawn => "pawn",
-    }
-}
-
 /// Every piece, side by side, as a reader hears it: "White: rook a1, knight b1, …".
 pub fn piece_list(pos: &Position) -> Vec<(Color, Vec<String>)> {
     [Color::White, Color::Black]
@@ -45,7 +33,7 @@ pub fn piece_list(pos: &Position) -> Vec<(Color, Vec<String>)> {
             let pieces = (0..8u8)
                 .flat_map(|rank| (0..8u8).map(move |file| Square::from_coords(file, rank)))
                 .filter_map(|sq| match pos.piece_at(sq) {
-                    Some(p) if p.color == color => Some(format!("{} {sq}", role_name(p.role))),
+                    Some(p) if p.color == color => Some(format!("{} {sq}", p.role.name())),
                     _ => None,
                 })
                 .collect();

@@ -303,10 +303,10 @@ pub fn campaign_page(
                 p.note { "The table as it was when this page loaded; the counters above stay live." }
                 @if let Some(t) = tally {
                     p.tally {
-                        "Agreeing workers behind its valid values: "
+                        "Valid values by the workers that agree on each: "
                         @for (i, (n, values)) in t.values_by_agreeing.iter().enumerate() {
                             @if i > 0 { " · " }
-                            (grouped(u128::from(*values))) " on " (n)
+                            (grouped(u128::from(*values))) " on " (n) " workers"
                         }
                         @if t.values_by_agreeing.is_empty() { "none valid yet" }
                         ". The coordinator counted "
