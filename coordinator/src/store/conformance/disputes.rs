@@ -212,6 +212,7 @@ pub(crate) fn a_dispute_is_lost_by_contradicting_ones_own_claim<S: Backend>(s: &
 }
 
 /// Two honest results that differ only in the order of their divides: nobody is convicted.
+/// At the cap (here the quorum), with nothing left to decide it, the workunit fails.
 pub(crate) fn two_honest_sides_of_a_dispute_are_both_cleared<S: Backend>(s: &S) {
     s.set_integrity(&Integrity {
         check_rate_untrusted_ppm: 0,
@@ -219,11 +220,15 @@ pub(crate) fn two_honest_sides_of_a_dispute_are_both_cleared<S: Backend>(s: &S) 
         ..Integrity::default()
     })
     .unwrap();
-    s.create_campaign(&NewCampaign::new(3, 2, None, vec![518]).unwrap(), 0)
+    let c = s
+        .create_campaign(&NewCampaign::new(3, 2, Some(2), vec![518]).unwrap(), 0)
         .unwrap();
     let root = StartPosition::new(518).unwrap().position();
     let a = s.register_worker("a", b"a", "e", 0).unwrap();
     let b = s.register_worker("b", b"b", "e", 0).unwrap();
+    // Trusted: their disagreement at the cap would fail the workunit but for the dispute.
+    s.set_trust(a, true).unwrap();
+    s.set_trust(b, true).unwrap();
     let la = s.assign(a, &ALL, 1, 100_000).unwrap().unwrap();
     let lb = s.assign(b, &ALL, 1, 100_000).unwrap().unwrap();
     let divide = divide_of(&root, 3, &[], Conduct::Honest);
@@ -254,6 +259,7 @@ pub(crate) fn two_honest_sides_of_a_dispute_are_both_cleared<S: Backend>(s: &S) 
     assert_eq!((cost.decided, cost.convicted), (1, 0));
     // The same pair is not disputed again.
     assert!(s.disputes_due(8, 7).unwrap().is_empty());
+    assert_eq!(s.progress().unwrap()[0].failed, 1, "{:?}", s.table(c.id));
 }
 
 /// A dispute left with its first challenges open (for the copy test: every table has rows).
@@ -377,4 +383,176 @@ pub(crate) fn spare_capacity_reverifies_and_a_disagreement_convicts_the_pair<S: 
     );
     // Re-verification without them: the value waits for a quorum of honest workers.
     assert_eq!(s.campaign_progress(c.id).unwrap().valid, 0);
+}
+
+/// The stall of CI at 27d236d: three truths outvoted two lies (the quorum raised by an audit
+/// replica), and the first truth-teller was then quarantined for a lie of its own elsewhere.
+/// The value reopened two against two at the cap while its only dispute waited on the
+/// quarantined worker's answer; it failed, and nothing opened another. A contested perft value
+/// is decided by proof, never failed while a dispute can settle it: the next disputes convict
+/// both liars, and the value completes with the truth.
+pub(crate) fn a_value_reopened_two_against_two_at_the_cap_is_decided_by_disputes<S: Backend>(
+    s: &S,
+) {
+    use c960_common::family::Family;
+    use c960_common::wire::{PositionSpec, WorkUnitKind};
+    let integrity = Integrity {
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        audit_rate_ppm: 1_000_000,
+        audit_sample_ppm: 0,
+        idle_reverify_upto: 0,
+        challenge_ms: 1_000,
+        ..Integrity::default()
+    };
+    s.set_integrity(&integrity).unwrap();
+    let campaign = NewCampaign::in_family(Family::Shuffle, 3, 2, None, vec![0]).unwrap();
+    let c = s.create_campaign(&campaign, 0).unwrap();
+    let names = ["liar a", "liar b", "first", "second", "third", "partner"];
+    let w: Vec<u64> = names
+        .iter()
+        .map(|n| s.register_worker(n, n.as_bytes(), "e", 0).unwrap())
+        .collect();
+    let earned = crate::store::codes::trust_code(crate::model::TrustLevel::Earned);
+    s.raw_tx(&mut |c| {
+        c.exec(&format!("UPDATE workers SET trusted = {earned}"), &[])
+            .map(|_| ())
+    })
+    .unwrap();
+    let (liars, first, honest) = ([w[0], w[1]], w[2], [w[3], w[4]]);
+    // The lie: one node more below the first move, at every node on its path.
+    let divide = |pos: &Position, depth: u32, lie: bool| -> Vec<(String, u64)> {
+        let mut d = divide_of(pos, depth, &[], Conduct::Honest);
+        if lie {
+            d[0].1 += 1;
+        }
+        d
+    };
+    let result = |pos: &Position, depth: u32, lie: bool| {
+        let divide = divide(pos, depth, lie);
+        PerftResult {
+            nodes: divide.iter().map(|(_, n)| n).sum(),
+            divide,
+        }
+    };
+    let answer = |worker: u64, lie: bool, tag: u8, now: i64| {
+        let l = s
+            .assign(worker, &ALL, now, 100_000)
+            .unwrap()
+            .expect("a replica");
+        let WorkUnitKind::Perft {
+            position: PositionSpec::Fen(fen),
+            depth,
+        } = &l.kind
+        else {
+            panic!("a shuffle start is a perft of a FEN: {:?}", l.kind)
+        };
+        let pos = Position::from_fen(fen).unwrap();
+        s.submit(
+            worker,
+            l.lease_id,
+            &submission(result(&pos, *depth, lie), tag),
+            now,
+        )
+        .unwrap();
+        l.workunit_id
+    };
+    // Two lies validate; the audit replica reopens the value (quorum 3, cap 5), the first truth
+    // opens a dispute, two more outvote the liars.
+    let wu = answer(liars[0], true, 2, 1);
+    answer(liars[1], true, 2, 2);
+    answer(first, false, 1, 3);
+    answer(honest[0], false, 1, 4);
+    assert_eq!(
+        s.campaign_progress(c.id).unwrap().valid,
+        0,
+        "the audit is on"
+    );
+    answer(honest[1], false, 1, 5);
+    assert_eq!(s.campaign_progress(c.id).unwrap().valid, 1);
+    assert_eq!(s.dispute_cost().unwrap().opened, 1);
+    // The first truth-teller lied elsewhere with its partner, and the coordinator's count
+    // proves it: quarantined, its vote withdrawn, the value reopens two against two.
+    s.set_integrity(&Integrity {
+        audit_rate_ppm: 0,
+        ..integrity
+    })
+    .unwrap();
+    s.create_campaign(&NewCampaign::new(2, 2, None, vec![518]).unwrap(), 6)
+        .unwrap();
+    let root = StartPosition::new(518).unwrap().position();
+    let mut other = 0;
+    for worker in [first, w[5]] {
+        let l = s.assign(worker, &ALL, 7, 100_000).unwrap().unwrap();
+        assert_ne!(l.workunit_id, wu);
+        other = l.workunit_id;
+        s.submit(
+            worker,
+            l.lease_id,
+            &submission(result(&root, 2, false), 5),
+            7,
+        )
+        .unwrap();
+    }
+    let truth = CheckOutcome::Verified {
+        digest: [6; 32],
+        nodes: 1,
+    };
+    s.record_check(other, &truth, 8).unwrap();
+    assert!(standing(s, first), "the first truth-teller is quarantined");
+    assert_eq!(s.campaign_progress(c.id).unwrap().valid, 0, "reopened");
+    // The coordinator's count of it comes back over the budget; the referee plays.
+    for check in s.checks_wanted(8).unwrap() {
+        s.record_check(check.workunit_id, &CheckOutcome::OverBudget, 9)
+            .unwrap();
+    }
+    let engine = PerftEngine::new(PerftOptions {
+        hash_mib: 0,
+        ..PerftOptions::default()
+    });
+    let mut now = 10;
+    for _ in 0..40 {
+        now += 10;
+        for d in s.disputes_due(8, now).unwrap() {
+            if let Some(advance) = next_move(&engine, &d, 100) {
+                s.advance_dispute(d.id, &advance, now).unwrap();
+            }
+        }
+        for (worker, lie) in [
+            (liars[0], true),
+            (liars[1], true),
+            (honest[0], false),
+            (honest[1], false),
+        ] {
+            for l in s.challenge_leases(worker, now).unwrap() {
+                let WorkUnitKind::Perft {
+                    position: PositionSpec::Fen(fen),
+                    depth,
+                } = &l.kind
+                else {
+                    panic!("a challenge is a perft of a FEN: {:?}", l.kind)
+                };
+                let pos = Position::from_fen(fen).unwrap();
+                let r = result(&pos, *depth, lie);
+                s.submit(worker, l.lease_id, &submission(r, 3), now)
+                    .unwrap();
+            }
+        }
+        for check in s.checks_wanted(8).unwrap() {
+            s.record_check(check.workunit_id, &CheckOutcome::OverBudget, now)
+                .unwrap();
+        }
+    }
+    assert!(
+        standing(s, liars[0]) && standing(s, liars[1]),
+        "both liars are convicted"
+    );
+    assert!(!standing(s, honest[0]) && !standing(s, honest[1]));
+    let progress = s.campaign_progress(c.id).unwrap();
+    assert_eq!((progress.valid, progress.total), (1, 1), "{progress:?}");
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(
+        rows[0].nodes,
+        Some(result(&Position::from_fen(&rows[0].fen).unwrap(), 3, false).nodes)
+    );
 }

@@ -34,6 +34,7 @@ pub(crate) use credit::credit_columns_equal_the_sum_over_results_through_quarant
 pub(crate) use disputes::{
     a_dispute_finds_a_wrong_count_plies_down_and_convicts_only_the_liar,
     a_dispute_is_lost_by_contradicting_ones_own_claim, a_dispute_is_lost_by_silence,
+    a_value_reopened_two_against_two_at_the_cap_is_decided_by_disputes,
     spare_capacity_reverifies_and_a_disagreement_convicts_the_pair,
     two_honest_sides_of_a_dispute_are_both_cleared,
 };
@@ -50,7 +51,7 @@ pub(crate) use quarantine::{
     a_recount_of_a_value_reopened_meanwhile_overturns_nothing,
     a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
     an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
-    ban_releases_leases_and_unban_forgives, quarantine_reopens_what_the_worker_made_fail,
+    ban_releases_leases_and_unban_forgives, quarantine_reopens_what_the_worker_held_at_the_cap,
     quarantine_reopens_what_the_worker_validated,
 };
 
@@ -300,11 +301,11 @@ pub(crate) fn two_stores_on_one_database<S: Backend>(a: &S, b: &S) {
     assert_eq!(counters(a), recount(b));
 }
 
-pub(crate) fn disagreement_up_to_the_cap_fails_the_workunit<S: Backend>(s: &S) {
+pub(crate) fn disagreement_up_to_the_cap_waits_for_the_coordinators_count<S: Backend>(s: &S) {
     let c = s
         .create_campaign(&NewCampaign::new(2, 2, Some(3), vec![518]).unwrap(), 0)
         .unwrap();
-    // Trusted workers that cannot agree fail a workunit at the cap (untrusted ones hand it to
+    // Trusted workers that cannot agree stop the replicas at the cap (untrusted ones hand it to
     // trusted workers instead: griefing_untrusted_results_at_the_cap_never_fail_a_workunit).
     let w: Vec<u64> = (0..4)
         .map(|i| {
@@ -335,10 +336,27 @@ pub(crate) fn disagreement_up_to_the_cap_fails_the_workunit<S: Backend>(s: &S) {
         s.assign(w[3], &ALL, 5, 1000).unwrap().is_none(),
         "cap reached"
     );
+    // A contested perft value is not given up at the cap: the coordinator's count (queued at
+    // the first disagreement) decides it, or a dispute where it is over the budget.
     let (_, rows) = s.table(c.id).unwrap();
-    assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("failed", None));
+    assert_eq!((rows[0].status.as_str(), rows[0].nodes), ("open", None));
+    let wanted = s.checks_wanted(8).unwrap();
+    assert_eq!(wanted.len(), 1);
+    let count = CheckOutcome::Verified {
+        digest: [1; 32],
+        nodes: 400,
+    };
+    s.record_check(wanted[0].workunit_id, &count, 5).unwrap();
+    // The two it proved wrong are quarantined; one more replica agreeing with it settles it.
+    let l3 = s.assign(w[3], &ALL, 6, 1000).unwrap().expect("one more");
+    s.submit(w[3], l3.lease_id, &sub(400, 1), 7).unwrap();
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!(
+        (rows[0].status.as_str(), rows[0].nodes),
+        ("valid", Some(400))
+    );
     assert!(matches!(
-        s.submit(w[0], l0.lease_id, &sub(400, 1), 6),
+        s.submit(w[0], l0.lease_id, &sub(400, 1), 8),
         Err(StoreError::LeaseClosed(..))
     ));
 }
@@ -719,7 +737,7 @@ conformance!(
     migrations_from_an_empty_database,
     a_registration_writes_its_trust_and_build_with_the_worker,
     one_campaigns_progress_is_its_row_of_all,
-    disagreement_up_to_the_cap_fails_the_workunit,
+    disagreement_up_to_the_cap_waits_for_the_coordinators_count,
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
     a_split_start_that_misses_its_known_total_is_recounted,
     a_missed_known_total_keeps_a_queued_check_that_then_quarantines_the_liars,
@@ -737,7 +755,7 @@ conformance!(
     local_blocks_pair_by_default,
     quarantine_reopens_what_the_worker_validated,
     ban_releases_leases_and_unban_forgives,
-    quarantine_reopens_what_the_worker_made_fail,
+    quarantine_reopens_what_the_worker_held_at_the_cap,
     an_overturned_check_lifts_the_quarantine_of_the_worker_that_told_the_truth,
     a_resplit_recount_overturns_a_lie_of_two_trusted_colluders,
     a_recount_of_a_value_reopened_meanwhile_overturns_nothing,
@@ -750,4 +768,5 @@ conformance!(
     a_dispute_is_lost_by_contradicting_ones_own_claim,
     two_honest_sides_of_a_dispute_are_both_cleared,
     spare_capacity_reverifies_and_a_disagreement_convicts_the_pair,
+    a_value_reopened_two_against_two_at_the_cap_is_decided_by_disputes,
 );

@@ -28,8 +28,8 @@ fn perft_kind(fen: String, depth: i64) -> WorkUnitKind {
 /// Opens a dispute on workunit `wu` between the first results of its two largest groups of
 /// agreeing returned results of workers in good standing (a quarantined worker's graded result
 /// stays, but it was proven wrong already), unless one is open on it or this pair was disputed
-/// already.
-pub(super) fn open(tx: Tx, wu: u64, now_ms: i64) -> StoreResult<()> {
+/// already. Returns whether a dispute is open on it now.
+pub(super) fn open(tx: Tx, wu: u64, now_ms: i64) -> StoreResult<bool> {
     let wu_db = u64_to_db(wu);
     if tx
         .query_opt(
@@ -40,7 +40,7 @@ pub(super) fn open(tx: Tx, wu: u64, now_ms: i64) -> StoreResult<()> {
         )?
         .is_some()
     {
-        return Ok(());
+        return Ok(true);
     }
     let rows = tx.query(
         &format!(
@@ -67,21 +67,22 @@ pub(super) fn open(tx: Tx, wu: u64, now_ms: i64) -> StoreResult<()> {
     let mut sides: Vec<(u64, i64, i64, i64)> = groups.into_values().collect();
     sides.sort_by_key(|&(size, first, _, _)| (std::cmp::Reverse(size), first));
     let [a, b, ..] = sides[..] else {
-        return Ok(());
+        return Ok(false);
     };
     let seen = tx.query_opt(
         "SELECT id FROM disputes WHERE workunit_id = ?1 AND ((result_a = ?2 AND result_b = ?3) OR (result_a = ?3 AND result_b = ?2))",
         params![wu_db, a.1, b.1],
     )?;
     if seen.is_some() {
-        return Ok(());
+        return Ok(false);
     }
     tx.exec(
         "INSERT INTO disputes (workunit_id, result_a, result_b, worker_a, worker_b, fen, depth, claim_a, claim_b, opened_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![wu_db, a.1, b.1, a.2, b.2, fen, depth, a.3, b.3, now_ms],
     )?;
-    bump_setting(tx, "disputes_opened", 1)
+    bump_setting(tx, "disputes_opened", 1)?;
+    Ok(true)
 }
 
 /// Closes the challenges past their deadline as missed, and those of quarantined workers (they

@@ -127,6 +127,9 @@ struct Verdicts {
     want_check: Vec<u64>,
     /// Contested where the coordinator will not count them: settled by a dispute.
     want_dispute: Vec<u64>,
+    /// Contested at the cap where the coordinator will not count them: held open for a
+    /// dispute, failed only where no dispute can open.
+    dispute_or_fail: Vec<u64>,
     /// Failed (too many results without a quorum).
     failed: Vec<u64>,
     /// Validated now: (workunit, canonical result, canonical digest).
@@ -385,6 +388,37 @@ fn decide(
                     return Ok(());
                 }
                 Transition::Failed => {
+                    // A contested perft value is decided by proof, never given up at the cap
+                    // while the coordinator's count or a dispute can settle it: a value
+                    // reopened two against two while its only dispute waited on a worker
+                    // quarantined for something else failed for good (CI at 27d236d).
+                    let contested = reps
+                        .iter()
+                        .filter(|r| r.state == ReplicaState::Returned)
+                        .filter_map(|r| r.digest)
+                        .collect::<std::collections::BTreeSet<Digest>>()
+                        .len()
+                        > 1;
+                    if anchor.required && verified.is_none() && contested {
+                        match check_state {
+                            CHECK_NONE | CHECK_WANTED => {
+                                if check_state == CHECK_NONE {
+                                    v.want_check.push(id);
+                                }
+                                v.pending.push(vec![
+                                    Value::I64(u64_to_db(id)),
+                                    Value::I64(0),
+                                    Value::I64(0),
+                                ]);
+                                return Ok(());
+                            }
+                            CHECK_OVER_BUDGET | CHECK_AUDIT_REPLICA | CHECK_UNAUDITED => {
+                                v.dispute_or_fail.push(id);
+                                return Ok(());
+                            }
+                            _ => {}
+                        }
+                    }
                     v.failed.push(id);
                     return Ok(());
                 }
@@ -495,10 +529,21 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
     for &wu in &v.want_dispute {
         super::bisection::open(tx, wu, now_ms)?;
     }
-    if !v.failed.is_empty() {
+    let mut failed_now = v.failed;
+    for wu in v.dispute_or_fail {
+        if super::bisection::open(tx, wu, now_ms)? {
+            tx.exec(
+                "UPDATE workunits SET needed = 0, trusted_only = 0 WHERE id = ?1",
+                params![u64_to_db(wu)],
+            )?;
+        } else {
+            failed_now.push(wu);
+        }
+    }
+    if !failed_now.is_empty() {
         let mut b = Batch::new(tx.dialect());
         let now = b.param(now_ms);
-        let in_ids = b.in_ids(&v.failed);
+        let in_ids = b.in_ids(&failed_now);
         tx.exec(
             &format!(
                 "UPDATE workunits SET state = {WORKUNIT_FAILED}, needed = 0, trusted_only = 0, completed_ms = {now} WHERE id {in_ids}"

@@ -315,6 +315,23 @@ pub(super) async fn run_trusting(
             for r in server.store.results(wu).unwrap() {
                 eprintln!("  workunit {wu}: {r:?}");
             }
+            // Where it stands (state, check, needed) and its disputes, to tell a stall's cause.
+            server
+                .store
+                .raw_tx(&mut |c| {
+                    let rows = c.query(
+                        &format!("SELECT state, check_state, needed, audit_replicas, max_results FROM workunits WHERE id = {wu}"),
+                        &[],
+                    )?;
+                    eprintln!("  workunit {wu}: {rows:?}");
+                    let rows = c.query(
+                        &format!("SELECT id, state, worker_a, worker_b, result_a, result_b, rounds, losers FROM disputes WHERE workunit_id = {wu}"),
+                        &[],
+                    )?;
+                    eprintln!("  its disputes: {rows:?}");
+                    Ok(())
+                })
+                .ok();
         }
     }
     let cost = server.store.check_cost().unwrap();
