@@ -380,8 +380,18 @@ pub enum SubmitResponse {
 }
 
 /// The most workunits one [`FetchBatchRequest`] may ask for, and the most results one
-/// [`SubmitBatchRequest`] may carry.
-pub const MAX_BATCH: u32 = 256;
+/// [`SubmitBatchRequest`] may carry (or leases one heartbeat names). A coordinator says the
+/// most it takes in the [`MAX_BATCH_HEADER`] of its answers; one that does not say (0.2.0 and
+/// before) takes [`LEGACY_MAX_BATCH`].
+pub const MAX_BATCH: u32 = 1024;
+
+/// What coordinators before 0.3.0 accept as a batch ([`MAX_BATCH`]); also the BOINC
+/// scheduler's batch of reported results.
+pub const LEGACY_MAX_BATCH: u32 = 256;
+
+/// The response header in which a coordinator says the largest batch it accepts
+/// ([`MAX_BATCH`]).
+pub const MAX_BATCH_HEADER: &str = "c960-max-batch";
 
 /// `POST /api/v1/fetch-batch`: ask for up to `max_units` workunits at once. Meant for small
 /// workunits (split campaigns at shallow depth), where one request per workunit would make the

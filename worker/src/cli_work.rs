@@ -53,7 +53,7 @@ pub struct WorkArgs {
     ca_file: Option<PathBuf>,
     /// The most workunits fetched per request (batches are sized to take about 2 s, so
     /// workunits of minutes still go one at a time).
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=c960_common::wire::MAX_BATCH as i64))]
+    #[arg(long, default_value_t = c960_common::wire::MAX_BATCH, value_parser = clap::value_parser!(u32).range(1..=c960_common::wire::MAX_BATCH as i64))]
     max_batch: u32,
     /// Longest wait between retries, in seconds (a coordinator's Retry-After may ask for more).
     #[arg(long, default_value_t = 60)]

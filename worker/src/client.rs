@@ -8,9 +8,10 @@ use c960_common::codec;
 use c960_common::wire::{
     AbandonRequest, AbandonResponse, BatchedResult, CONTENT_TYPE, Capabilities, EngineInfo,
     ErrorBody, FailRequest, FailResponse, FetchBatchRequest, FetchBatchResponse, FetchRequest,
-    FetchResponse, HeartbeatRequest, HeartbeatResponse, PROTOCOL_VERSION, RegisterRequest,
-    RegisterResponse, StandingRequest, StandingResponse, SubmitBatchRequest, SubmitBatchResponse,
-    SubmitRequest, SubmitResponse, WorkerAuth,
+    FetchResponse, HeartbeatRequest, HeartbeatResponse, LEGACY_MAX_BATCH, MAX_BATCH,
+    MAX_BATCH_HEADER, MAX_BODY_BYTES, PROTOCOL_VERSION, RegisterRequest, RegisterResponse,
+    StandingRequest, StandingResponse, SubmitBatchRequest, SubmitBatchResponse, SubmitRequest,
+    SubmitResponse, WorkerAuth,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -80,6 +81,9 @@ pub struct Client {
     /// The engine named in registrations and submissions ([`engine`], or
     /// [`engine_with_seed`] for a worker whose perft table has its own Zobrist seed).
     engine: EngineInfo,
+    /// The largest batch the coordinator takes, as its last answer said
+    /// ([`c960_common::wire::MAX_BATCH_HEADER`]; [`LEGACY_MAX_BATCH`] until it says).
+    max_batch: std::sync::Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl Client {
@@ -115,7 +119,14 @@ impl Client {
             base: base.trim_end_matches('/').to_string(),
             enrol_secret: None,
             engine: engine(),
+            max_batch: std::sync::Arc::new(LEGACY_MAX_BATCH.into()),
         })
+    }
+
+    /// The largest batch to ask for or submit: what the coordinator said it takes, within
+    /// [`MAX_BATCH`] ([`LEGACY_MAX_BATCH`] from a coordinator that does not say).
+    pub fn max_batch(&self) -> u32 {
+        self.max_batch.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The same client, presenting this enrolment secret when it registers.
@@ -142,6 +153,16 @@ impl Client {
         req: &Req,
     ) -> Result<Resp, ClientError> {
         let body = codec::encode(req).map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+        self.call_with(path, auth, body).await
+    }
+
+    /// [`Client::call`] with the request encoded already.
+    async fn call_with<Resp: DeserializeOwned>(
+        &self,
+        path: &str,
+        auth: Option<&WorkerAuth>,
+        body: Vec<u8>,
+    ) -> Result<Resp, ClientError> {
         let mut post = self
             .http
             .post(format!("{}/api/v1/{path}", self.base))
@@ -152,6 +173,16 @@ impl Client {
         }
         let resp = post.send().await.map_err(|e| self.transport(&e))?;
         let status = resp.status();
+        if let Some(max) = resp
+            .headers()
+            .get(MAX_BATCH_HEADER)
+            .and_then(|v| v.to_str().ok()?.trim().parse::<u32>().ok())
+        {
+            self.max_batch.store(
+                max.clamp(1, MAX_BATCH),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         let retry_after = resp
             .headers()
             .get(reqwest::header::RETRY_AFTER)
@@ -269,16 +300,22 @@ impl Client {
         auth: &WorkerAuth,
         results: Vec<BatchedResult>,
     ) -> Result<SubmitBatchResponse, ClientError> {
-        self.call(
-            "submit-batch",
-            Some(auth),
-            &SubmitBatchRequest {
-                protocol: PROTOCOL_VERSION,
-                engine: self.engine.clone(),
-                results,
-            },
-        )
-        .await
+        let req = SubmitBatchRequest {
+            protocol: PROTOCOL_VERSION,
+            engine: self.engine.clone(),
+            results,
+        };
+        let body = codec::encode(&req).map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+        if body.len() <= MAX_BODY_BYTES || req.results.len() < 2 {
+            return self.call_with("submit-batch", Some(auth), body).await;
+        }
+        // Over the coordinator's body limit (results with long divides or games): in halves,
+        // one outcome per result all the same.
+        let mut first = req.results;
+        let second = first.split_off(first.len() / 2);
+        let mut outcomes = Box::pin(self.submit_batch(auth, first)).await?.outcomes;
+        outcomes.extend(Box::pin(self.submit_batch(auth, second)).await?.outcomes);
+        Ok(SubmitBatchResponse { outcomes })
     }
 
     /// Renews the leases in hand (the worker is alive and computing them).

@@ -108,7 +108,7 @@ impl RunnerConfig {
             ca_file: None,
             uci: None,
             uci_timeout: Duration::from_secs(600),
-            max_batch: 64,
+            max_batch: c960_common::wire::MAX_BATCH,
             give_up_after: None,
             pace: DEFAULT_PACE,
         }
@@ -365,7 +365,11 @@ impl Worker {
                 let fetch = self.client.fetch_batch(
                     &auth,
                     &capabilities,
-                    if self.cfg.once { 1 } else { self.batch },
+                    if self.cfg.once {
+                        1
+                    } else {
+                        self.batch.min(self.client.max_batch())
+                    },
                 );
                 tokio::pin!(fetch);
                 tokio::select! {

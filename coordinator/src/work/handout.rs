@@ -2,7 +2,7 @@
 //! statements, in this order: `store/sql/assign.rs`):
 //!
 //! 1. **Standing** ([`Applicant::standing`]): a banned or quarantined worker gets nothing.
-//! 2. **Room** ([`Quota::room`], [`capped_block`], [`block_room`]): how many new replicas the
+//! 2. **Room** ([`Quota::room`], [`capped_block`], [`block_weight_room`], by [`lease_weight`]): how many new replicas the
 //!    worker may take, the batch it asked for less the open leases it is handed again, within
 //!    its lease cap (by trust and probation: [`crate::integrity::trust::lease_cap_in_probation`]) and its
 //!    address block's.
@@ -15,6 +15,8 @@
 //!    [`crate::integrity::trust::probation_room`] per campaign).
 //! 5. **The leases** ([`Deadlines`], [`issued`]): their deadlines, and the replica each one is
 //!    to the transitioner once written.
+
+use c960_common::wire::WorkUnitKind;
 
 use crate::integrity::trust::{Integrity, Party};
 use crate::model::{ReplicaState, TrustLevel};
@@ -98,6 +100,67 @@ impl Applicant {
     }
 }
 
+/// What one lease weighs against a worker's lease cap, in [`LEASE_WEIGHT`]ths of a lease:
+/// the cap (`serve --max-open-leases`, lowered by trust) counts leases of ordinary workunits
+/// (seconds to hours of work); a perft of at most [`TINY_DEPTH`] plies (at most ~10⁵ nodes, a
+/// millisecond or less) weighs 1/16 of one, a perft of [`SMALL_DEPTH`] plies 1/4.
+///
+/// Why: the cap bounds how much work one worker holds back from the others, and sixteen tiny
+/// workunits hold back less than one ordinary one. Counted by number, a worker on tiny
+/// workunits spent its time on round trips (issue 55: DFRC at depth 2 settled 145 workunits a
+/// second with two default workers, under a second of computation).
+pub const LEASE_WEIGHT: u64 = 16;
+
+/// The deepest perft that weighs 1/[`LEASE_WEIGHT`] of a lease ([`lease_weight`]).
+pub const TINY_DEPTH: u32 = 3;
+
+/// The perft depth that weighs a quarter of a lease ([`lease_weight`]).
+pub const SMALL_DEPTH: u32 = 4;
+
+/// The weight of a lease on a workunit of `kind` ([`LEASE_WEIGHT`]).
+pub fn lease_weight(kind: &WorkUnitKind) -> u64 {
+    match kind {
+        WorkUnitKind::Perft { depth, .. } => weight_of_perft(*depth),
+        _ => LEASE_WEIGHT,
+    }
+}
+
+fn weight_of_perft(depth: u32) -> u64 {
+    if depth <= TINY_DEPTH {
+        1
+    } else if depth == SMALL_DEPTH {
+        LEASE_WEIGHT / 4
+    } else {
+        LEASE_WEIGHT
+    }
+}
+
+/// [`lease_weight`] as an SQL expression over a `workunits` row aliased `w` (`perft`: its
+/// stored kind code for perft).
+pub fn lease_weight_sql(perft: i64) -> String {
+    format!(
+        "CASE WHEN w.kind = {perft} AND w.depth <= {TINY_DEPTH} THEN {} WHEN w.kind = {perft} AND w.depth = {SMALL_DEPTH} THEN {} ELSE {LEASE_WEIGHT} END",
+        weight_of_perft(TINY_DEPTH),
+        weight_of_perft(SMALL_DEPTH),
+    )
+}
+
+/// How many of `weights` (drawn in order) fit in `room` ([`LEASE_WEIGHT`]ths of a lease; `None`:
+/// no cap): the longest prefix whose weights sum to at most `room`.
+pub fn fitting(weights: &[u64], room: Option<u64>) -> usize {
+    let Some(room) = room else {
+        return weights.len();
+    };
+    let mut sum = 0u64;
+    weights
+        .iter()
+        .take_while(|&&w| {
+            sum = sum.saturating_add(w);
+            sum <= room
+        })
+        .count()
+}
+
 /// Step 2: what the worker holds and asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Quota {
@@ -105,27 +168,37 @@ pub struct Quota {
     pub asked: u64,
     /// Its own open leases handed to it again (it asks again, so it lost them: a crash).
     pub reissued: u64,
-    /// Its lease cap (0: none).
+    /// Its lease cap in leases (0: none).
     pub cap: u64,
-    /// The leases it holds open.
+    /// What its open leases weigh ([`lease_weight`], in [`LEASE_WEIGHT`]ths of a lease).
     pub open: u64,
 }
 
 impl Quota {
-    /// How many new replicas it may take within its own cap: refused at the cap only when no
-    /// lease of its own is handed again (then it has work all the same).
+    /// How many new replicas it may take within its own cap, at most (each weighs at least
+    /// 1/[`LEASE_WEIGHT`]; [`Quota::weight_room`] trims the draw): refused at the cap only when
+    /// no lease of its own is handed again (then it has work all the same).
     pub fn room(&self) -> Result<u64, Refusal> {
         let want = self.asked.saturating_sub(self.reissued);
-        if self.cap == 0 {
+        let Some(room) = self.weight_room() else {
             return Ok(want);
-        }
-        if self.open >= self.cap && self.reissued == 0 {
+        };
+        if room == 0 && self.reissued == 0 {
             return Err(Refusal::LeaseLimit {
-                open: self.open,
+                open: self.open.div_ceil(LEASE_WEIGHT),
                 cap: self.cap,
             });
         }
-        Ok(want.min(self.cap.saturating_sub(self.open)))
+        Ok(want.min(room))
+    }
+
+    /// The weight it may still take ([`LEASE_WEIGHT`]ths of a lease); `None`: no cap.
+    pub fn weight_room(&self) -> Option<u64> {
+        (self.cap > 0).then(|| {
+            self.cap
+                .saturating_mul(LEASE_WEIGHT)
+                .saturating_sub(self.open)
+        })
     }
 }
 
@@ -136,9 +209,13 @@ pub fn capped_block<'a>(block: Option<&'a str>, integrity: &Integrity) -> Option
     block.filter(|b| integrity.block_lease_cap > 0 && !integrity.address_separation.exempts(b))
 }
 
-/// `want` within the block's cap, its workers holding `in_block` open leases.
-pub fn block_room(want: u64, integrity: &Integrity, in_block: u64) -> u64 {
-    want.min(integrity.block_lease_cap.saturating_sub(in_block))
+/// The weight the block's workers may still take within its cap ([`LEASE_WEIGHT`]ths of a
+/// lease), their open leases weighing `in_block`.
+pub fn block_weight_room(integrity: &Integrity, in_block: u64) -> u64 {
+    integrity
+        .block_lease_cap
+        .saturating_mul(LEASE_WEIGHT)
+        .saturating_sub(in_block)
 }
 
 /// Step 3: the keys the assignment query keeps a workunit from the worker on, when a worker
@@ -243,26 +320,58 @@ mod tests {
 
     #[test]
     fn room_is_the_batch_less_what_is_handed_again_within_the_cap() {
-        let q = |asked, reissued, cap, open| {
-            Quota {
+        // Leases handed when every replica drawn weighs `w`.
+        let q = |asked, reissued, cap, open_leases: u64, w: u64| {
+            let quota = Quota {
                 asked,
                 reissued,
                 cap,
-                open,
-            }
-            .room()
+                open: open_leases * LEASE_WEIGHT,
+            };
+            quota
+                .room()
+                .map(|n| fitting(&vec![w; n as usize], quota.weight_room()) as u64)
         };
+        let ordinary = LEASE_WEIGHT;
         // No cap: the batch less the leases handed again.
-        assert_eq!(q(8, 0, 0, 100), Ok(8));
-        assert_eq!(q(8, 3, 0, 3), Ok(5));
+        assert_eq!(q(8, 0, 0, 100, ordinary), Ok(8));
+        assert_eq!(q(8, 3, 0, 3, ordinary), Ok(5));
         // Under the cap: up to it.
-        assert_eq!(q(8, 0, 4, 1), Ok(3));
-        assert_eq!(q(2, 0, 4, 1), Ok(2));
+        assert_eq!(q(8, 0, 4, 1, ordinary), Ok(3));
+        assert_eq!(q(2, 0, 4, 1, ordinary), Ok(2));
         // At the cap with nothing handed again: refused, with the figures.
-        assert_eq!(q(8, 0, 4, 4), Err(Refusal::LeaseLimit { open: 4, cap: 4 }));
-        assert_eq!(q(8, 0, 4, 6), Err(Refusal::LeaseLimit { open: 6, cap: 4 }));
+        assert_eq!(
+            q(8, 0, 4, 4, ordinary),
+            Err(Refusal::LeaseLimit { open: 4, cap: 4 })
+        );
+        assert_eq!(
+            q(8, 0, 4, 6, ordinary),
+            Err(Refusal::LeaseLimit { open: 6, cap: 4 })
+        );
         // At the cap with its own leases handed again: those, and nothing new.
-        assert_eq!(q(8, 4, 4, 4), Ok(0));
+        assert_eq!(q(8, 4, 4, 4, ordinary), Ok(0));
+        // Tiny workunits: sixteen to a lease, so the default cap of 64 holds 1,024.
+        assert_eq!(q(4096, 0, 64, 0, 1), Ok(1024));
+        assert_eq!(q(4096, 0, 64, 63, 1), Ok(16));
+        assert_eq!(q(4096, 0, 64, 0, 4), Ok(256));
+    }
+
+    #[test]
+    fn a_lease_weighs_by_its_workunit_size_in_rust_and_in_sql_alike() {
+        use c960_common::wire::PositionSpec;
+        let perft = |depth| WorkUnitKind::Perft {
+            position: PositionSpec::StartPosition(518),
+            depth,
+        };
+        let weights: Vec<u64> = (1..=7).map(|d| lease_weight(&perft(d))).collect();
+        assert_eq!(weights, [1, 1, 1, 4, 16, 16, 16]);
+        let sql = lease_weight_sql(0);
+        assert!(sql.contains("w.depth <= 3 THEN 1 "), "{sql}");
+        assert!(sql.contains("w.depth = 4 THEN 4 "), "{sql}");
+        assert!(sql.ends_with("ELSE 16 END"), "{sql}");
+        // A partial weight that does not fit is not handed.
+        assert_eq!(fitting(&[1, 4, 16, 1], Some(20)), 2);
+        assert_eq!(fitting(&[1, 4, 16, 1], None), 4);
     }
 
     #[test]
@@ -285,9 +394,10 @@ mod tests {
             ..integrity
         };
         assert_eq!(capped_block(Some(PUBLIC), &off), None);
-        assert_eq!(block_room(8, &integrity, 0), 8);
-        assert_eq!(block_room(8, &integrity, 7), 3);
-        assert_eq!(block_room(8, &integrity, 12), 0);
+        // Its cap of 10 leases, by weight: 160 sixteenths.
+        assert_eq!(block_weight_room(&integrity, 0), 160);
+        assert_eq!(block_weight_room(&integrity, 7 * LEASE_WEIGHT), 48);
+        assert_eq!(block_weight_room(&integrity, 12 * LEASE_WEIGHT), 0);
     }
 
     #[test]

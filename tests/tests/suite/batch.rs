@@ -123,7 +123,8 @@ async fn bad_batch_sizes_and_the_lease_cap_are_coded() {
     let mut config: Config = quick_config();
     config.limits.max_open_leases = 3;
     let server = TestServer::start(config).await;
-    server.campaign(1, "0-9");
+    // Ordinary workunits: a lease each against the cap.
+    server.campaign(5, "0-9");
     let client = Client::new(&server.url).unwrap();
     let auth = client.register("w", 1, 0).await.unwrap();
     let post = |path: &'static str, body: Vec<u8>| {
@@ -182,4 +183,69 @@ async fn bad_batch_sizes_and_the_lease_cap_are_coded() {
     assert_eq!(err.code(), Some(ErrorCode::LeaseLimit));
     assert!(err.retry_after().is_some());
     assert_eq!(server.store.open_leases(auth.worker_id, 0).unwrap(), 3);
+}
+
+/// A lease weighs by its workunit's size against the cap (`work::handout::lease_weight`):
+/// tiny ones (perft of at most 3 plies) sixteen to a lease, so one worker holds a whole batch of
+/// them under the default cap of 64, ordinary ones one each. Every answer of the worker API
+/// says the largest batch the coordinator takes, and the client asks for no more (256 until it
+/// is told).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tiny_workunits_fill_a_large_batch_and_ordinary_ones_the_cap() {
+    use c960_common::wire::LEGACY_MAX_BATCH;
+    let server = TestServer::start(quick_config()).await;
+    server.campaign(2, "0-959");
+    let client = Client::new(&server.url).unwrap();
+    assert_eq!(client.max_batch(), LEGACY_MAX_BATCH, "until told");
+    let w = client.register("w", 1, 0).await.unwrap();
+    assert_eq!(client.max_batch(), MAX_BATCH, "the coordinator said");
+    let caps = Capabilities::builtin();
+    let FetchBatchResponse::Assigned(tiny) =
+        client.fetch_batch(&w, &caps, MAX_BATCH).await.unwrap()
+    else {
+        panic!("no work")
+    };
+    assert_eq!(tiny.len(), 960, "every tiny workunit, in one batch");
+    // 960 sixteenths held of 64 leases: room for four ordinary ones (a fetch hands back the
+    // leases it holds first, as after a crash).
+    server.campaign(5, "0-99");
+    let held: std::collections::BTreeSet<u64> = tiny.iter().map(|a| a.lease_id).collect();
+    let new_ones = |got: &[c960_common::wire::Assignment]| {
+        got.iter()
+            .filter(|a| !held.contains(&a.lease_id))
+            .map(|a| a.kind.depth())
+            .collect::<Vec<u32>>()
+    };
+    let FetchBatchResponse::Assigned(again) =
+        client.fetch_batch(&w, &caps, MAX_BATCH).await.unwrap()
+    else {
+        panic!("no work")
+    };
+    assert_eq!(new_ones(&again), [5; 4]);
+    let analysis_only = Capabilities {
+        perft: false,
+        builtin_analysis: true,
+        ..caps.clone()
+    };
+    let refused = client
+        .fetch_batch(&w, &analysis_only, MAX_BATCH)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(ErrorCode::LeaseLimit), "{refused}");
+    let results: Vec<BatchedResult> = tiny.iter().map(honest_result).collect();
+    let answer = client.submit_batch(&w, results).await.unwrap();
+    assert!(
+        answer
+            .outcomes
+            .iter()
+            .all(|o| matches!(o, BatchedOutcome::Accepted))
+    );
+    // With the tiny ones answered: the four it holds, and sixty more to the cap.
+    let FetchBatchResponse::Assigned(more) =
+        client.fetch_batch(&w, &caps, MAX_BATCH).await.unwrap()
+    else {
+        panic!("no work")
+    };
+    assert_eq!(more.len(), 64);
+    assert!(more.iter().all(|a| a.kind.depth() == 5));
 }

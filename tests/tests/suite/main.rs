@@ -41,6 +41,7 @@ mod scale_out;
 mod security;
 mod selfplay;
 mod split;
+mod throughput;
 mod tidy;
 mod tidy_errors;
 mod tidy_sql;

@@ -47,6 +47,19 @@ pub fn routes(state: AppState) -> Router<AppState> {
             state,
             layers::per_address,
         ))
+        .route_layer(axum::middleware::from_fn(says_max_batch))
+}
+
+/// Every answer of the worker API says the largest batch this coordinator takes
+/// ([`c960_common::wire::MAX_BATCH_HEADER`]): a worker sizes its batches to it, and to
+/// [`c960_common::wire::LEGACY_MAX_BATCH`] where a coordinator does not say.
+async fn says_max_batch(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let mut resp = next.run(req).await;
+    resp.headers_mut().insert(
+        c960_common::wire::MAX_BATCH_HEADER,
+        axum::http::HeaderValue::from(MAX_BATCH),
+    );
+    resp
 }
 
 async fn register(

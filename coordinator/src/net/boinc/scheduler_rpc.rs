@@ -92,10 +92,10 @@ pub const MAX_NCPUS: u32 = 1024;
 pub const MAX_HELD: usize = 2 * MAX_NCPUS as usize;
 
 /// The most finished tasks (`<result>`s) read from one request, as many as a native worker's
-/// batch ([`c960_common::wire::MAX_BATCH`]): each failure is a transaction of its own. Those
+/// batch ([`c960_common::wire::LEGACY_MAX_BATCH`]): each failure is a transaction of its own. Those
 /// past it are not acknowledged, so the client reports them again at its next request (as
 /// it does after any failed request).
-pub const MAX_REPORTED: usize = c960_common::wire::MAX_BATCH as usize;
+pub const MAX_REPORTED: usize = c960_common::wire::LEGACY_MAX_BATCH as usize;
 
 impl SchedulerRequest {
     /// Reads a request body.

@@ -474,7 +474,8 @@ pub(crate) fn progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_mor
 }
 
 pub(crate) fn a_batch_assign_respects_the_lease_cap_in_its_transaction<S: Backend>(s: &S) {
-    s.create_campaign(&NewCampaign::new(2, 1, None, (0..10).collect()).unwrap(), 0)
+    // Ordinary workunits, a lease each against the cap (tiny ones weigh less: handout::lease_weight).
+    s.create_campaign(&NewCampaign::new(5, 1, None, (0..10).collect()).unwrap(), 0)
         .unwrap();
     let w = s.register_worker("w", b"h", "e", 0).unwrap();
     s.set_trust(w, true).unwrap();

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::Tx;
 use super::cascade::{expire, retransition_known};
-use super::leases::{open_leases_in, open_leases_of_block, workunit_kind};
+use super::leases::{open_lease_weight_in, open_lease_weight_of_block, workunit_kind};
 use super::probation_holdings::{probation_hold, probation_leases_of_block, returned_any};
 use super::transition::{integrity_in, replicas_of};
 use crate::integrity::trust::{self, Integrity};
@@ -83,11 +83,17 @@ pub(super) fn assign_from(
                     probation,
                     &integrity,
                 ),
-                open: open_leases_in(tx, worker_id, now_ms)?,
+                open: open_lease_weight_in(tx, worker_id, now_ms)?,
             };
             let mut want = quota.room().map_err(|r| refused(worker_id, r))?;
+            let mut weight_room = quota.weight_room();
             if let Some(b) = handout::capped_block(block, &integrity) {
-                want = handout::block_room(want, &integrity, open_leases_of_block(tx, b, now_ms)?);
+                let block_room = handout::block_weight_room(
+                    &integrity,
+                    open_lease_weight_of_block(tx, b, now_ms)?,
+                );
+                want = want.min(block_room);
+                weight_room = Some(weight_room.map_or(block_room, |r| r.min(block_room)));
             }
             if want == 0 {
                 return Ok(leases);
@@ -104,7 +110,30 @@ pub(super) fn assign_from(
                 integrity: &integrity,
                 now_ms,
             };
-            let found = draw.over_campaigns(tx, want)?;
+            let mut found = draw.over_campaigns(tx, want)?;
+            // Drawn as if each weighed the least: keep what fits the cap by weight.
+            let weights = found
+                .iter()
+                .map(|r| Ok(handout::lease_weight(&workunit_kind(r, 1)?)))
+                .collect::<StoreResult<Vec<u64>>>()?;
+            let fits = handout::fitting(&weights, weight_room);
+            if fits == 0 && !found.is_empty() {
+                // Room for less than what it drew weighs (ordinary ones, a cap nearly full):
+                // its own cap refuses; a block's full cap hands nothing, as when it is full.
+                let own_cap_binds = handout::fitting(&weights, quota.weight_room()) == 0;
+                return if leases.is_empty() && own_cap_binds {
+                    Err(refused(
+                        worker_id,
+                        Refusal::LeaseLimit {
+                            open: quota.open.div_ceil(handout::LEASE_WEIGHT),
+                            cap: quota.cap,
+                        },
+                    ))
+                } else {
+                    Ok(leases)
+                };
+            }
+            found.truncate(fits);
             if found.is_empty() {
                 // Nothing to hand out: spare capacity re-verifies a valid value.
                 if leases.is_empty() && accepts.perft {
