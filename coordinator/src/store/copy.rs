@@ -37,6 +37,8 @@ const TABLES: &[(&str, &str)] = &[
         "id, workunit_id, worker_id, state, outcome, issued_ms, deadline_ms, returned_ms, digest, nodes, divide, \
          elapsed_ms, engine, error, payload, checked, hard_deadline_ms",
     ),
+    // Kept by a trigger on results' updates only, so copied as it stands.
+    ("worker_minutes", "worker_id, minute, nodes_hi, nodes_lo"),
     (
         "disputes",
         "id, workunit_id, result_a, result_b, worker_a, worker_b, fen, depth, path, claim_a, claim_b, state, rounds, \
@@ -110,7 +112,8 @@ pub fn copy_store(from: &dyn Store, to: &dyn Store) -> StoreResult<CopyCounts> {
                         Ok(())
                     },
                 )?;
-                if dst.dialect() == Dialect::Postgres && *table != "settings" && *table != "campaign_counts" {
+                let keyed_by_id = !matches!(*table, "settings" | "campaign_counts" | "worker_minutes");
+                if dst.dialect() == Dialect::Postgres && keyed_by_id {
                     // New rows continue after the copied ids.
                     dst.query_one(
                         &format!(

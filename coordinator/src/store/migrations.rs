@@ -53,6 +53,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(25, "0025_disputes"),
     migration!(26, "0026_program_versions"),
     migration!(27, "0027_table_pages"),
+    migration!(28, "0028_worker_minutes"),
 ];
 
 /// This program as `program_versions` records it.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use c960_tests::{ServeProcess, bins};
 
-use super::first_hour::{SECRET, assert_export_is_reference, status, two_workers, wait_complete};
+use super::first_hour::{SECRET, assert_export_is_reference, status, wait_complete, work_with};
 
 fn coordinator(args: &[&str]) -> Output {
     Command::new(&bins().0).args(args).output().unwrap()
@@ -22,6 +22,19 @@ fn ok(out: Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// Two workers, in small batches: at default batches they settle this campaign within a
+/// second of their ramp-up, before copies a second apart could be taken mid-campaign.
+fn two_slow_workers(url: &str, dir: &std::path::Path, tag: &str) -> Vec<super::first_hour::Worker> {
+    (0..2)
+        .map(|i| {
+            let home = dir.join(format!("home{i}"));
+            std::fs::create_dir_all(&home).unwrap();
+            let log = dir.join(format!("w{i}{tag}.log"));
+            work_with(url, &home, &log, &["--max-batch", "32"])
+        })
+        .collect()
 }
 
 async fn valid(url: &str) -> u64 {
@@ -49,7 +62,7 @@ async fn backups_taken_while_serve_writes_restore_and_the_campaign_completes_exa
         "--positions",
         "0-959",
     ]));
-    let first = two_workers(&server.url, dir.path(), "-a");
+    let first = two_slow_workers(&server.url, dir.path(), "-a");
     let until = Instant::now() + Duration::from_secs(120);
     while valid(&server.url).await < 100 {
         assert!(Instant::now() < until, "no progress");
@@ -106,7 +119,7 @@ async fn backups_taken_while_serve_writes_restore_and_the_campaign_completes_exa
     let server = ServeProcess::start(&db, &["--enrol-secret", SECRET], Stdio::null());
     let at_restore = valid(&server.url).await;
     assert!(at_restore < 960, "the copy was taken mid-campaign");
-    let second = two_workers(&server.url, dir.path(), "-b");
+    let second = two_slow_workers(&server.url, dir.path(), "-b");
     let took = wait_complete(&server.url, Duration::from_secs(240)).await;
     drop(second);
     drop(server);

@@ -25,10 +25,16 @@ pub(super) const SECRET: &str = "first-hour-secret";
 /// `c960-worker work --server URL` with default flags, the enrolment secret from the
 /// environment as the README says, its state under `home`, its output in `log`.
 pub(super) fn work(url: &str, home: &Path, log: &Path) -> Worker {
+    work_with(url, home, log, &[])
+}
+
+/// [`work`] with these flags besides.
+pub(super) fn work_with(url: &str, home: &Path, log: &Path, flags: &[&str]) -> Worker {
     let out = std::fs::File::create(log).unwrap();
     Worker(
         Command::new(&bins().1)
             .args(["work", "--server", url])
+            .args(flags)
             .env("HOME", home)
             .env_remove("XDG_STATE_HOME")
             .env("C960_ENROL_SECRET", SECRET)

@@ -7,11 +7,12 @@ use crate::store::codes::{replica_state, result_outcome, row_status, u64_to_db};
 use crate::store::db::{Row, params};
 use crate::work::assembly::SplitUnit;
 
-/// Nodes one worker returned since `?2` (hi/lo halves, exact past 2^63), through the
-/// `results(worker_id, returned_ms)` index.
-const RECENT: &str = "SELECT CAST(COALESCE(SUM((nodes >> 32) & 4294967295), 0) AS BIGINT),
-        CAST(COALESCE(SUM(nodes & 4294967295), 0) AS BIGINT)
-     FROM results WHERE worker_id = ?1 AND returned_ms >= ?2";
+/// Nodes one worker returned since the minute of `?2` (hi/lo halves, exact past 2^63):
+/// migration 28 keeps them per minute, so this reads a dozen rows at most however fast it
+/// works.
+const RECENT: &str =
+    "SELECT CAST(COALESCE(SUM(nodes_hi), 0) AS BIGINT), CAST(COALESCE(SUM(nodes_lo), 0) AS BIGINT)
+     FROM worker_minutes WHERE worker_id = ?1 AND minute >= ?2 / 60000";
 
 /// The credit columns (migration 12) are kept by a trigger as results are graded, voided and
 /// ungraded, so reading them costs nothing per result.

@@ -738,9 +738,18 @@ pub(super) fn check_split_totals(tx: Tx, validated: &[u64], now_ms: i64) -> Stor
 
 /// Expires the leases past their deadline, each with the transitioner; returns how many. A
 /// lease another coordinator expired a moment ago is not counted twice.
+/// How long a worker's per-minute throughput is kept: longer than the pages' window
+/// (`net::api::pages::live::WINDOW_MS`, 10 minutes).
+const WORKER_MINUTES_KEPT_MS: i64 = 60 * 60_000;
+
 pub(super) fn expire(tx: Tx, now_ms: i64) -> StoreResult<(u64, Failed)> {
     let mut failed = Failed::new();
     super::bisection::expire(tx, now_ms)?;
+    // The per-minute throughput (migration 28) older than any window a page reads.
+    tx.exec(
+        "DELETE FROM worker_minutes WHERE minute < ?1",
+        params![(now_ms - WORKER_MINUTES_KEPT_MS) / 60_000],
+    )?;
     let ids = tx.query(
         &format!("SELECT id, workunit_id FROM results WHERE state = {REPLICA_IN_PROGRESS} AND deadline_ms < ?1 ORDER BY workunit_id, id"),
         params![now_ms],
