@@ -18,13 +18,13 @@ use super::first_hour::{
 };
 
 /// A tmpfs of `mib` MiB mounted on a temporary directory, unmounted when dropped.
-struct Tmpfs {
+pub(super) struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
 impl Tmpfs {
     /// Mounts one; `None` (and says so) where this process may not mount, which fails under CI.
-    fn mount(mib: u32) -> Option<Tmpfs> {
+    pub(super) fn mount(mib: u32) -> Option<Tmpfs> {
         let dir = tempfile::tempdir().unwrap();
         let mounted = Command::new("mount")
             .args([
@@ -51,7 +51,7 @@ impl Tmpfs {
         None
     }
 
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
@@ -66,7 +66,7 @@ impl Drop for Tmpfs {
 }
 
 /// Fills the filesystem of `dir` to the last byte with the file `dir/filler`.
-fn fill(dir: &Path) -> PathBuf {
+pub(super) fn fill(dir: &Path) -> PathBuf {
     let path = dir.join("filler");
     let mut f = std::fs::File::create(&path).unwrap();
     for chunk in [1 << 20, 4096, 1] {

@@ -40,6 +40,7 @@ mod scale;
 mod scale_out;
 mod security;
 mod selfplay;
+mod soak;
 mod split;
 mod throughput;
 mod tidy;
