@@ -7,7 +7,7 @@
 //! ```
 //!
 //! 50 simulated workers (the worker's own runner with default settings, in this process, each
-//! its own identity) against a real `serve` (default flags) whose SQLite store lies on a 3 GiB
+//! its own identity) against a real `serve` (default flags) whose SQLite store lies on an 8 GiB
 //! tmpfs; the coordinator SIGKILLed and restarted on the same port every 5 minutes, a checked
 //! backup (`c960-coordinator backup`) every 3 minutes while it writes, and one disk-full episode
 //! (the tmpfs filled to the last byte for 30 s) halfway. Three campaigns in serving order: DFRC
@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use c960_common::Position;
 use c960_tests::{ServeProcess, reference};
 
-use super::first_hour::{SECRET, coordinator, status};
+use super::first_hour::{SECRET, coordinator};
 use super::full_disk::{Tmpfs, fill};
 
 const WORKERS: usize = 50;
@@ -104,6 +104,24 @@ fn wrong_rows(db: &Path, id: u64, recount: bool) -> (u64, u64) {
     (checked, wrong)
 }
 
+/// `/api/v1/status`, or what it answered instead of 200 (status, code) and how long it took.
+async fn try_status(url: &str) -> Result<serde_json::Value, String> {
+    let t = Instant::now();
+    let resp = reqwest::get(format!("{url}/api/v1/status"))
+        .await
+        .map_err(|e| format!("{e} after {:.1?}", t.elapsed()))?;
+    let code = resp.status();
+    let text = resp.text().await.unwrap_or_default();
+    if code != 200 {
+        return Err(format!(
+            "{code} {} after {:.1?}",
+            text.chars().take(120).collect::<String>(),
+            t.elapsed()
+        ));
+    }
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
 fn backup(db: &Path, out: &Path) -> (Duration, bool) {
     let t = Instant::now();
     let o = std::process::Command::new(&c960_tests::bins().0)
@@ -127,7 +145,7 @@ async fn a_week_compressed() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3600);
-    let Some(disk) = Tmpfs::mount(3 * 1024) else {
+    let Some(disk) = Tmpfs::mount(8 * 1024) else {
         return;
     };
     let db = disk.path().join("c960.sqlite");
@@ -206,6 +224,7 @@ async fn a_week_compressed() {
     let mut backups = (0, 0);
     let mut minute = 0;
     let mut done_since: Option<Instant> = None;
+    let mut status_failures = 0u64;
     loop {
         let mut events = Vec::new();
         let tick = Instant::now();
@@ -252,7 +271,18 @@ async fn a_week_compressed() {
             }
         }
         minute += 1;
-        let st = status(&url).await;
+        // A status that does not answer 200 is a finding, not the end of the soak.
+        let st = match try_status(&url).await {
+            Ok(st) => st,
+            Err(e) => {
+                status_failures += 1;
+                println!(
+                    "| {minute} | — | — | — | — | — | /api/v1/status: {e}; {} |",
+                    events.join("; ")
+                );
+                continue;
+            }
+        };
         let (valid, complete, graded) = counts(&st);
         let size = store_mib(&db);
         println!(
@@ -293,6 +323,7 @@ async fn a_week_compressed() {
         accepted.saturating_sub(stored)
     );
     println!("backups: {} of {} checked", backups.1, backups.0);
+    println!("/api/v1/status not answering 200 at a minute's reading: {status_failures}");
     println!(
         "coordinator peak RSS per lifetime (MiB): {:?}",
         lifetimes.iter().map(|m| m.round()).collect::<Vec<_>>()
