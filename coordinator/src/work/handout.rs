@@ -2,7 +2,7 @@
 //! statements, in this order: `store/sql/assign.rs`):
 //!
 //! 1. **Standing** ([`Applicant::standing`]): a banned or quarantined worker gets nothing.
-//! 2. **Room** ([`Quota::room`], [`capped_block`], [`block_weight_room`], by [`lease_weight`]): how many new replicas the
+//! 2. **Room** ([`Quota::room`], [`capped_block`], [`block_room`]; [`lease_weight`]): how many new replicas the
 //!    worker may take, the batch it asked for less the open leases it is handed again, within
 //!    its lease cap (by trust and probation: [`crate::integrity::trust::lease_cap_in_probation`]) and its
 //!    address block's.
@@ -100,8 +100,10 @@ impl Applicant {
     }
 }
 
-/// What one lease weighs against a worker's lease cap, in [`LEASE_WEIGHT`]ths of a lease:
-/// the cap (`serve --max-open-leases`, lowered by trust) counts leases of ordinary workunits
+/// What one lease weighs against a worker's lease cap, in [`LEASE_WEIGHT`]ths of a lease,
+/// where the cap in force is the operator's own (`serve --max-open-leases`: a trusted worker,
+/// or an untrusted one whose cap has grown to it, outside probation; a smaller cap of trust or
+/// probation, and a block's, count leases). That cap counts leases of ordinary workunits
 /// (seconds to hours of work); a perft of at most [`TINY_DEPTH`] plies (at most ~10⁵ nodes, a
 /// millisecond or less) weighs 1/16 of one, a perft of [`SMALL_DEPTH`] plies 1/4.
 ///
@@ -209,13 +211,11 @@ pub fn capped_block<'a>(block: Option<&'a str>, integrity: &Integrity) -> Option
     block.filter(|b| integrity.block_lease_cap > 0 && !integrity.address_separation.exempts(b))
 }
 
-/// The weight the block's workers may still take within its cap ([`LEASE_WEIGHT`]ths of a
-/// lease), their open leases weighing `in_block`.
-pub fn block_weight_room(integrity: &Integrity, in_block: u64) -> u64 {
-    integrity
-        .block_lease_cap
-        .saturating_mul(LEASE_WEIGHT)
-        .saturating_sub(in_block)
+/// `want` within the block's cap, its workers holding `in_block` open leases. A block's cap,
+/// like the caps of untrusted and probationary workers, counts leases: it bounds how many
+/// workunits identities that may be sybils can lock, whatever their size.
+pub fn block_room(want: u64, integrity: &Integrity, in_block: u64) -> u64 {
+    want.min(integrity.block_lease_cap.saturating_sub(in_block))
 }
 
 /// Step 3: the keys the assignment query keeps a workunit from the worker on, when a worker
@@ -394,10 +394,9 @@ mod tests {
             ..integrity
         };
         assert_eq!(capped_block(Some(PUBLIC), &off), None);
-        // Its cap of 10 leases, by weight: 160 sixteenths.
-        assert_eq!(block_weight_room(&integrity, 0), 160);
-        assert_eq!(block_weight_room(&integrity, 7 * LEASE_WEIGHT), 48);
-        assert_eq!(block_weight_room(&integrity, 12 * LEASE_WEIGHT), 0);
+        assert_eq!(block_room(8, &integrity, 0), 8);
+        assert_eq!(block_room(8, &integrity, 7), 3);
+        assert_eq!(block_room(8, &integrity, 12), 0);
     }
 
     #[test]

@@ -205,7 +205,8 @@ async fn per_address_rate_limit_covers_registration() {
 
 #[tokio::test]
 async fn open_lease_cap_is_429() {
-    let (server, client, auth) = setup(Config {
+    // Ordinary workunits (depth 5): a lease each against the cap (tiny ones weigh less).
+    let server = TestServer::start(Config {
         limits: Limits {
             max_open_leases: 2,
             ..quick_config().limits
@@ -213,6 +214,9 @@ async fn open_lease_cap_is_429() {
         ..quick_config()
     })
     .await;
+    server.campaign(5, "0-3");
+    let client = Client::new(&server.url).unwrap();
+    let auth = client.register("w", 1, 0).await.unwrap();
     let caps = Capabilities::builtin();
     let FetchBatchResponse::Assigned(got) = client.fetch_batch(&auth, &caps, 8).await.unwrap()
     else {

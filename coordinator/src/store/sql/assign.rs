@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::Tx;
 use super::cascade::{expire, retransition_known};
-use super::leases::{open_lease_weight_in, open_lease_weight_of_block, workunit_kind};
+use super::leases::{open_lease_weight_in, open_leases_in, open_leases_of_block, workunit_kind};
 use super::probation_holdings::{probation_hold, probation_leases_of_block, returned_any};
 use super::transition::{integrity_in, replicas_of};
 use crate::integrity::trust::{self, Integrity};
@@ -73,27 +73,29 @@ pub(super) fn assign_from(
             let probation = integrity.probation_on()
                 && !me.level.is_trusted()
                 && trust::in_probation(me.level, returned_any(tx, worker_id)?);
+            let cap = trust::lease_cap_in_probation(
+                me.level,
+                me.checks_passed,
+                lease_cap,
+                probation,
+                &integrity,
+            );
+            // Leases weigh by size against the operator's own cap only (handout::lease_weight).
+            let weighed = cap == lease_cap && !probation;
+            let open = if weighed {
+                open_lease_weight_in(tx, worker_id, now_ms)?
+            } else {
+                open_leases_in(tx, worker_id, now_ms)?.saturating_mul(handout::LEASE_WEIGHT)
+            };
             let quota = Quota {
                 asked: u64::from(max_units),
                 reissued: leases.len() as u64,
-                cap: trust::lease_cap_in_probation(
-                    me.level,
-                    me.checks_passed,
-                    lease_cap,
-                    probation,
-                    &integrity,
-                ),
-                open: open_lease_weight_in(tx, worker_id, now_ms)?,
+                cap,
+                open,
             };
             let mut want = quota.room().map_err(|r| refused(worker_id, r))?;
-            let mut weight_room = quota.weight_room();
             if let Some(b) = handout::capped_block(block, &integrity) {
-                let block_room = handout::block_weight_room(
-                    &integrity,
-                    open_lease_weight_of_block(tx, b, now_ms)?,
-                );
-                want = want.min(block_room);
-                weight_room = Some(weight_room.map_or(block_room, |r| r.min(block_room)));
+                want = handout::block_room(want, &integrity, open_leases_of_block(tx, b, now_ms)?);
             }
             if want == 0 {
                 return Ok(leases);
@@ -114,14 +116,18 @@ pub(super) fn assign_from(
             // Drawn as if each weighed the least: keep what fits the cap by weight.
             let weights = found
                 .iter()
-                .map(|r| Ok(handout::lease_weight(&workunit_kind(r, 1)?)))
+                .map(|r| {
+                    Ok(if weighed {
+                        handout::lease_weight(&workunit_kind(r, 1)?)
+                    } else {
+                        handout::LEASE_WEIGHT
+                    })
+                })
                 .collect::<StoreResult<Vec<u64>>>()?;
-            let fits = handout::fitting(&weights, weight_room);
+            let fits = handout::fitting(&weights, quota.weight_room());
             if fits == 0 && !found.is_empty() {
-                // Room for less than what it drew weighs (ordinary ones, a cap nearly full):
-                // its own cap refuses; a block's full cap hands nothing, as when it is full.
-                let own_cap_binds = handout::fitting(&weights, quota.weight_room()) == 0;
-                return if leases.is_empty() && own_cap_binds {
+                // Room for less than what it drew weighs (ordinary ones, its cap nearly full).
+                return if leases.is_empty() {
                     Err(refused(
                         worker_id,
                         Refusal::LeaseLimit {

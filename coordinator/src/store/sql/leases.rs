@@ -269,14 +269,12 @@ pub(super) fn open_lease_weight_in(tx: Tx, worker_id: u64, now_ms: i64) -> Store
     .u64(0)
 }
 
-/// What the open leases of the workers whose last fetch came from `block` weigh
-/// ([`crate::work::handout::lease_weight`]).
-pub(super) fn open_lease_weight_of_block(tx: Tx, block: &str, now_ms: i64) -> StoreResult<u64> {
-    let weight = crate::work::handout::lease_weight_sql(KIND_PERFT);
+/// Open leases held by the workers whose last fetch came from `block` (counted, not weighed:
+/// a block's cap bounds how many workunits sybils of one block can lock).
+pub(super) fn open_leases_of_block(tx: Tx, block: &str, now_ms: i64) -> StoreResult<u64> {
     tx.query_one(
         &format!(
-            "SELECT COALESCE(SUM({weight}), 0) FROM results r JOIN workers o ON o.id = r.worker_id
-             JOIN workunits w ON w.id = r.workunit_id
+            "SELECT COUNT(*) FROM results r JOIN workers o ON o.id = r.worker_id
          WHERE o.last_block = ?1 AND r.state = {REPLICA_IN_PROGRESS} AND r.deadline_ms >= ?2"
         ),
         params![block, now_ms],

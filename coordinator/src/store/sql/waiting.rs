@@ -68,15 +68,18 @@ pub(super) fn waiting_for(
             && !level.is_trusted()
             && !super::probation_holdings::returned_any(tx, worker_id)?;
         let cap = trust::lease_cap_in_probation(level, me.checks_passed, lease_cap, probation, &integrity);
-        if cap > 0
-            && super::leases::open_lease_weight_in(tx, worker_id, now_ms)?
-                >= cap.saturating_mul(crate::work::handout::LEASE_WEIGHT)
-        {
+        let open = if cap == lease_cap && !probation {
+            super::leases::open_lease_weight_in(tx, worker_id, now_ms)?
+        } else {
+            super::leases::open_leases_in(tx, worker_id, now_ms)?
+                .saturating_mul(crate::work::handout::LEASE_WEIGHT)
+        };
+        if cap > 0 && open >= cap.saturating_mul(crate::work::handout::LEASE_WEIGHT) {
             return Ok(vec![Waiting { cause: WaitCause::LeaseCap, campaign: None, replicas: 0 }]);
         }
         if let Some(b) = crate::work::handout::capped_block(block, &integrity) {
-            let in_block = super::leases::open_lease_weight_of_block(tx, b, now_ms)?;
-            if crate::work::handout::block_weight_room(&integrity, in_block) == 0 {
+            let in_block = super::leases::open_leases_of_block(tx, b, now_ms)?;
+            if in_block >= integrity.block_lease_cap {
                 return Ok(vec![Waiting { cause: WaitCause::BlockLeaseCap, campaign: None, replicas: 0 }]);
             }
         }
