@@ -119,6 +119,13 @@ pub const TINY_DEPTH: u32 = 3;
 /// The perft depth that weighs a quarter of a lease ([`lease_weight`]).
 pub const SMALL_DEPTH: u32 = 4;
 
+/// Whether leases weigh by size against a worker's cap ([`lease_weight`]): only where the cap
+/// in force (`cap`) is the operator's own (`lease_cap`) outside probation; every other cap
+/// counts leases, each weighing [`LEASE_WEIGHT`].
+pub fn weighs_by_size(cap: u64, lease_cap: u64, probation: bool) -> bool {
+    cap == lease_cap && !probation
+}
+
 /// The weight of a lease on a workunit of `kind` ([`LEASE_WEIGHT`]).
 pub fn lease_weight(kind: &WorkUnitKind) -> u64 {
     match kind {
@@ -186,12 +193,17 @@ impl Quota {
             return Ok(want);
         };
         if room == 0 && self.reissued == 0 {
-            return Err(Refusal::LeaseLimit {
-                open: self.open.div_ceil(LEASE_WEIGHT),
-                cap: self.cap,
-            });
+            return Err(self.limit());
         }
         Ok(want.min(room))
+    }
+
+    /// The refusal at its cap, in leases.
+    pub fn limit(&self) -> Refusal {
+        Refusal::LeaseLimit {
+            open: self.open.div_ceil(LEASE_WEIGHT),
+            cap: self.cap,
+        }
     }
 
     /// The weight it may still take ([`LEASE_WEIGHT`]ths of a lease); `None`: no cap.

@@ -25,20 +25,12 @@ use c960_tests::{ServeProcess, reference};
 
 use super::first_hour::{SECRET, coordinator};
 use super::full_disk::{Tmpfs, fill};
+use super::throughput::{graded, rss_mib};
 
 const WORKERS: usize = 50;
 const RESTART_EVERY: Duration = Duration::from_secs(300);
 const BACKUP_EVERY: Duration = Duration::from_secs(180);
 const DISK_FULL_FOR: Duration = Duration::from_secs(30);
-
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 /// The store's files (database and WAL) in MiB.
 fn store_mib(db: &Path) -> f64 {
@@ -62,15 +54,7 @@ fn counts(st: &serde_json::Value) -> (u64, bool, u64) {
         && campaigns
             .iter()
             .all(|c| c["valid"].as_u64() == c["total"].as_u64());
-    let graded = st["workers"]["list"]
-        .as_array()
-        .map(|l| {
-            l.iter()
-                .map(|w| w["valid"].as_u64().unwrap_or(0) + w["lost_votes"].as_u64().unwrap_or(0))
-                .sum()
-        })
-        .unwrap_or(0);
-    (valid, done, graded)
+    (valid, done, graded(st))
 }
 
 /// The valid rows of campaign `id` that differ from the truth: recounted here (`recount`), or

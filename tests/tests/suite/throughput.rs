@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use super::first_hour::{SECRET, coordinator, status, two_workers};
 use c960_tests::ServeProcess;
 
-/// The coordinator's resident memory in MiB (Linux).
-fn rss_mib(pid: u32) -> f64 {
+/// A process's resident memory in MiB (Linux).
+pub(super) fn rss_mib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
@@ -27,18 +27,22 @@ fn rss_mib(pid: u32) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// (valid workunits of campaign 1, results graded so far: every worker's valid and lost votes).
+/// (valid workunits of campaign 1, [`graded`]).
 fn counts(status: &serde_json::Value) -> (u64, u64) {
     let valid = status["campaigns"][0]["valid"].as_u64().unwrap_or(0);
-    let graded = status["workers"]["list"]
+    (valid, graded(status))
+}
+
+/// Results graded so far, as `/api/v1/status` says: every worker's valid and lost votes.
+pub(super) fn graded(status: &serde_json::Value) -> u64 {
+    status["workers"]["list"]
         .as_array()
         .map(|l| {
             l.iter()
                 .map(|w| w["valid"].as_u64().unwrap_or(0) + w["lost_votes"].as_u64().unwrap_or(0))
                 .sum()
         })
-        .unwrap_or(0);
-    (valid, graded)
+        .unwrap_or(0)
 }
 
 /// Median of 9 loads of `url`, in ms.

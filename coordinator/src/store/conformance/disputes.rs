@@ -57,6 +57,19 @@ fn divide_of(pos: &Position, depth: u32, path: &[String], conduct: Conduct) -> V
         .collect()
 }
 
+/// The position and depth of a perft of a FEN (a challenge, a start of a family other than
+/// Chess960).
+fn fen_perft(kind: &c960_common::wire::WorkUnitKind) -> (Position, u32) {
+    let c960_common::wire::WorkUnitKind::Perft {
+        position: c960_common::wire::PositionSpec::Fen(fen),
+        depth,
+    } = kind
+    else {
+        panic!("a perft of a FEN: {kind:?}")
+    };
+    (Position::from_fen(fen).unwrap(), *depth)
+}
+
 fn submission(result: PerftResult, tag: u8) -> Submission {
     Submission {
         result: WorkResult::Perft(result),
@@ -116,21 +129,14 @@ fn play<S: Backend>(s: &S, other: Conduct) -> (u64, u64, u64) {
             for l in s.challenge_leases(w, now).unwrap() {
                 challenges += 1;
                 assert!(challenge_of(l.lease_id).is_some());
-                let c960_common::wire::WorkUnitKind::Perft {
-                    position: c960_common::wire::PositionSpec::Fen(fen),
-                    depth,
-                } = &l.kind
-                else {
-                    panic!("a challenge is a perft of a FEN: {:?}", l.kind)
-                };
-                let pos = Position::from_fen(fen).unwrap();
+                let (pos, depth) = fen_perft(&l.kind);
                 let path = s.disputes_path(l.lease_id);
                 let answer = match conduct {
                     Conduct::Silent => continue,
                     Conduct::Careless | Conduct::Honest => {
-                        divide_of(&pos, *depth, &path, Conduct::Honest)
+                        divide_of(&pos, depth, &path, Conduct::Honest)
                     }
-                    Conduct::Liar => divide_of(&pos, *depth, &path, Conduct::Liar),
+                    Conduct::Liar => divide_of(&pos, depth, &path, Conduct::Liar),
                 };
                 let nodes = answer.iter().map(|(_, n)| n).sum();
                 let r = PerftResult {
@@ -395,7 +401,6 @@ pub(crate) fn a_value_reopened_two_against_two_at_the_cap_is_decided_by_disputes
     s: &S,
 ) {
     use c960_common::family::Family;
-    use c960_common::wire::{PositionSpec, WorkUnitKind};
     let integrity = Integrity {
         check_rate_untrusted_ppm: 0,
         check_rate_trusted_ppm: 0,
@@ -440,18 +445,11 @@ pub(crate) fn a_value_reopened_two_against_two_at_the_cap_is_decided_by_disputes
             .assign(worker, &ALL, now, 100_000)
             .unwrap()
             .expect("a replica");
-        let WorkUnitKind::Perft {
-            position: PositionSpec::Fen(fen),
-            depth,
-        } = &l.kind
-        else {
-            panic!("a shuffle start is a perft of a FEN: {:?}", l.kind)
-        };
-        let pos = Position::from_fen(fen).unwrap();
+        let (pos, depth) = fen_perft(&l.kind);
         s.submit(
             worker,
             l.lease_id,
-            &submission(result(&pos, *depth, lie), tag),
+            &submission(result(&pos, depth, lie), tag),
             now,
         )
         .unwrap();
@@ -525,15 +523,8 @@ pub(crate) fn a_value_reopened_two_against_two_at_the_cap_is_decided_by_disputes
             (honest[1], false),
         ] {
             for l in s.challenge_leases(worker, now).unwrap() {
-                let WorkUnitKind::Perft {
-                    position: PositionSpec::Fen(fen),
-                    depth,
-                } = &l.kind
-                else {
-                    panic!("a challenge is a perft of a FEN: {:?}", l.kind)
-                };
-                let pos = Position::from_fen(fen).unwrap();
-                let r = result(&pos, *depth, lie);
+                let (pos, depth) = fen_perft(&l.kind);
+                let r = result(&pos, depth, lie);
                 s.submit(worker, l.lease_id, &submission(r, 3), now)
                     .unwrap();
             }

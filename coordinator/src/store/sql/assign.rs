@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::Tx;
 use super::cascade::{expire, retransition_known};
-use super::leases::{open_lease_weight_in, open_leases_in, open_leases_of_block, workunit_kind};
+use super::leases::{open_lease_weight_in, open_leases_of_block, workunit_kind};
 use super::probation_holdings::{probation_hold, probation_leases_of_block, returned_any};
 use super::transition::{integrity_in, replicas_of};
 use crate::integrity::trust::{self, Integrity};
@@ -80,18 +80,12 @@ pub(super) fn assign_from(
                 probation,
                 &integrity,
             );
-            // Leases weigh by size against the operator's own cap only (handout::lease_weight).
-            let weighed = cap == lease_cap && !probation;
-            let open = if weighed {
-                open_lease_weight_in(tx, worker_id, now_ms)?
-            } else {
-                open_leases_in(tx, worker_id, now_ms)?.saturating_mul(handout::LEASE_WEIGHT)
-            };
+            let weighed = handout::weighs_by_size(cap, lease_cap, probation);
             let quota = Quota {
                 asked: u64::from(max_units),
                 reissued: leases.len() as u64,
                 cap,
-                open,
+                open: open_lease_weight_in(tx, worker_id, weighed, now_ms)?,
             };
             let mut want = quota.room().map_err(|r| refused(worker_id, r))?;
             if let Some(b) = handout::capped_block(block, &integrity) {
@@ -128,13 +122,7 @@ pub(super) fn assign_from(
             if fits == 0 && !found.is_empty() {
                 // Room for less than what it drew weighs (ordinary ones, its cap nearly full).
                 return if leases.is_empty() {
-                    Err(refused(
-                        worker_id,
-                        Refusal::LeaseLimit {
-                            open: quota.open.div_ceil(handout::LEASE_WEIGHT),
-                            cap: quota.cap,
-                        },
-                    ))
+                    Err(refused(worker_id, quota.limit()))
                 } else {
                     Ok(leases)
                 };

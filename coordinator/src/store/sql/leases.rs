@@ -255,10 +255,19 @@ pub(super) fn open_leases_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult
     .u64(0)
 }
 
-/// What the open leases of `worker_id` weigh against its lease cap
-/// ([`crate::work::handout::lease_weight`]).
-pub(super) fn open_lease_weight_in(tx: Tx, worker_id: u64, now_ms: i64) -> StoreResult<u64> {
-    let weight = crate::work::handout::lease_weight_sql(KIND_PERFT);
+/// What the open leases of `worker_id` weigh against its lease cap: by size where `by_size`
+/// ([`crate::work::handout::weighs_by_size`]), else [`crate::work::handout::LEASE_WEIGHT`] each.
+pub(super) fn open_lease_weight_in(
+    tx: Tx,
+    worker_id: u64,
+    by_size: bool,
+    now_ms: i64,
+) -> StoreResult<u64> {
+    use crate::work::handout::{LEASE_WEIGHT, lease_weight_sql};
+    if !by_size {
+        return Ok(open_leases_in(tx, worker_id, now_ms)?.saturating_mul(LEASE_WEIGHT));
+    }
+    let weight = lease_weight_sql(KIND_PERFT);
     tx.query_one(
         &format!(
             "SELECT COALESCE(SUM({weight}), 0) FROM results r JOIN workunits w ON w.id = r.workunit_id

@@ -345,6 +345,11 @@ fn decide(
                 verified,
                 known_total: known.is_some(),
             };
+            let digests: std::collections::BTreeSet<Digest> = reps
+                .iter()
+                .filter(|r| r.state == ReplicaState::Returned)
+                .filter_map(|r| r.digest)
+                .collect();
             match transitioner::transition_anchored(policy, &anchor, reps) {
                 t @ (Transition::Pending { needed } | Transition::NeedsTrust { needed }) => {
                     let trusted_only = matches!(t, Transition::NeedsTrust { .. });
@@ -358,11 +363,6 @@ fn decide(
                             Value::I64(trusted_only.into()),
                         ]);
                     }
-                    let digests: std::collections::BTreeSet<Digest> = reps
-                        .iter()
-                        .filter(|r| r.state == ReplicaState::Returned)
-                        .filter_map(|r| r.digest)
-                        .collect();
                     // Contested or agreed without an anchor: the coordinator looks itself (a
                     // contested built-in analysis too: its search is deterministic).
                     let checkable = anchor.required || kind == KIND_BUILTIN_ANALYSIS;
@@ -392,14 +392,7 @@ fn decide(
                     // while the coordinator's count or a dispute can settle it: a value
                     // reopened two against two while its only dispute waited on a worker
                     // quarantined for something else failed for good (CI at 27d236d).
-                    let contested = reps
-                        .iter()
-                        .filter(|r| r.state == ReplicaState::Returned)
-                        .filter_map(|r| r.digest)
-                        .collect::<std::collections::BTreeSet<Digest>>()
-                        .len()
-                        > 1;
-                    if anchor.required && verified.is_none() && contested {
+                    if anchor.required && verified.is_none() && digests.len() > 1 {
                         match check_state {
                             CHECK_NONE | CHECK_WANTED => {
                                 if check_state == CHECK_NONE {

@@ -68,13 +68,11 @@ pub(super) fn waiting_for(
             && !level.is_trusted()
             && !super::probation_holdings::returned_any(tx, worker_id)?;
         let cap = trust::lease_cap_in_probation(level, me.checks_passed, lease_cap, probation, &integrity);
-        let open = if cap == lease_cap && !probation {
-            super::leases::open_lease_weight_in(tx, worker_id, now_ms)?
-        } else {
-            super::leases::open_leases_in(tx, worker_id, now_ms)?
-                .saturating_mul(crate::work::handout::LEASE_WEIGHT)
-        };
-        if cap > 0 && open >= cap.saturating_mul(crate::work::handout::LEASE_WEIGHT) {
+        let by_size = crate::work::handout::weighs_by_size(cap, lease_cap, probation);
+        if cap > 0
+            && super::leases::open_lease_weight_in(tx, worker_id, by_size, now_ms)?
+                >= cap.saturating_mul(crate::work::handout::LEASE_WEIGHT)
+        {
             return Ok(vec![Waiting { cause: WaitCause::LeaseCap, campaign: None, replicas: 0 }]);
         }
         if let Some(b) = crate::work::handout::capped_block(block, &integrity) {
