@@ -73,6 +73,10 @@ impl Drop for Checker {
 /// How often the checker looks for audit replicas nobody at work can take any more.
 const STRANDED_SWEEP: Duration = Duration::from_secs(5);
 
+/// How often lapsed leases are expired when no fetch or heartbeat has done it: the counts that
+/// the status and the pages read (they only read) stay this fresh while no worker asks.
+const LEASE_SWEEP: Duration = Duration::from_secs(2);
+
 /// How long one search of the coordinator's UCI engine may take before it is killed.
 const UCI_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -278,6 +282,7 @@ fn referee_disputes(store: &dyn Store, engine: &PerftEngine, budget: &CheckBudge
 pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget, uci: Option<UciCommand>) -> Checker {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
+    let store_for_sweep = store.clone();
     let spawned = std::thread::Builder::new()
         .name("c960-checker".into())
         .spawn(move || {
@@ -327,7 +332,26 @@ pub fn spawn(store: Arc<dyn Store>, budget: CheckBudget, uci: Option<UciCommand>
     if let Err(e) = spawned {
         tracing::error!("cannot start the checker thread: {e}");
     }
+    spawn_lease_sweep(store_for_sweep, stop.clone());
     Checker { stop }
+}
+
+/// Expires lapsed leases every [`LEASE_SWEEP`] on a thread of its own (the checker's may be in a
+/// long count), until `stop`.
+fn spawn_lease_sweep(store: Arc<dyn Store>, stop: Arc<AtomicBool>) {
+    let spawned = std::thread::Builder::new()
+        .name("c960-lease-sweep".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(LEASE_SWEEP);
+                if let Err(e) = store.expire_leases(now_ms()) {
+                    logged("lease sweep", &e);
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the lease sweep thread: {e}");
+    }
 }
 
 #[cfg(test)]

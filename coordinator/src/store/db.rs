@@ -462,7 +462,8 @@ pub trait Backend: Send + Sync {
     fn with_tx<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
     /// Runs `f` on a connection for reads that need no transaction of their own.
     fn with_conn<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
-    /// Runs `f` on a connection for long exports, which never block writers.
+    /// Runs `f` in one read-only snapshot that neither waits for writers nor blocks them: long
+    /// exports, and the pages and status, which must answer while workers keep the writer busy.
     fn with_reader<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T>;
     /// Since when the database's disk has been full, if it was at the last write.
     fn storage_full_since(&self) -> Option<i64>;

@@ -374,7 +374,7 @@ pub(super) fn renewable(tx: Tx, worker_id: u64, ids: &[u64], now_ms: i64) -> Sto
 
 /// What disputes have cost and found.
 pub(super) fn cost(s: &impl Backend) -> StoreResult<DisputeCost> {
-    s.with_conn(&mut |tx| {
+    s.with_reader(&mut |tx| {
         let get = |key: &str| -> StoreResult<u64> {
             tx.query_opt("SELECT value FROM settings WHERE key = ?1", params![key])?
                 .map_or(Ok(0), |r| r.u64(0))

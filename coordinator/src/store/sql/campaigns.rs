@@ -193,7 +193,7 @@ fn progress_of(campaign: Campaign, r: &Row) -> StoreResult<CampaignProgress> {
 
 pub(super) fn progress(s: &impl Backend) -> StoreResult<Vec<CampaignProgress>> {
     let campaigns = campaigns(s)?;
-    s.with_conn(&mut |tx| {
+    s.with_reader(&mut |tx| {
         // Every campaign's counters in one statement (the dashboard and the metrics read them
         // often, with any number of campaigns).
         let mut counts: HashMap<u64, Row> = HashMap::new();

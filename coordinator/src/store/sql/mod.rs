@@ -380,7 +380,7 @@ impl<B: Backend> Store for B {
     }
 
     fn campaign_progress(&self, campaign_id: u64) -> StoreResult<CampaignProgress> {
-        self.with_conn(&mut |tx| campaigns::campaign_progress(tx, campaign_id))
+        self.with_reader(&mut |tx| campaigns::campaign_progress(tx, campaign_id))
     }
 
     fn worker_summary(&self, now_ms: i64) -> StoreResult<WorkerSummary> {

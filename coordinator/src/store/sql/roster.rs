@@ -317,7 +317,7 @@ fn record_audit(
 }
 
 pub(super) fn check_cost(s: &impl Backend) -> StoreResult<CheckCost> {
-    s.with_conn(&mut |tx| {
+    s.with_reader(&mut |tx| {
         let get = |key: &str| -> StoreResult<u64> {
             tx.query_opt("SELECT value FROM settings WHERE key = ?1", params![key])?
                 .map_or(Ok(0), |r| r.u64(0))
@@ -382,7 +382,7 @@ pub(super) fn worker(s: &impl Backend, id: u64) -> StoreResult<Option<WorkerReco
 }
 
 pub(super) fn worker_summary(s: &impl Backend, now_ms: i64) -> StoreResult<WorkerSummary> {
-    s.with_conn(&mut |tx| {
+    s.with_reader(&mut |tx| {
         let now_ms = tx.now_ms(now_ms)?;
         let r = tx.query_one(
             "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN last_seen_ms >= ?1 THEN 1 ELSE 0 END), 0) AS BIGINT) FROM workers",
@@ -471,7 +471,7 @@ pub(super) fn standings(
     s: &impl Backend,
     q: &crate::model::standings::StandingsQuery,
 ) -> StoreResult<Vec<crate::model::standings::WorkerStanding>> {
-    s.with_conn(&mut |tx| super::reads::standings(tx, q))
+    s.with_reader(&mut |tx| super::reads::standings(tx, q))
 }
 
 pub(super) fn worker_history(
@@ -480,7 +480,7 @@ pub(super) fn worker_history(
     recent_since_ms: i64,
     limit: u64,
 ) -> StoreResult<Option<crate::model::standings::WorkerHistory>> {
-    s.with_conn(&mut |tx| super::reads::worker_history(tx, worker_id, recent_since_ms, limit))
+    s.with_reader(&mut |tx| super::reads::worker_history(tx, worker_id, recent_since_ms, limit))
 }
 
 /// Per campaign: how many agreeing workers each valid value rests on, and the coordinator's own

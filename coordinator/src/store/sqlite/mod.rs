@@ -168,7 +168,12 @@ impl Backend for SqliteStore {
 
     fn with_reader<T>(&self, f: &mut dyn FnMut(&dyn Conn) -> StoreResult<T>) -> StoreResult<T> {
         let conn = self.read()?;
-        f(&SqliteConn(&conn))
+        // One snapshot for all of `f`'s statements (WAL: taken at the first, never waiting for
+        // the writer), so a page's counts agree with each other.
+        let snapshot = conn.unchecked_transaction()?;
+        let out = f(&SqliteConn(&snapshot));
+        snapshot.finish()?;
+        out
     }
 
     fn storage_full_since(&self) -> Option<i64> {

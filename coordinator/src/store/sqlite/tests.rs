@@ -160,7 +160,7 @@ fn migration_12_fills_in_the_credit_columns() {
 }
 
 #[test]
-fn exports_read_beside_a_writer_holding_its_lock() {
+fn exports_pages_and_status_read_beside_a_writer_holding_its_lock() {
     let (_d, s) = store();
     let c = s
         .create_campaign(&NewCampaign::new(2, 1, None, vec![0, 1]).unwrap(), 0)
@@ -168,8 +168,9 @@ fn exports_read_beside_a_writer_holding_its_lock() {
     let w = s.register_worker("w", b"h", "e", 0).unwrap();
     let l = s.assign_batch(w, &ALL, 1, 1000, 1, 0).unwrap();
     s.submit(w, l[0].lease_id, &sub(400, 1), 2).unwrap();
-    // The writer is busy (its lock held, a write transaction open): an export still reads,
-    // from the last committed snapshot.
+    // The writer is busy (its lock held, a write transaction open): an export, and what the
+    // status and the pages read, still read, from the last committed snapshot (with 50 workers
+    // keeping the writer busy, `/api/v1/status` once waited past its 30 s timeout).
     let writer = s.lock().unwrap();
     writer
         .execute_batch(&format!(
@@ -183,13 +184,27 @@ fn exports_read_beside_a_writer_holding_its_lock() {
             let table = s.table(c.id).map(|(_, rows)| rows);
             let _ = s.campaigns().unwrap();
             let units = s.split_units(c.id).map(|(_, u)| u.len());
-            done.send((table, units)).unwrap();
+            let status = (
+                s.progress().map(|p| p[0].valid),
+                s.campaign_progress(c.id).map(|p| p.valid),
+                s.check_cost().map(|c| c.checks_run),
+                s.worker_summary(3).map(|w| w.registered),
+                s.dispute_cost().map(|_| ()),
+                s.campaign_tallies().map(|t| t.len()),
+            );
+            done.send((table, units, status)).unwrap();
         });
         let got = rx.recv_timeout(std::time::Duration::from_secs(20));
         // Let go of the writer before judging, so a failure cannot hang the scope.
         writer.execute_batch("ROLLBACK").unwrap();
         drop(writer);
-        let (rows, units) = got.expect("the export waited for the writer's lock");
+        let (rows, units, status) = got.expect("a read waited for the writer's lock");
+        assert_eq!(status.0.unwrap(), 1);
+        assert_eq!(status.1.unwrap(), 1);
+        assert_eq!(status.2.unwrap(), 0);
+        assert_eq!(status.3.unwrap(), 1);
+        status.4.unwrap();
+        status.5.unwrap();
         let rows = rows.unwrap();
         assert_eq!(units.unwrap(), 0);
         assert_eq!(rows.len(), 2);
