@@ -108,7 +108,7 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
             integrity: store.check_cost()?,
             disputes: store.dispute_cost()?,
             storage_full_since_ms: store.storage_full_since(),
-            tallies: tallies.get(&store)?.as_ref().clone(),
+            tallies: tallies.get(&store).as_ref().clone(),
             stalled: campaigns
                 .iter()
                 .filter_map(|p| Some(StalledCampaign::of(p.campaign.id, p.campaign.stall?)))

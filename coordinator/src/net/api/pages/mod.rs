@@ -487,7 +487,7 @@ async fn campaign(
         let checks = cached_checks(&pages, p)?;
         let card = card(&pages, p, checks);
         let table = table_page(&*pages.store, &p.campaign, q.page.unwrap_or(0))?;
-        let tally = pages.tallies.of(&pages.store, id)?;
+        let tally = pages.tallies.of(&pages.store, id);
         Ok(views::campaign_page(&card, &table, tally.as_ref()))
     })
     .await
