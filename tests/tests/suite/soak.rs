@@ -239,7 +239,6 @@ async fn a_week_compressed() {
     // The backup under way: a checked copy of a store of gigabytes takes minutes on a loaded
     // machine, and the soak goes on meanwhile, as `serve` does.
     let mut backing_up: Option<tokio::task::JoinHandle<(Duration, bool)>> = None;
-    let mut minute = 0;
     let mut done_since: Option<Instant> = None;
     let mut status_failures = 0u64;
     loop {
@@ -289,7 +288,7 @@ async fn a_week_compressed() {
                 std::fs::remove_file(filler).unwrap();
             }
         }
-        minute = t0.elapsed().as_secs() / 60;
+        let minute = t0.elapsed().as_secs() / 60;
         // A status that does not answer 200 is a finding, not the end of the soak.
         let st = match try_status(&url).await {
             Ok(st) => st,
