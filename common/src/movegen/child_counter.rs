@@ -1,7 +1,7 @@
 //! Counting the moves of every child of a leaf parent without generating each child's list
 //! (perft's depth 2, where it spends most of its time): [`ChildMoveCounter`].
 
-use super::{CASTLING_PATHS, PawnBoard, pawn_attack_span, shift, slider_attacks};
+use super::{CASTLING_PATHS, MoveBatch, PawnBoard, pawn_attack_span, shift, slider_attacks};
 use crate::attacks::{
     bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks, pinned_by,
     rook_attacks_with, rook_rays,
@@ -68,6 +68,17 @@ pub(crate) struct ChildMoveCounter {
     /// The squares whose change could change its castlings: the castling watch and the
     /// watches of the squares an open castling's king crosses.
     castle_moves_watch: Bitboard,
+    /// The squares no watch above holds: neither its pieces nor the lines through its king,
+    /// nor a square its sliders attack, its pawn moves or its king moves depend on. A normal
+    /// move between two of them that gives no check and leaves no en-passant capture has
+    /// the parent's counts (see [`ChildMoveCounter::quiet_targets`]).
+    quiet: Bitboard,
+    /// The squares from which a knight of the other side checks its king (a pawn checks from
+    /// a square next to it, which `king_watch` holds).
+    knight_checks: Bitboard,
+    /// The squares beside its pawns: a double step of the other side's pawn that lands there
+    /// may leave an en-passant capture.
+    beside_pawns: Bitboard,
 }
 
 impl ChildMoveCounter {
@@ -101,6 +112,9 @@ impl ChildMoveCounter {
             king_steps: 0,
             step_watch: [0; 8],
             castle_moves_watch: 0,
+            quiet: 0,
+            knight_checks: knight_attacks(king),
+            beside_pawns: 0,
         };
         let rank_base = mover.back_rank() * 8;
         for rook in bb::squares(parent.castling_rooks & (bb::RANK_1 << rank_base)) {
@@ -124,6 +138,10 @@ impl ChildMoveCounter {
         };
         counter.pawn_squares =
             pawns | shift(pawns, up) | shift(pawns & home, 2 * up) | pawn_attack_span(pawns, mover);
+        counter.beside_pawns = ((pawns & !super::FILE_A) >> 1) | ((pawns & !super::FILE_H) << 1);
+        // The squares its sliders attack: a move that changes one of them changes a slider's
+        // moves (a knight's moves change only when one of its pieces is captured).
+        let mut slider_reach = 0;
         for sq in bb::squares((knights | diag | ortho) & own) {
             let bit = 1u64 << sq;
             let reach = if knights & bit != 0 {
@@ -143,13 +161,64 @@ impl ChildMoveCounter {
                 }
             };
             let moves = (reach & !own).count_ones();
+            if knights & bit == 0 {
+                slider_reach |= reach;
+            }
             for s in bb::squares(reach) {
                 counter.seen_by[s as usize] |= bit;
             }
             counter.moves[sq as usize] = moves as u8;
             counter.total += moves;
         }
+        // `castle_moves_watch` is part of `king_watch`.
+        counter.quiet =
+            !(own | counter.king_lines | counter.pawn_squares | counter.king_watch | slider_reach);
         counter
+    }
+
+    /// The number of legal moves every child reached by a move in
+    /// [`ChildMoveCounter::quiet_targets`] has: the parent's count for the children's side.
+    #[inline(always)]
+    pub(crate) fn unchanged(&self) -> u64 {
+        u64::from(self.total + self.king_moves + self.pawn_moves)
+    }
+
+    /// The targets of `batch`, a batch of normal moves of the parent (`PAWN`: of pawns),
+    /// whose children have [`ChildMoveCounter::unchanged`] moves, so that they are counted
+    /// with one popcount: the moves from a quiet square to a quiet square (see `quiet`;
+    /// such a target is empty) that give no check and cannot leave an en-passant capture.
+    /// These are the moves [`ChildMoveCounter::count_normal_move`] finds to change nothing:
+    /// they avoid the king's lines (no slider checks or pins), the counted side's slider
+    /// reach, pawn squares and king and castling watches, and capture nothing.
+    #[inline(always)]
+    pub(crate) fn quiet_targets<const PAWN: bool>(&self, batch: &MoveBatch) -> Bitboard {
+        let quiet = self.quiet;
+        if PAWN {
+            let (origins_quiet, double_step) = if batch.pawn_step == 0 {
+                // A pinned pawn's batch may hold a double step.
+                let from_quiet = 0u64.wrapping_sub((quiet >> batch.from) & 1);
+                (from_quiet, self.beside_pawns)
+            } else {
+                // A target's origin is the target minus the step: quiet origins shifted on.
+                let step = batch.pawn_step;
+                let double = if step.unsigned_abs() == 16 {
+                    self.beside_pawns
+                } else {
+                    0
+                };
+                (shift(quiet, step), double)
+            };
+            batch.to & quiet & origins_quiet & !double_step
+        } else if quiet & (1u64 << batch.from) != 0 {
+            let checks = if batch.role == Role::Knight {
+                self.knight_checks
+            } else {
+                0
+            };
+            batch.to & quiet & !checks
+        } else {
+            0
+        }
     }
 
     /// Counts the king moves of `view` (the parent with the children's side to move) and the
@@ -547,5 +616,84 @@ impl ChildMoveCounter {
             rest += self.pawn_moves;
         }
         u64::from(n + rest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    use super::ChildMoveCounter;
+    use crate::position::Position;
+    use crate::startpos::StartPosition;
+    use crate::types::Role;
+
+    /// Checks every quiet target of `parent` against its made child's own move count, and
+    /// returns how many it checked.
+    fn check_quiet_targets(parent: &Position) -> usize {
+        let counter = ChildMoveCounter::new::<false>(parent);
+        let mut checked = 0;
+        parent.generate(&mut |batch| {
+            if !batch.is_normal() {
+                return;
+            }
+            let quiet = if batch.role == Role::Pawn {
+                counter.quiet_targets::<true>(&batch)
+            } else {
+                counter.quiet_targets::<false>(&batch)
+            };
+            assert_eq!(quiet & !batch.to, 0);
+            batch.for_each(|m| {
+                if quiet & (1u64 << m.to_index()) != 0 {
+                    assert_eq!(
+                        parent.play(m).count_moves(),
+                        counter.unchanged(),
+                        "{m} counted as changing nothing in {}",
+                        parent.to_fen(crate::CastlingNotation::Shredder)
+                    );
+                    checked += 1;
+                }
+            });
+        });
+        checked
+    }
+
+    /// A move counted by popcount at the leaves' parents must leave the other side's move
+    /// count exactly as it is in the parent: checked against the made child on the reference
+    /// sets (Chess960 castling, en-passant and promotion traps) and one ply after each of
+    /// their positions, and on random play from every seventh Chess960 start.
+    #[test]
+    fn quiet_targets_leave_the_childs_count_unchanged() {
+        let mut checked = 0;
+        for text in [
+            include_str!("../../tests/data/tricky.epd"),
+            include_str!("../../tests/data/standard.epd"),
+            include_str!("../../tests/data/chess960_cpw.epd"),
+        ] {
+            for line in text.lines() {
+                let Some(line) = crate::epd::parse_perft_line(line).unwrap() else {
+                    continue;
+                };
+                let pos = Position::from_fen(&line.fen).unwrap();
+                checked += check_quiet_targets(&pos);
+                for &m in pos.legal_moves().iter() {
+                    checked += check_quiet_targets(&pos.play(m));
+                }
+            }
+        }
+        let mut rng = StdRng::seed_from_u64(0x0057_C960);
+        for sp in (0..960).step_by(7) {
+            let mut pos = StartPosition::new(sp).unwrap().position();
+            for _ in 0..100 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                checked += check_quiet_targets(&pos);
+                pos = pos.play(moves[rng.random_range(0..moves.len())]);
+            }
+        }
+        assert!(checked > 300_000, "only {checked} quiet moves checked");
     }
 }
