@@ -142,8 +142,13 @@ impl ChildMoveCounter {
             Color::White => (8, bb::RANK_1 << 8),
             Color::Black => (-8, bb::RANK_1 << 48),
         };
-        counter.pawn_squares =
-            pawns | shift(pawns, up) | shift(pawns & home, 2 * up) | pawn_attack_span(pawns, mover);
+        // A double step's square counts only when the square it crosses is empty: a move that
+        // empties that square changes the pawn's single step anyway.
+        let single = shift(pawns, up);
+        counter.pawn_squares = pawns
+            | single
+            | shift(shift(pawns & home, up) & !occupied, up)
+            | pawn_attack_span(pawns, mover);
         counter.beside_pawns = ((pawns & !super::FILE_A) >> 1) | ((pawns & !super::FILE_H) << 1);
         // The squares its sliders attack, but for each ray's far end: a move that changes one
         // of them changes a slider's moves (a knight's moves change only when one of its
