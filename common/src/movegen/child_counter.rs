@@ -1,10 +1,12 @@
 //! Counting the moves of every child of a leaf parent without generating each child's list
 //! (perft's depth 2, where it spends most of its time): [`ChildMoveCounter`].
 
+mod quiet;
+
 use super::{CASTLING_PATHS, PawnBoard, pawn_attack_span, shift, slider_attacks};
 use crate::attacks::{
-    bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks, pinned_by,
-    rook_attacks_with, rook_rays,
+    between, bishop_attacks_with, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks,
+    pinned_by, rook_attacks_with, rook_rays,
 };
 use crate::position::{NO_SQUARE, Position};
 use crate::types::{Bitboard, Color, Role, bb};
@@ -21,9 +23,11 @@ use crate::types::{Bitboard, Color, Role, bb};
 /// depend on, changed a pawn's pin or left an en-passant capture. So are its king moves: a step
 /// is judged again only when the move changed a square that decides it (each square next to
 /// the king has its own watch), castling only when the move touched its squares. A normal move
-/// is counted this way without making the child; a child in check, one left with an en-passant
-/// capture or one whose castling may have changed is made, and a made child whose pins differ,
-/// or that is in check, is counted from scratch.
+/// is counted this way without making the child (its castlings judged on the child's squares
+/// when it touched them); a child in check or one left with an en-passant capture is made, and
+/// a made child whose pins differ, or that is in check, is counted from scratch. A normal move
+/// that touches no watch at all is not even looked at: the leaves' parents count those by
+/// popcount ([`ChildMoveCounter::quiet_targets`]).
 pub(crate) struct ChildMoveCounter {
     /// The pieces of the side to move in the children, in the parent.
     own: Bitboard,
@@ -68,6 +72,19 @@ pub(crate) struct ChildMoveCounter {
     /// The squares whose change could change its castlings: the castling watch and the
     /// watches of the squares an open castling's king crosses.
     castle_moves_watch: Bitboard,
+    /// The squares no watch above holds: neither its pieces, nor a square between its king
+    /// and a slider of the other side that could pin or check along that line (or that
+    /// slider's square), nor a square its sliders attack, its pawn moves or its king moves
+    /// depend on. A normal move between two of them that gives no check, pins nothing and
+    /// leaves no en-passant capture has the parent's counts (see
+    /// [`ChildMoveCounter::quiet_targets`]).
+    quiet: Bitboard,
+    /// The squares from which a knight of the other side checks its king (a pawn checks from
+    /// a square next to it, which `king_watch` holds).
+    knight_checks: Bitboard,
+    /// The squares beside its pawns: a double step of the other side's pawn that lands there
+    /// may leave an en-passant capture.
+    beside_pawns: Bitboard,
 }
 
 impl ChildMoveCounter {
@@ -101,6 +118,9 @@ impl ChildMoveCounter {
             king_steps: 0,
             step_watch: [0; 8],
             castle_moves_watch: 0,
+            quiet: 0,
+            knight_checks: knight_attacks(king),
+            beside_pawns: 0,
         };
         let rank_base = mover.back_rank() * 8;
         for rook in bb::squares(parent.castling_rooks & (bb::RANK_1 << rank_base)) {
@@ -122,8 +142,18 @@ impl ChildMoveCounter {
             Color::White => (8, bb::RANK_1 << 8),
             Color::Black => (-8, bb::RANK_1 << 48),
         };
-        counter.pawn_squares =
-            pawns | shift(pawns, up) | shift(pawns & home, 2 * up) | pawn_attack_span(pawns, mover);
+        // A double step's square counts only when the square it crosses is empty: a move that
+        // empties that square changes the pawn's single step anyway.
+        let single = shift(pawns, up);
+        counter.pawn_squares = pawns
+            | single
+            | shift(shift(pawns & home, up) & !occupied, up)
+            | pawn_attack_span(pawns, mover);
+        counter.beside_pawns = ((pawns & !super::FILE_A) >> 1) | ((pawns & !super::FILE_H) << 1);
+        // The squares its sliders attack, but for each ray's far end: a move that changes one
+        // of them changes a slider's moves (a knight's moves change only when one of its
+        // pieces is captured).
+        let mut slider_reach = 0;
         for sq in bb::squares((knights | diag | ortho) & own) {
             let bit = 1u64 << sq;
             let reach = if knights & bit != 0 {
@@ -143,12 +173,40 @@ impl ChildMoveCounter {
                 }
             };
             let moves = (reach & !own).count_ones();
+            if knights & bit == 0 && moves != 0 {
+                let ends = quiet::far_ends(
+                    sq,
+                    [diag & bit != 0, ortho & bit != 0],
+                    reach,
+                    own,
+                    occupied,
+                );
+                slider_reach |= reach & !ends;
+            }
             for s in bb::squares(reach) {
                 counter.seen_by[s as usize] |= bit;
             }
             counter.moves[sq as usize] = moves as u8;
             counter.total += moves;
         }
+        // Pins and slider checks change only through a square between its king and a slider
+        // of the other side that moves along that line, or that slider's own square (or a
+        // slider arriving on the king's lines: `quiet_targets` leaves those out by role). With
+        // three pieces or more between them, one piece more or less neither pins nor checks.
+        let snipers =
+            (bishop_rays(king) & counter.pinners[0]) | (rook_rays(king) & counter.pinners[1]);
+        let mut pin_zone = 0;
+        for s in bb::squares(snipers) {
+            let between = between(king, s);
+            let blockers = between & occupied;
+            let past_two = blockers & blockers.wrapping_sub(1);
+            if past_two & past_two.wrapping_sub(1) == 0 {
+                pin_zone |= between | (1u64 << s);
+            }
+        }
+        // `castle_moves_watch` is part of `king_watch`.
+        counter.quiet =
+            !(own | pin_zone | counter.pawn_squares | counter.king_watch | slider_reach);
         counter
     }
 
@@ -241,9 +299,10 @@ impl ChildMoveCounter {
     }
 
     /// The king moves of the counted side in the child of a normal move of `role` over `key`
-    /// (its two squares) whose castlings are the parent's: the parent's step targets, with
-    /// those whose watch the move touched judged again on the child's squares. `squares` are
-    /// the captured square, the counted side's pieces and the occupancy in the child.
+    /// (its two squares): the parent's step targets, with those whose watch the move touched
+    /// judged again on the child's squares, and the parent's castlings unless the move touched
+    /// their watch (then each is judged again on the child's squares). `squares` are the
+    /// captured square, the counted side's pieces and the occupancy in the child.
     #[inline(always)]
     fn king_moves_after<const PEXT: bool>(
         &self,
@@ -270,17 +329,34 @@ impl ChildMoveCounter {
         let (pawns, knights, kings) = (of(Role::Pawn), of(Role::Knight), of(Role::King));
         let diag = of(Role::Bishop) | of(Role::Queen);
         let ortho = of(Role::Rook) | of(Role::Queen);
-        let occ = occ ^ (1u64 << king);
         let us = parent.side.other();
-        let mut n = (self.king_steps & !again).count_ones() + self.king_moves
-            - self.king_steps.count_ones();
-        for x in bb::squares(again & !ours) {
-            let attacked = (pawn_attacks(us.index(), x) & pawns)
+        let attacked = |x: u8, occ: Bitboard| {
+            (pawn_attacks(us.index(), x) & pawns)
                 | (knight_attacks(x) & knights)
                 | (king_attacks(x) & kings)
                 | (bishop_attacks_with::<PEXT>(x, occ) & diag)
-                | (rook_attacks_with::<PEXT>(x, occ) & ortho);
-            n += u32::from(attacked == 0);
+                | (rook_attacks_with::<PEXT>(x, occ) & ortho)
+                != 0
+        };
+        let without_king = occ ^ (1u64 << king);
+        let mut n = (self.king_steps & !again).count_ones();
+        for x in bb::squares(again & !ours) {
+            n += u32::from(!attacked(x, without_king));
+        }
+        if key & self.castle_moves_watch == 0 {
+            return n + self.king_moves - self.king_steps.count_ones();
+        }
+        // The move touched a castling's squares or the watch of a square its king crosses:
+        // each castling judged again as the generator would on the child, its rook lifted (a
+        // rook taken on its square takes the right with it).
+        let rank_base = us.back_rank() * 8;
+        for rook in bb::squares(parent.castling_rooks & (bb::RANK_1 << rank_base) & ours) {
+            let path = &CASTLING_PATHS[(king & 7) as usize][(rook & 7) as usize];
+            if occ & (path.must_be_empty << rank_base) == 0 {
+                let lifted = without_king ^ (1u64 << rook);
+                let crosses = path.king_crosses << rank_base;
+                n += u32::from(bb::squares(crosses).all(|x| !attacked(x, lifted)));
+            }
         }
         n
     }
@@ -301,15 +377,16 @@ impl ChildMoveCounter {
 
     /// [`ChildMoveCounter::count_normal`] for the normal move `from`-`to` of a `role` of
     /// `parent`, making the child only when its count needs it: when the move gives check
-    /// (judged from the child's sliders when it touched the king's lines), leaves an
-    /// en-passant capture or touches a square that decides a castling. Otherwise the count
-    /// follows from the parent's figures and the move's two squares: the pieces whose pin it
-    /// changed are recounted with the child's pins, the pawns from the child's bitboards when
-    /// it touched a square they depend on, the king's steps whose watch it touched judged again
-    /// on the child's squares. The make (a copy of the position and its updates, the largest
-    /// share of a child's cost) is then skipped: for 98 % of the normal-move children at the
-    /// leaves' parents of perft(8) of the classical start (66 % when the pawn, king and pin
-    /// cases still made the child).
+    /// (judged from the child's sliders when it touched the king's lines) or leaves an
+    /// en-passant capture. Otherwise the count follows from the parent's figures and the
+    /// move's two squares: the pieces whose pin it changed are recounted with the child's
+    /// pins, the pawns from the child's bitboards when it touched a square they depend on, the
+    /// king's steps and castlings whose watch it touched judged again on the child's squares.
+    /// The make (a copy of the position and its updates, the largest share of a child's cost)
+    /// is then skipped: for 98 % of the normal-move children at the leaves' parents of
+    /// perft(8) of the classical start (66 % when the pawn, king and pin cases still made the
+    /// child); castlings judged unmade took Kiwipete's made children from one in eight to one
+    /// in fifty.
     #[inline(always)]
     pub(crate) fn count_normal_move<const PEXT: bool>(
         &self,
@@ -343,9 +420,7 @@ impl ChildMoveCounter {
         } else {
             self.pins_unless_checked::<PEXT>(role, key, [captured, ours, occ], diag, ortho)
         };
-        let Some(pinned) =
-            pinned.filter(|_| !gives_check && !en_passant && key & self.castle_moves_watch == 0)
-        else {
+        let Some(pinned) = pinned.filter(|_| !gives_check && !en_passant) else {
             let child = parent.play_normal_unhashed::<PEXT>(role, from, to);
             return self.count_normal::<PEXT>(&child, from, to);
         };
