@@ -17,6 +17,7 @@ mod boinc_protocol;
 mod campaigns;
 mod cli;
 mod crash_resume;
+mod devtools;
 mod exports;
 mod family;
 mod family_pages;

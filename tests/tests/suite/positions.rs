@@ -3,7 +3,9 @@
 //! page of starts 0, 518, 555 and 959, of shuffle starts 0 and 5039, and the index (no CSP violation, through
 //! `pages::browser`); the SVG board's pieces read back from the DOM must be the FEN's, as
 //! `data/perft_d9_all960.csv` gives it, and the ranks must be the CSV's. Screenshots at 1280
-//! and 390 px go to `docs/screenshots/` with `C960_UPDATE_SCREENSHOTS=1`.
+//! and 390 px go to `docs/screenshots/` with `C960_UPDATE_SCREENSHOTS=1`. The copy buttons are
+//! clicked in Chromium driven over the DevTools protocol (`super::devtools`) and the clipboard
+//! read back.
 //!
 //! Without a browser: the JSON's schema (every key, every type), refusals as 4xx with a
 //! machine-readable code and never a 5xx, and a campaign's value superseding the shipped one.
@@ -16,6 +18,7 @@ use std::time::{Duration, Instant};
 use c960_tests::{TestServer, quick_config};
 use serde_json::Value;
 
+use super::devtools::Browser;
 use super::pages::{chromium, dom, screenshot_at};
 
 /// start → (Shredder-FEN, perft d9), from the shipped CSV (read here, not through the server).
@@ -198,6 +201,73 @@ async fn both_pages_draw_the_published_tables_in_a_real_browser() {
             std::fs::copy(&file, docs.join(format!("{name}.png"))).unwrap();
         }
     }
+}
+
+/// The copy buttons, clicked as a person clicks them in headless Chromium driven over the
+/// DevTools protocol ([`super::devtools`]), under the page's own Content-Security-Policy: each
+/// puts its own field's FEN on the clipboard (read back through the page's clipboard API, the
+/// permission granted), says "Copied", and no CSP violation is reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_copy_buttons_copy_the_fen_under_the_csp_in_a_real_browser() {
+    let Some(exe) = chromium() else { return };
+    let server = TestServer::start(quick_config()).await;
+    let table = d9_table();
+    let origin = server.url.clone();
+    tokio::task::spawn_blocking(move || {
+        let profile = tempfile::tempdir().unwrap();
+        let mut b = Browser::start(&exe, profile.path(), 1280, 900);
+        b.browser(
+            "Browser.grantPermissions",
+            serde_json::json!({
+                "origin": origin,
+                "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"],
+            }),
+        );
+        for (path, field) in [
+            ("/positions/chess960/555", "shredder-fen"),
+            ("/positions/chess960/518", "x-fen"),
+            ("/positions/shuffle/4000", "shredder-fen"),
+        ] {
+            b.navigate(&format!("{origin}{path}"));
+            let value = b
+                .eval(&format!("document.getElementById('{field}').value"))
+                .unwrap();
+            let value = value.as_str().unwrap().to_string();
+            if path.ends_with("/555") {
+                assert_eq!(value, table[&555].0, "the shipped FEN");
+            }
+            // Something else on the clipboard first, so a button that copies nothing fails.
+            b.eval("navigator.clipboard.writeText('before the click')")
+                .unwrap();
+            let button = format!("button[data-copy=\"{field}\"]");
+            assert_eq!(
+                b.eval(&format!("document.querySelector('{button}').textContent")),
+                Ok(Value::from("Copy"))
+            );
+            b.click(&button);
+            let said = format!("document.querySelector('{button}').textContent === 'Copied'");
+            assert!(
+                b.wait_for(&said, Duration::from_secs(5)),
+                "{path}: the button never said Copied: {}",
+                b.console()
+            );
+            assert_eq!(
+                b.eval("navigator.clipboard.readText()"),
+                Ok(Value::from(value.clone())),
+                "{path}: the clipboard holds the {field} field"
+            );
+            assert_eq!(
+                b.eval(&format!(
+                    "document.querySelector('{button}').classList.contains('done')"
+                )),
+                Ok(Value::Bool(true))
+            );
+            let violations = b.csp_violations();
+            assert!(violations.is_empty(), "{path}: {violations:#?}");
+        }
+    })
+    .await
+    .unwrap();
 }
 
 async fn get(url: &str) -> (u16, Value) {
