@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::query::{Column, Order, Search, select};
 use super::{
     BalanceTable, MAX_DEPTH, Overlay, PerftSource, PerftValue, SHUFFLE_DEPTHS, SHUFFLE_FILE,
-    SelfPlay, perft_value, published, ranks, shuffle_perft,
+    SelfPlay, perft_value, published, ranks, shuffle_perft, tables,
 };
 
 /// The family the explorer has tables for.
@@ -111,6 +111,8 @@ pub struct RankedEval {
     pub c960: bool,
     /// The shipped file.
     pub file: &'static str,
+    /// Where this start's row of it is served.
+    pub row_url: String,
     /// White's edge in centipawns (a mate: ±10000).
     pub cp: f64,
     /// Mate in moves, when a mate.
@@ -129,6 +131,8 @@ pub struct SelfPlayView {
     pub score: SelfPlay,
     /// The shipped file.
     pub file: &'static str,
+    /// Where this start's row of it is served.
+    pub row_url: String,
 }
 
 /// Everything the explorer says of one start.
@@ -205,6 +209,7 @@ pub fn detail(start: StartPosition, overlay: &Overlay) -> PositionDetail {
                     table,
                     c960: table.is_c960s(),
                     file: table.file(),
+                    row_url: tables::row_url(table.file(), p.sp.into()),
                     cp: e.cp,
                     mate: e.mate,
                     best_move: e.best_move.clone(),
@@ -218,6 +223,7 @@ pub fn detail(start: StartPosition, overlay: &Overlay) -> PositionDetail {
             .map(|s| SelfPlayView {
                 score: s.clone(),
                 file: s.table.file(),
+                row_url: tables::row_url(s.table.file(), p.sp.into()),
             })
             .collect(),
     }
@@ -256,7 +262,10 @@ pub fn shuffle_detail(start: &Start) -> PositionDetail {
                         depth: d as u32 + 1,
                         nodes: table[number as usize][d],
                         published_differs: None,
-                        source: PerftSource::Published { file: SHUFFLE_FILE },
+                        source: PerftSource::Published {
+                            file: SHUFFLE_FILE,
+                            row_url: tables::row_url(SHUFFLE_FILE, number),
+                        },
                     },
                     rank: ranks(&values)[number as usize].unwrap_or(0),
                 }

@@ -9,6 +9,7 @@
 
 pub mod detail;
 pub mod query;
+pub mod tables;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -44,7 +45,7 @@ pub const SHUFFLE_DEPTHS: u32 = 6;
 pub fn shuffle_perft() -> &'static [[u64; SHUFFLE_DEPTHS as usize]] {
     static TABLE: OnceLock<Vec<[u64; SHUFFLE_DEPTHS as usize]>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        rows(include_str!("../../../data/perft_shuffle5040_d1-6.csv"))
+        rows(tables::text(SHUFFLE_FILE))
             .iter()
             .map(|row| std::array::from_fn(|d| cell(row, &format!("d{}", d + 1)).unwrap_or(0)))
             .collect()
@@ -260,22 +261,10 @@ pub fn published() -> &'static [Published] {
         let balance: Vec<BTreeMap<u16, Eval>> = BalanceTable::ALL
             .iter()
             .map(|t| match t {
-                BalanceTable::Record => evals(
-                    include_str!("../../../data/balance_record.csv"),
-                    "estimate_cp",
-                ),
-                BalanceTable::Sf18D20 => evals(
-                    include_str!("../../../data/balance_sf18_d20.csv"),
-                    "score_cp",
-                ),
-                BalanceTable::Sf19D16 => evals(
-                    include_str!("../../../data/balance_sf19_d16.csv"),
-                    "score_cp",
-                ),
-                BalanceTable::Sf15D16 => evals(
-                    include_str!("../../../data/balance_sf15_d16.csv"),
-                    "score_cp",
-                ),
+                BalanceTable::Record => evals(tables::text(t.file()), "estimate_cp"),
+                BalanceTable::Sf18D20 | BalanceTable::Sf19D16 | BalanceTable::Sf15D16 => {
+                    evals(tables::text(t.file()), "score_cp")
+                }
                 // Published in pawns; `known` reads it into centipawns once already.
                 BalanceTable::Sf18D25 => crate::work::known::published_balance()
                     .iter()
@@ -292,16 +281,8 @@ pub fn published() -> &'static [Published] {
             })
             .collect();
         let mut self_play: BTreeMap<u16, Vec<SelfPlay>> = BTreeMap::new();
-        for (table, text) in [
-            (
-                SelfPlayTable::N1000,
-                include_str!("../../../data/selfplay_sf15_n1000.csv"),
-            ),
-            (
-                SelfPlayTable::N2000,
-                include_str!("../../../data/selfplay_sf15_n2000.csv"),
-            ),
-        ] {
+        for table in SelfPlayTable::ALL {
+            let text = tables::text(table.file());
             for row in rows(text) {
                 let parsed = (|| {
                     Some(SelfPlay {
@@ -354,11 +335,15 @@ pub enum PerftSource {
     Reference {
         /// The shipped file.
         file: &'static str,
+        /// Where this start's row of it is served ([`tables::row_url`]).
+        row_url: String,
     },
     /// c960's published table (each value agreed by a quorum of distinct workers), shipped.
     Published {
         /// The shipped file.
         file: &'static str,
+        /// Where this start's row of it is served ([`tables::row_url`]).
+        row_url: String,
     },
     /// A campaign of this coordinator, which supersedes the shipped value.
     Campaign {
@@ -368,6 +353,8 @@ pub enum PerftSource {
         agreeing_results: u32,
         /// How the value was audited (`coordinator`, `replica`, `pending`, `unaudited`, `none`).
         audit: String,
+        /// Where this start's rows of the campaign's CSV export are served.
+        row_url: String,
     },
 }
 
@@ -412,6 +399,7 @@ pub fn perft_value(sp: u16, depth: u32, overlay: &Overlay) -> PerftValue {
                 campaign: c.campaign,
                 agreeing_results: c.agreeing_results,
                 audit: c.audit.clone(),
+                row_url: tables::campaign_row_url(c.campaign, sp.into()),
             },
         },
         None => PerftValue {
@@ -419,9 +407,13 @@ pub fn perft_value(sp: u16, depth: u32, overlay: &Overlay) -> PerftValue {
             nodes: published,
             published_differs: None,
             source: match perft_file(depth) {
-                Some(file) => PerftSource::Published { file },
+                Some(file) => PerftSource::Published {
+                    file,
+                    row_url: tables::row_url(file, sp.into()),
+                },
                 None => PerftSource::Reference {
                     file: REFERENCE_FILE,
+                    row_url: tables::row_url(REFERENCE_FILE, sp.into()),
                 },
             },
         },
@@ -500,13 +492,15 @@ mod tests {
         assert_eq!(
             perft_value(518, 3, &overlay).source,
             PerftSource::Reference {
-                file: REFERENCE_FILE
+                file: REFERENCE_FILE,
+                row_url: "/api/v1/positions/tables/chess960_startpos_perft.csv?start=518".into()
             }
         );
         assert_eq!(
             perft_value(518, 9, &overlay).source,
             PerftSource::Published {
-                file: "data/perft_d9_all960.csv"
+                file: "data/perft_d9_all960.csv",
+                row_url: "/api/v1/positions/tables/perft_d9_all960.csv?start=518".into()
             }
         );
         overlay.insert(

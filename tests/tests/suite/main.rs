@@ -34,6 +34,7 @@ mod metrics;
 mod overhead;
 mod packaging;
 mod pages;
+mod position_rows;
 mod positions;
 mod quiet_defaults;
 mod rust_source;

@@ -346,7 +346,7 @@ async fn the_json_has_its_documented_schema_and_refusals_are_4xx_with_a_code() {
         assert_eq!(p["depth"], i + 1);
         assert!(p["nodes"].is_u64(), "a node count is a JSON integer: {p}");
         assert!(p["published_differs"].is_null());
-        assert_eq!(keys(&p["source"]), ["file", "kind"]);
+        assert_eq!(keys(&p["source"]), ["file", "kind", "row_url"]);
         let kind = if i < 6 { "reference" } else { "published" };
         assert_eq!(p["source"]["kind"], kind);
     }
@@ -363,7 +363,16 @@ async fn the_json_has_its_documented_schema_and_refusals_are_4xx_with_a_code() {
     for b in balance {
         assert_eq!(
             keys(b),
-            ["best_move", "c960", "cp", "file", "mate", "rank", "table"]
+            [
+                "best_move",
+                "c960",
+                "cp",
+                "file",
+                "mate",
+                "rank",
+                "row_url",
+                "table"
+            ]
         );
         assert!(b["cp"].is_number() && b["rank"].is_u64() && b["c960"].is_boolean());
     }
@@ -375,6 +384,7 @@ async fn the_json_has_its_documented_schema_and_refusals_are_4xx_with_a_code() {
             "agreeing_results",
             "file",
             "games",
+            "row_url",
             "score",
             "score_hi",
             "score_lo",

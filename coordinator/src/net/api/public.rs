@@ -16,6 +16,7 @@ use super::error::ApiError;
 use super::layers;
 use super::state::{AppState, blocking};
 use crate::clock::now_ms;
+use crate::explorer::tables::{Refusal, rows_of};
 use crate::export;
 use crate::model::{CampaignProgress, CheckCost, Stall, StoreError, WorkerSummary};
 
@@ -124,6 +125,8 @@ async fn status(State(st): State<AppState>) -> Result<Response, ApiError> {
 #[derive(serde::Deserialize)]
 struct TableQuery {
     format: Option<String>,
+    /// CSV only: the header and this start's rows (the explorer links a value to its row).
+    start: Option<String>,
 }
 
 async fn table(
@@ -141,6 +144,9 @@ async fn table(
     })?;
     let format = export::Format::parse(q.format.as_deref().unwrap_or("json"))
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadQuery, e))?;
+    if let Some(start) = q.start {
+        return start_rows(&st, id, format, start).await;
+    }
     let store = st.store.clone();
     let (campaign, complete) = blocking(move || {
         // Read before the table: a campaign complete then has a complete table.
@@ -207,6 +213,32 @@ async fn table(
     Ok(resp)
 }
 
+/// `?format=csv&start=N`: the header and the rows of one start, read from the whole table.
+async fn start_rows(
+    st: &AppState,
+    id: u64,
+    format: export::Format,
+    start: String,
+) -> Result<Response, ApiError> {
+    let refused = |status, code, message| ApiError::new(status, code, message);
+    if format != export::Format::Csv {
+        return Err(refused(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::BadQuery,
+            "start selects rows of the CSV export only (format=csv)".into(),
+        ));
+    }
+    let store = st.store.clone();
+    let text = blocking(move || Ok(export::render(&*store, id, format)?))
+        .await?
+        .map_err(|e| refused(StatusCode::BAD_REQUEST, ErrorCode::BadQuery, e))?;
+    let rows = rows_of(&format!("campaign {id}"), &text, &start).map_err(|e| match e {
+        Refusal::BadStart(m) => refused(StatusCode::BAD_REQUEST, ErrorCode::BadQuery, m),
+        Refusal::NoRow(m) => refused(StatusCode::NOT_FOUND, ErrorCode::NotFound, m),
+    })?;
+    Ok(([(header::CONTENT_TYPE, format.content_type())], rows).into_response())
+}
+
 /// A response body fed by a channel: the export's blocking thread sends the chunks as it reads
 /// them; the body ends when the sender is dropped.
 struct ChannelBody(tokio::sync::mpsc::Receiver<Bytes>);
@@ -250,6 +282,7 @@ async fn balance(
         Path(id),
         Query(TableQuery {
             format: Some(format.into()),
+            start: None,
         }),
     )
     .await

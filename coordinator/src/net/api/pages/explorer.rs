@@ -53,22 +53,32 @@ fn family_name(family: &str) -> &str {
 fn source(v: &PerftValue, sp: u32) -> Markup {
     html! {
         @match &v.source {
-            PerftSource::Reference { file } => {
-                span.badge.ok { "published" } " reference table, " span.mono { (file) }
+            PerftSource::Reference { file, row_url } => {
+                span.badge.ok { "published" } " reference table, " (row_link(file, row_url, sp))
             }
-            PerftSource::Published { file } => {
+            PerftSource::Published { file, row_url } => {
                 span.badge.ok { "published" } " c960 table (quorum of distinct workers), "
-                span.mono { (file) } ", row " (sp)
+                (row_link(file, row_url, sp))
             }
-            PerftSource::Campaign { campaign, agreeing_results, audit } => {
+            PerftSource::Campaign { campaign, agreeing_results, audit, row_url } => {
                 span.badge.warn { "campaign" } " "
                 a href={ "/campaigns/" (campaign) "?page=" (sp / 100) } { "campaign " (campaign) }
                 ": " (agreeing_results) " agreeing workers, audit " (audit) " · "
-                a href={ "/api/v1/campaigns/" (campaign) "/table?format=csv" } { "export" }
+                a.row-link href=(row_url) data-row=(sp) title="this start's rows of the campaign's CSV export" { "its row" }
+                " of the " a href={ "/api/v1/campaigns/" (campaign) "/table?format=csv" } { "export" }
                 @if let Some(p) = v.published_differs {
                     " · " span.badge.bad { "differs" } " published " (grouped(p.into()))
                 }
             }
+        }
+    }
+}
+
+/// A shipped table's row, as a link to it.
+fn row_link(file: &str, row_url: &str, number: u32) -> Markup {
+    html! {
+        a.row-link href=(row_url) data-row=(number) title="this start's row of the shipped table" {
+            span.mono { (file) } ", row " (number)
         }
     }
 }
@@ -168,7 +178,7 @@ pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Mar
                             td.mono { (e.best_move.as_deref().unwrap_or("—")) }
                             td.small {
                                 @if e.c960 { span.badge.ok { "c960" } } @else { span.badge { "published" } }
-                                " " span.mono { (e.file) } ", row " (d.number)
+                                " " (row_link(e.file, &e.row_url, d.number))
                             }
                         }
                     }
@@ -188,7 +198,7 @@ pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Mar
                                 td.num { (s.score.wdl.0) " / " (s.score.wdl.1) " / " (s.score.wdl.2) }
                                 td.num { (format!("{:.3} [{:.3}, {:.3}]", s.score.score, s.score.score_lo, s.score.score_hi)) }
                                 td.num { (s.score.agreeing_results) }
-                                td.small.mono { (s.file) }
+                                td.small { (row_link(s.file, &s.row_url, d.number)) }
                             }
                         }
                     }

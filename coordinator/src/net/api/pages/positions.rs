@@ -9,19 +9,20 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, Path, Query};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use c960_common::StartPosition;
 use c960_common::error_code::ErrorCode;
 use c960_common::family::{Family, Start};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::explorer::{Charts, index_page, position_page};
 use super::views;
 use crate::explorer::detail::{FAMILY, Index, PositionDetail, detail, index, shuffle_detail};
 use crate::explorer::query::{Column, Order, Search};
+use crate::explorer::tables::{self, Refusal, SHIPPED};
 use crate::explorer::{
     BalanceTable, CampaignValue, MAX_DEPTH, Overlay, SHUFFLE_DEPTHS, perft_value, published,
     shuffle_perft,
@@ -50,6 +51,8 @@ pub fn routes<S: Clone + Send + Sync + 'static>(store: Arc<dyn Store>) -> Router
         .route("/positions/{family}/{n}", get(position_html))
         .route("/api/v1/positions", get(index_json))
         .route("/api/v1/positions/{family}/{n}", get(position_json))
+        .route("/api/v1/positions/tables", get(tables_json))
+        .route("/api/v1/positions/tables/{name}", get(table_csv))
         .layer(Extension(explorer))
 }
 
@@ -369,4 +372,61 @@ async fn index_json(
         Ok(Json(index(&text, &search, column, order, &overlay)))
     })
     .await
+}
+
+/// A shipped table in `GET /api/v1/positions/tables`.
+#[derive(Serialize)]
+struct TableEntry {
+    name: &'static str,
+    file: &'static str,
+    rows: usize,
+    url: String,
+}
+
+async fn tables_json() -> Json<Vec<TableEntry>> {
+    Json(
+        SHIPPED
+            .iter()
+            .map(|t| TableEntry {
+                name: t.name(),
+                file: t.file,
+                rows: t.rows(),
+                url: format!("/api/v1/positions/tables/{}", t.name()),
+            })
+            .collect(),
+    )
+}
+
+/// `?start=N`: one start's rows.
+#[derive(Deserialize)]
+struct RowQuery {
+    start: Option<String>,
+}
+
+/// A shipped table as CSV, byte for byte, or (`?start=N`) its header and that start's rows.
+async fn table_csv(
+    Path(name): Path<String>,
+    q: Result<Query<RowQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let table = tables::find(&name).ok_or_else(|| {
+        not_found(format!(
+            "no shipped table {name:?}; /api/v1/positions/tables lists them"
+        ))
+    })?;
+    let Query(q) = q.map_err(|e| bad_query(e.body_text()))?;
+    let text = tables::select(table, q.start.as_deref()).map_err(|e| match e {
+        Refusal::BadStart(m) => bad_query(m),
+        Refusal::NoRow(m) => not_found(m),
+    })?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("inline; filename=\"{}\"", table.name()),
+            ),
+        ],
+        text,
+    )
+        .into_response())
 }
