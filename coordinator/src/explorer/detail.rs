@@ -9,7 +9,7 @@ use c960_common::family::{Family, Start, mirror};
 use c960_common::{CastlingNotation, StartPosition};
 use serde::Serialize;
 
-use super::query::{Column, Order, Search, select};
+use super::query::{Column, Order, Paging, Search, select};
 use super::{
     BalanceTable, MAX_DEPTH, Overlay, PerftSource, PerftValue, SHUFFLE_DEPTHS, SHUFFLE_FILE,
     SelfPlay, perft_value, published, ranks, shuffle_perft, tables,
@@ -295,10 +295,10 @@ pub struct IndexRow {
     pub rank: Option<u16>,
 }
 
-/// The index: the starts a search names, sorted.
+/// The index: the starts a search names, sorted, a page of them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Index {
-    /// `chess960`.
+pub struct Index<R = IndexRow> {
+    /// `chess960` or `shuffle`.
     pub family: &'static str,
     /// The column sorted by.
     pub sort: String,
@@ -306,18 +306,34 @@ pub struct Index {
     pub order: Order,
     /// The search as given.
     pub q: String,
-    /// Rows listed.
+    /// The starts the search names, on every page.
     pub count: usize,
-    /// The rows.
-    pub rows: Vec<IndexRow>,
+    /// This page (`page`, `pages`, `per_page`): the Chess960 index is one page of all 960.
+    #[serde(flatten)]
+    pub paging: Paging,
+    /// The rows of this page.
+    pub rows: Vec<R>,
 }
 
-/// The index for a search and a sort.
-pub fn index(q: &str, search: &Search, column: Column, order: Order, overlay: &Overlay) -> Index {
+/// The Chess960 index's page size: all of them.
+pub const PER_PAGE: usize = 960;
+
+/// The index for a search and a sort; `Err` for a page past the last.
+pub fn index(
+    q: &str,
+    search: &Search,
+    column: Column,
+    order: Order,
+    page: usize,
+    overlay: &Overlay,
+) -> Result<Index, String> {
     let ranked = column_ranks(column, overlay);
-    let rows: Vec<IndexRow> = select(search, column, order, overlay)
-        .into_iter()
-        .map(|sp| {
+    let listed = select(search, column, order, overlay);
+    let paging = Paging::of(page, listed.len(), PER_PAGE)?;
+    let rows: Vec<IndexRow> = paging
+        .slice(&listed)
+        .iter()
+        .map(|&sp| {
             let p = &published()[sp as usize];
             IndexRow {
                 number: sp,
@@ -339,14 +355,15 @@ pub fn index(q: &str, search: &Search, column: Column, order: Order, overlay: &O
             }
         })
         .collect();
-    Index {
+    Ok(Index {
         family: FAMILY,
         sort: column.key(),
         order,
         q: q.to_string(),
-        count: rows.len(),
+        count: listed.len(),
+        paging,
         rows,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -399,9 +416,10 @@ mod tests {
     #[test]
     fn ranks_agree_with_the_sorted_index() {
         let overlay = Overlay::new();
-        let i = index("", &Search::All, Column::Perft(9), Order::Desc, &overlay);
-        assert_eq!(i.count, 960);
+        let i = index("", &Search::All, Column::Perft(9), Order::Desc, 1, &overlay).unwrap();
+        assert_eq!((i.count, i.rows.len(), i.paging.pages), (960, 960, 1));
         assert_eq!(i.rows[0].rank, Some(1));
+        assert!(index("", &Search::All, Column::Number, Order::Asc, 2, &overlay).is_err());
         let sp = i.rows[811].number;
         let d = detail(StartPosition::new(u32::from(sp)).unwrap(), &overlay);
         assert_eq!(d.perft[8].rank, 812);

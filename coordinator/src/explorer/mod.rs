@@ -5,10 +5,13 @@
 //! coordinator supersedes a published Chess960 perft value ([`Overlay`]); the pages say which
 //! source each value has. Pure: the front door reads the store and hands the overlay in.
 //! [`detail`] is what the pages and the JSON say of a start and of the index; [`query`] holds
-//! the sorting and the search.
+//! the sorting, the search and the paging; [`shuffle`] the shuffle family's index; [`tables`]
+//! the embedded tables, served back row by row.
 
 pub mod detail;
 pub mod query;
+pub mod request;
+pub mod shuffle;
 pub mod tables;
 
 use std::collections::BTreeMap;

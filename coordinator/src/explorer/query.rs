@@ -140,16 +140,67 @@ impl Search {
         words(text).map(Search::Pattern)
     }
 
-    /// Whether a start matches.
+    /// Whether a Chess960 start matches.
     pub fn matches(&self, p: &Published) -> bool {
+        self.matches_start(u32::from(p.sp), &p.arrangement)
+    }
+
+    /// Whether a start of any family matches, by its number and White's back rank.
+    pub fn matches_start(&self, number: u32, arrangement: &str) -> bool {
         match self {
             Search::All => true,
-            Search::Number(n) => p.sp == *n,
+            Search::Number(n) => u32::from(*n) == number,
             Search::Pattern(pattern) => pattern
                 .iter()
-                .zip(p.arrangement.chars())
+                .zip(arrangement.chars())
                 .all(|(want, c)| want.is_none_or(|r| piece_letter(c) == Some(r))),
         }
+    }
+}
+
+/// The rows an index page shows: which page of how many, how many to a page.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Paging {
+    /// This page, from 1.
+    pub page: usize,
+    /// Pages in all (1 when nothing is listed).
+    pub pages: usize,
+    /// Rows to a full page.
+    pub per_page: usize,
+}
+
+impl Paging {
+    /// Parses a query's `page` (absent or empty: 1).
+    pub fn parse(text: Option<&str>) -> Result<usize, String> {
+        match text.map(str::trim) {
+            None | Some("") => Ok(1),
+            Some(t) => t
+                .parse::<usize>()
+                .ok()
+                .filter(|&p| p >= 1)
+                .ok_or_else(|| format!("page {t:?} is not a number from 1")),
+        }
+    }
+
+    /// Page `page` of `count` rows, `per_page` a page; `Err` past the last page.
+    pub fn of(page: usize, count: usize, per_page: usize) -> Result<Paging, String> {
+        let pages = count.div_ceil(per_page).max(1);
+        if page > pages {
+            return Err(format!(
+                "page {page} is past the last, {pages} ({count} starts, {per_page} a page)"
+            ));
+        }
+        Ok(Paging {
+            page,
+            pages,
+            per_page,
+        })
+    }
+
+    /// The rows of `all` on this page.
+    pub fn slice<'a, T>(&self, all: &'a [T]) -> &'a [T] {
+        let from = ((self.page - 1) * self.per_page).min(all.len());
+        &all[from..(from + self.per_page).min(all.len())]
     }
 }
 
@@ -271,6 +322,29 @@ mod tests {
         assert!(Search::parse("a and h").is_err());
         assert!(Search::parse("king on a, queen on a").is_err());
         assert!(Search::parse("dragons").is_err());
+    }
+
+    #[test]
+    fn pages_count_from_one_and_refuse_past_the_last() {
+        assert_eq!(Paging::parse(None), Ok(1));
+        assert_eq!(Paging::parse(Some("")), Ok(1));
+        assert_eq!(Paging::parse(Some("3")), Ok(3));
+        for bad in ["0", "-1", "x", "1.5", "99999999999999999999999"] {
+            assert!(Paging::parse(Some(bad)).is_err(), "{bad}");
+        }
+        let p = Paging::of(10, 5040, 504).unwrap();
+        assert_eq!((p.page, p.pages), (10, 10));
+        assert!(Paging::of(11, 5040, 504).is_err());
+        assert_eq!(
+            Paging::of(1, 0, 504).unwrap().pages,
+            1,
+            "an empty list is one page"
+        );
+        assert_eq!(Paging::of(2, 505, 504).unwrap().pages, 2);
+        let all: Vec<u32> = (0..505).collect();
+        assert_eq!(Paging::of(2, 505, 504).unwrap().slice(&all), [504]);
+        assert_eq!(Paging::of(1, 505, 504).unwrap().slice(&all).len(), 504);
+        assert_eq!(Paging::of(1, 0, 504).unwrap().slice(&all[..0]), [0u32; 0]);
     }
 
     #[test]

@@ -42,6 +42,7 @@ mod scale;
 mod scale_out;
 mod security;
 mod selfplay;
+mod shuffle_index;
 mod soak;
 mod split;
 mod throughput;

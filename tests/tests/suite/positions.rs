@@ -418,7 +418,12 @@ async fn the_json_has_its_documented_schema_and_refusals_are_4xx_with_a_code() {
     ))
     .await;
     assert_eq!(status, 200);
-    assert_eq!(keys(&ix), ["count", "family", "order", "q", "rows", "sort"]);
+    assert_eq!(
+        keys(&ix),
+        [
+            "count", "family", "order", "page", "pages", "per_page", "q", "rows", "sort"
+        ]
+    );
     assert_eq!(
         (ix["sort"].as_str(), ix["order"].as_str()),
         (Some("record"), Some("asc"))

@@ -11,7 +11,10 @@ use super::format::grouped;
 use super::views::layout;
 use crate::explorer::detail::{Index, IndexRow, PositionDetail, ScharnaglView};
 use crate::explorer::query::{Column, Order};
-use crate::explorer::{BalanceTable, PerftSource, PerftValue, ordinal};
+use crate::explorer::shuffle::ShuffleRow;
+use crate::explorer::{
+    BalanceTable, PerftSource, PerftValue, SHUFFLE_DEPTHS, SHUFFLE_FILE, ordinal,
+};
 
 /// What the charts of a page draw, prepared by the handler.
 pub struct Charts {
@@ -116,7 +119,8 @@ pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Mar
     let title = format!("Start {} · {}", d.number, d.arrangement);
     let body = html! {
         div.crumbs {
-            a href="/positions" { "Positions" } " › " (d.family) " › " (d.number)
+            a href="/positions" { "Positions" } " › "
+            a href=(index_href(d.family, "sp", Order::Asc, "", 1)) { (d.family) } " › " (d.number)
             " · "
             @if d.number > 0 { a href={ "/positions/" (d.family) "/" (d.number - 1) } rel="prev" { "← " (d.number - 1) } " " }
             @if d.number + 1 < d.of { a href={ "/positions/" (d.family) "/" (d.number + 1) } rel="next" { (d.number + 1) " →" } }
@@ -218,7 +222,26 @@ pub fn position_page(d: &PositionDetail, pos: &Position, charts: &Charts) -> Mar
     layout(&title, "/positions", false, body)
 }
 
-fn sort_link(index: &Index, column: Column, label: &str) -> Markup {
+/// The address of an index page: the family (unless Chess960's), sort, order, search and page
+/// (unless the first).
+fn index_href(family: &str, sort: &str, order: Order, q: &str, page: usize) -> String {
+    let mut href = String::from("/positions?");
+    if family != crate::explorer::detail::FAMILY {
+        href.push_str(&format!("family={}&", encode(family)));
+    }
+    href.push_str(&format!(
+        "sort={}&order={}&q={}",
+        encode(sort),
+        order.key(),
+        encode(q)
+    ));
+    if page > 1 {
+        href.push_str(&format!("&page={page}"));
+    }
+    href
+}
+
+fn sort_link<R>(index: &Index<R>, column: Column, label: &str) -> Markup {
     let key = column.key();
     let current = index.sort == key;
     let order = match (current, index.order) {
@@ -232,9 +255,27 @@ fn sort_link(index: &Index, column: Column, label: &str) -> Markup {
         _ => "",
     };
     html! {
-        a href={ "/positions?sort=" (key) "&order=" (order.key()) "&q=" (encode(&index.q)) }
+        a href=(index_href(index.family, &key, order, &index.q, 1))
             aria-sort=[current.then_some(if index.order == Order::Asc { "ascending" } else { "descending" })] {
             (label) (arrow)
+        }
+    }
+}
+
+/// Links to the other pages of an index (none when it has one).
+fn index_pager<R>(index: &Index<R>) -> Markup {
+    let p = index.paging;
+    let href = |page| index_href(index.family, &index.sort, index.order, &index.q, page);
+    html! {
+        @if p.pages > 1 {
+            nav.pager aria-label="pages" {
+                @if p.page > 1 { a href=(href(p.page - 1)) rel="prev" { "← previous" } }
+                span { "page " (p.page) " of " (p.pages) }
+                @for n in 1..=p.pages {
+                    @if n == p.page { strong aria-current="page" { (n) } } @else { a href=(href(n)) data-page=(n) { (n) } }
+                }
+                @if p.page < p.pages { a href=(href(p.page + 1)) rel="next" { "next →" } }
+            }
         }
     }
 }
@@ -270,7 +311,8 @@ pub fn index_page(index: &Index, charts: &Charts, error: Option<&str>) -> Markup
             "Every Chess960 start with the values c960 has for it: perft to depth 9 and the opening-balance "
             "tables, from the published tables shipped with this coordinator until a campaign here supersedes a value "
             "(marked " span.badge.warn { "c" } "). Sort by a column's heading; search by number, FEN, a pattern such as "
-            span.mono { "B??????B" } " or words such as " span.mono { "bishops on a and h" } "."
+            span.mono { "B??????B" } " or words such as " span.mono { "bishops on a and h" } ". "
+            "The 5040 starts of shuffle chess have " a href="/positions?family=shuffle" { "their own index" } "."
         }
         form.search method="get" action="/positions" role="search" {
             label for="q" { "Search" }
@@ -309,6 +351,86 @@ pub fn index_page(index: &Index, charts: &Charts, error: Option<&str>) -> Markup
     layout("Positions", "/positions", false, body)
 }
 
+/// `key`: the depth sorted by (d6 when sorted by number), the one column of counts a narrow
+/// screen keeps.
+fn shuffle_row(r: &ShuffleRow, key: u32) -> Markup {
+    html! {
+        tr data-n=(r.number) {
+            td.num { (r.rank.map_or("—".into(), |n| n.to_string())) }
+            td.num { a href={ "/positions/shuffle/" (r.number) } { (r.number) } }
+            td.glyph-col { (rank_glyph(&r.arrangement)) }
+            td.mono { a href={ "/positions/shuffle/" (r.number) } { (r.arrangement) } }
+            @for (d, n) in r.perft.iter().enumerate() {
+                @let depth = d as u32 + 1;
+                td.num.depth-col.key[key == depth] data-depth=(depth) { (grouped((*n).into())) }
+            }
+        }
+    }
+}
+
+/// The index of the shuffle starts, a page of them; `error`: why the query was refused.
+pub fn shuffle_index_page(
+    index: &Index<ShuffleRow>,
+    charts: &Charts,
+    error: Option<&str>,
+) -> Markup {
+    let key = match Column::parse(&index.sort) {
+        Ok(Column::Perft(d)) => d,
+        _ => SHUFFLE_DEPTHS,
+    };
+    let body = html! {
+        div.crumbs { a href="/positions" { "Positions" } " › shuffle" }
+        h1 { "The 5040 shuffle starts" }
+        p.note {
+            "Every start of shuffle chess — the eight pieces in any order, Black mirroring White, no castling "
+            "(docs/families.md) — with its perft d1–d" (SHUFFLE_DEPTHS) " as shipped in "
+            a href=(format!("/api/v1/positions/tables/{}", SHUFFLE_FILE.rsplit('/').next().unwrap_or(SHUFFLE_FILE))) { span.mono { (SHUFFLE_FILE) } }
+            ". Sort by a column's heading; search by number (0–5039), FEN, a pattern such as "
+            span.mono { "B??????B" } " or words such as " span.mono { "bishops on a and h" } ". "
+            "The 960 Chess960 starts, with every balance table, have " a href="/positions" { "their own index" } "."
+        }
+        form.search method="get" action="/positions" role="search" {
+            input type="hidden" name="family" value="shuffle";
+            label for="q" { "Search" }
+            input id="q" name="q" type="search" value=(index.q) placeholder="4000, a FEN, B??????B, bishops on a and h";
+            input type="hidden" name="sort" value=(index.sort);
+            input type="hidden" name="order" value=(index.order.key());
+            button type="submit" { "Search" }
+            @if !index.q.is_empty() { a href=(index_href(index.family, &index.sort, index.order, "", 1)) { "clear" } }
+        }
+        @if let Some(e) = error { p.error role="alert" { (e) } }
+        p.count {
+            strong data-count=(index.count) { (index.count) } " of 5040 starts, sorted by " (index.sort) " " (index.order.key())
+            @if index.paging.pages > 1 { ", " (index.paging.per_page) " a page" } "."
+        }
+        (index_pager(index))
+        div.charts {
+            figure.chart { (histogram_svg(&charts.histogram.0, &charts.histogram.1, charts.histogram.2)) figcaption { "Histogram over the " (index.count) " listed starts." } }
+        }
+        div.table-wrap {
+            table.index.shuffle {
+                thead {
+                    tr {
+                        th.num { "rank" }
+                        th.num { (sort_link(index, Column::Number, "n")) }
+                        th.glyph-col { "back rank" }
+                        th { "arrangement" }
+                        @for d in 1..=SHUFFLE_DEPTHS { th.num.depth-col.key[key == d] { (sort_link(index, Column::Perft(d), &format!("d{d}"))) } }
+                    }
+                }
+                tbody {
+                    @for r in &index.rows { (shuffle_row(r, key)) }
+                }
+            }
+        }
+        (index_pager(index))
+        p.small {
+            "As JSON: " a href={ "/api/v1" (index_href(index.family, &index.sort, index.order, &index.q, index.paging.page)) } { "/api/v1/positions?family=shuffle" }
+        }
+    };
+    layout("Shuffle starts", "/positions", false, body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,5 +441,17 @@ mod tests {
         assert_eq!(encode("B??????B"), "B%3F%3F%3F%3F%3F%3FB");
         assert_eq!(cp(32.0, None), "+32.0");
         assert_eq!(cp(10_000.0, Some(-3)), "mate in 3");
+    }
+
+    #[test]
+    fn index_addresses_name_the_family_only_when_not_chess960() {
+        assert_eq!(
+            index_href("chess960", "d9", Order::Desc, "", 1),
+            "/positions?sort=d9&order=desc&q="
+        );
+        assert_eq!(
+            index_href("shuffle", "d6", Order::Asc, "B??????B", 3),
+            "/positions?family=shuffle&sort=d6&order=asc&q=B%3F%3F%3F%3F%3F%3FB&page=3"
+        );
     }
 }

@@ -18,10 +18,12 @@ use c960_common::error_code::ErrorCode;
 use c960_common::family::{Family, Start};
 use serde::{Deserialize, Serialize};
 
-use super::explorer::{Charts, index_page, position_page};
+use super::explorer::{Charts, index_page, position_page, shuffle_index_page};
 use super::views;
 use crate::explorer::detail::{FAMILY, Index, PositionDetail, detail, index, shuffle_detail};
-use crate::explorer::query::{Column, Order, Search};
+use crate::explorer::query::Column;
+use crate::explorer::request::{Asked, IndexFamily, IndexRequest};
+use crate::explorer::shuffle::{self, ShuffleRow};
 use crate::explorer::tables::{self, Refusal, SHIPPED};
 use crate::explorer::{
     BalanceTable, CampaignValue, MAX_DEPTH, Overlay, SHUFFLE_DEPTHS, perft_value, published,
@@ -163,12 +165,26 @@ fn start_of(family: &str, n: &str) -> Result<Target, Refused> {
     }
 }
 
-/// `?sort=…&order=…&q=…`, all optional.
+/// `?family=…&sort=…&order=…&q=…&page=…`, all optional.
 #[derive(Deserialize, Default)]
 struct IndexQuery {
+    family: Option<String>,
     sort: Option<String>,
     order: Option<String>,
     q: Option<String>,
+    page: Option<String>,
+}
+
+impl IndexQuery {
+    fn asked(&self) -> Asked<'_> {
+        Asked {
+            family: self.family.as_deref(),
+            sort: self.sort.as_deref(),
+            order: self.order.as_deref(),
+            q: self.q.as_deref(),
+            page: self.page.as_deref(),
+        }
+    }
 }
 
 /// The query, or (a query string that does not parse) an empty one and the refusal.
@@ -179,15 +195,35 @@ fn query(q: Result<Query<IndexQuery>, QueryRejection>) -> (IndexQuery, Option<Re
     }
 }
 
-/// The index a query asks for, or why it cannot be answered.
-fn parse_index(q: &IndexQuery) -> Result<(Search, Column, Order), Refused> {
-    let column = Column::parse(q.sort.as_deref().unwrap_or("sp")).map_err(bad_query)?;
-    let order = match q.order.as_deref() {
-        None | Some("") => column.default_order(),
-        Some(o) => Order::parse(o).map_err(bad_query)?,
-    };
-    let search = Search::parse(q.q.as_deref().unwrap_or("")).map_err(bad_query)?;
-    Ok((search, column, order))
+/// One family's index, with its charts.
+enum Answer {
+    Chess960(Index, Charts),
+    Shuffle(Index<ShuffleRow>, Charts),
+}
+
+/// The index a request asks for; `404 not_found` for a page past the last.
+fn answer(r: &IndexRequest, text: &str, overlay: &Overlay) -> Result<Answer, Refused> {
+    match r.family {
+        IndexFamily::Chess960 => {
+            let ix =
+                index(text, &r.search, r.column, r.order, r.page, overlay).map_err(not_found)?;
+            let charts = index_charts(&ix, r.column, overlay);
+            Ok(Answer::Chess960(ix, charts))
+        }
+        IndexFamily::Shuffle => {
+            let (ix, listed) =
+                shuffle::index(text, &r.search, r.column, r.order, r.page).map_err(not_found)?;
+            let label = match r.column {
+                Column::Perft(d) => format!("perft d{d}"),
+                _ => format!("perft d{SHUFFLE_DEPTHS}"),
+            };
+            let charts = Charts {
+                histogram: (shuffle::values(&listed, r.column), label, None),
+                scatter: (Vec::new(), Vec::new()),
+            };
+            Ok(Answer::Shuffle(ix, charts))
+        }
+    }
 }
 
 /// The charts of the index: a histogram of the sorted column (perft d9 when sorted by number)
@@ -328,11 +364,13 @@ async fn index_html(
     q: Result<Query<IndexQuery>, QueryRejection>,
 ) -> Response {
     let (q, unreadable) = query(q);
-    // A refused query still shows the index (all 960 by number) under the reason, with the
-    // refusal's status.
-    let (parsed, error) = match unreadable.map_or_else(|| parse_index(&q), Err) {
-        Ok(p) => (p, None),
-        Err(e) => ((Search::All, Column::Number, Order::Asc), Some(e)),
+    let asked = q.asked();
+    // A refused query still shows an index (the family's first page, by number) under the
+    // reason, with the refusal's status.
+    let parsed = unreadable.map_or_else(|| IndexRequest::parse(&asked).map_err(bad_query), Err);
+    let (request, error) = match parsed {
+        Ok(r) => (r, None),
+        Err(e) => (IndexRequest::fallback(&asked), Some(e)),
     };
     let text = if error.is_some() {
         String::new()
@@ -341,13 +379,22 @@ async fn index_html(
     };
     match blocking(move || {
         let overlay = x.overlay()?;
-        let (search, column, order) = parsed;
-        let ix = index(&text, &search, column, order, &overlay);
-        let charts = index_charts(&ix, column, &overlay);
+        let (shown, error) = match answer(&request, &text, &overlay) {
+            Ok(a) => (a, error),
+            // A page past the last: the first page under the reason.
+            Err(e) => {
+                let first = IndexRequest { page: 1, ..request };
+                (answer(&first, &text, &overlay)?, Some(e))
+            }
+        };
         let message = error.as_ref().map(|e| e.message.clone());
+        let status = error.map_or(StatusCode::OK, |e| e.status);
         Ok((
-            error.map_or(StatusCode::OK, |e| e.status),
-            index_page(&ix, &charts, message.as_deref()),
+            status,
+            match shown {
+                Answer::Chess960(ix, charts) => index_page(&ix, &charts, message.as_deref()),
+                Answer::Shuffle(ix, charts) => shuffle_index_page(&ix, &charts, message.as_deref()),
+            },
         ))
     })
     .await
@@ -360,16 +407,19 @@ async fn index_html(
 async fn index_json(
     Extension(x): Extension<Arc<Explorer>>,
     q: Result<Query<IndexQuery>, QueryRejection>,
-) -> Result<Json<Index>, ApiError> {
+) -> Result<Response, ApiError> {
     let (q, unreadable) = query(q);
     if let Some(e) = unreadable {
         return Err(e);
     }
-    let (search, column, order) = parse_index(&q)?;
+    let request = IndexRequest::parse(&q.asked()).map_err(bad_query)?;
     let text = q.q.unwrap_or_default();
     blocking(move || {
         let overlay = x.overlay()?;
-        Ok(Json(index(&text, &search, column, order, &overlay)))
+        Ok(match answer(&request, &text, &overlay)? {
+            Answer::Chess960(ix, _) => Json(ix).into_response(),
+            Answer::Shuffle(ix, _) => Json(ix).into_response(),
+        })
     })
     .await
 }
