@@ -88,8 +88,10 @@ pub(crate) struct ServeArgs {
     /// Seconds a request may take before it is answered 503 timeout.
     #[arg(long, default_value_t = 30)]
     pub(crate) request_timeout_secs: u64,
-    /// Share of untrusted workers' results the coordinator recomputes itself (0..1).
-    #[arg(long, default_value_t = 0.25)]
+    /// Share of untrusted workers' results the coordinator recomputes itself (0..1), besides
+    /// the one every --trust-check-spacing-secs that their trust needs while agreements of
+    /// theirs wait for it (see --unanchored-sample).
+    #[arg(long, default_value_t = 0.01)]
     pub(crate) check_rate: f64,
     /// Share of trusted workers' results the coordinator recomputes itself (0..1).
     #[arg(long, default_value_t = 0.01)]
@@ -138,6 +140,14 @@ pub(crate) struct ServeArgs {
     /// them: its own random sample (0..1).
     #[arg(long, default_value_t = 0.01)]
     pub(crate) audit_sample: f64,
+    /// Share of the agreements nothing anchors (no published total, no trusted worker among
+    /// them) that the coordinator checks as soon as they form; the others wait until one of
+    /// their workers has earned its trust (--trust-after checks, one asked every
+    /// --trust-check-spacing-secs), and are then audited like any value it anchors. Every one
+    /// is checked at once while no other worker is at work (0..1; 1: all at once, as
+    /// 0.2.0 did).
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) unanchored_sample: f64,
     /// Spare capacity re-verifies: a worker with no other work gets a hidden replica of a valid
     /// perft value with fewer than this many agreeing workers, fewest first (a disagreement is
     /// settled by a dispute; 0: off).
@@ -287,6 +297,7 @@ impl ServeArgs {
             resplit_rate,
             audit_rate,
             audit_sample,
+            unanchored_sample,
             idle_reverify_upto,
             idle_reverify_campaign,
             audit_replica_rate,
@@ -389,6 +400,7 @@ impl ServeArgs {
                 audit_sample_ppm: ppm("audit-sample", audit_sample)?,
                 idle_reverify_upto,
                 idle_reverify_campaign: idle_reverify_campaign.unwrap_or(0),
+                unanchored_sample_ppm: ppm("unanchored-sample", unanchored_sample)?,
             },
             checks: CheckBudget {
                 max_nodes: check_max_nodes,

@@ -73,9 +73,13 @@ impl Drop for Checker {
 /// How often the checker looks for audit replicas nobody at work can take any more.
 const STRANDED_SWEEP: Duration = Duration::from_secs(5);
 
-/// How often lapsed leases are expired when no fetch or heartbeat has done it: the counts that
-/// the status and the pages read (they only read) stay this fresh while no worker asks.
+/// How often lapsed leases are expired when no fetch or heartbeat has done it (the counts that
+/// the status and the pages read, which only read, stay this fresh while no worker asks), and
+/// agreements waiting for trust are swept ([`crate::integrity::anchoring`]).
 const LEASE_SWEEP: Duration = Duration::from_secs(2);
+
+/// At most this many sweeps of waiting agreements in a row, while each settles some.
+const WAITING_SWEEPS: usize = 64;
 
 /// How long one search of the coordinator's UCI engine may take before it is killed.
 const UCI_TIMEOUT: Duration = Duration::from_secs(600);
@@ -346,6 +350,19 @@ fn spawn_lease_sweep(store: Arc<dyn Store>, stop: Arc<AtomicBool>) {
                 std::thread::sleep(LEASE_SWEEP);
                 if let Err(e) = store.expire_leases(now_ms()) {
                     logged("lease sweep", &e);
+                }
+                // Agreements waiting for their workers' trust: anchored as soon as one is
+                // trusted (a sweep at a time, so that the writer is never held long), the
+                // trust checks asked while their workers have nothing more to submit.
+                for _ in 0..WAITING_SWEEPS {
+                    match store.sweep_waiting_agreements(now_ms()) {
+                        Ok(swept) if swept.anchored > 0 && !stop.load(Ordering::Relaxed) => {}
+                        Ok(_) => break,
+                        Err(e) => {
+                            logged("waiting agreements", &e);
+                            break;
+                        }
+                    }
                 }
             }
         });

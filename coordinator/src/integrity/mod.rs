@@ -3,6 +3,7 @@
 //! enrolment tokens, the referee of disputes settled by bisection — pure rules — and [`checker`], the coordinator's own recounts off the async
 //! threads.
 
+pub mod anchoring;
 pub mod audit;
 pub mod checker;
 pub mod enrolment;

@@ -24,7 +24,7 @@ const TABLES: &[(&str, &str)] = &[
         "workers",
         "id, name, key_hash, engine, created_ms, last_seen_ms, lost_votes, refused, valid, banned, quarantined_ms, \
          trusted, checks_passed, checks_failed, reg_block, last_block, credit_results, credit_nodes_hi, credit_nodes_lo, \
-         enrolment_token, trust_checks, trust_check_ms, gave_back, build, boinc_account, boinc_cpid",
+         enrolment_token, trust_checks, trust_check_ms, gave_back, build, boinc_account, boinc_cpid, trust_check_asked_ms",
     ),
     (
         "workunits",

@@ -54,6 +54,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(26, "0026_program_versions"),
     migration!(27, "0027_table_pages"),
     migration!(28, "0028_worker_minutes"),
+    migration!(29, "0029_waiting_for_trust"),
 ];
 
 /// This program as `program_versions` records it.

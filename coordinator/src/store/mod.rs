@@ -147,6 +147,13 @@ pub trait Store: Send + Sync {
     /// Values waiting for an audit replica that no worker at work can take any more go to the
     /// coordinator's audit instead (`transition::release_stranded_audits`).
     fn release_stranded_audits(&self, now_ms: i64) -> StoreResult<()>;
+    /// Agreements waiting for their workers' trust ([`crate::integrity::anchoring`]): those one
+    /// of whose workers is trusted now are anchored, checks are asked for the untrusted workers
+    /// whose trust check is due, and for agreements no other worker at work can audit.
+    fn sweep_waiting_agreements(
+        &self,
+        now_ms: i64,
+    ) -> StoreResult<crate::integrity::anchoring::Swept>;
     /// The open challenges of a worker as leases, handed out at every fetch until answered.
     fn challenge_leases(&self, worker_id: u64, now_ms: i64) -> StoreResult<Vec<Lease>>;
     /// What disputes have cost and found so far.

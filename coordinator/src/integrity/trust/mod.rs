@@ -95,6 +95,12 @@ pub struct Integrity {
     /// Only this campaign's values are re-verified that way (0: every active campaign's;
     /// `--idle-reverify-campaign`).
     pub idle_reverify_campaign: u64,
+    /// Chance (parts per million) that the coordinator checks an agreement nothing anchors (no
+    /// public total, no trusted worker among it) as soon as it forms, where other workers are
+    /// at work; the others wait for their workers' trust ([`crate::integrity::anchoring`]).
+    /// Every one at once by default here (the store's tests count those checks); `serve`: 0.02
+    /// (`--unanchored-sample`).
+    pub unanchored_sample_ppm: u64,
 }
 
 impl Default for Integrity {
@@ -121,6 +127,7 @@ impl Default for Integrity {
             audit_sample_ppm: 1_000_000,
             idle_reverify_upto: 0,
             idle_reverify_campaign: 0,
+            unanchored_sample_ppm: 1_000_000,
         }
     }
 }
@@ -133,7 +140,7 @@ impl Integrity {
     }
 
     /// The settings as (key, value) pairs for the store's settings table.
-    pub fn to_settings(&self) -> [(&'static str, u64); 21] {
+    pub fn to_settings(&self) -> [(&'static str, u64); 22] {
         [
             ("trust_after_checks", self.trust_after_checks),
             ("check_rate_untrusted_ppm", self.check_rate_untrusted_ppm),
@@ -156,6 +163,7 @@ impl Integrity {
             ("audit_sample_ppm", self.audit_sample_ppm),
             ("idle_reverify_upto", self.idle_reverify_upto),
             ("idle_reverify_campaign", self.idle_reverify_campaign),
+            ("unanchored_sample_ppm", self.unanchored_sample_ppm),
         ]
     }
 
@@ -185,6 +193,7 @@ impl Integrity {
                 "audit_sample_ppm" => i.audit_sample_ppm = v,
                 "idle_reverify_upto" => i.idle_reverify_upto = v,
                 "idle_reverify_campaign" => i.idle_reverify_campaign = v,
+                "unanchored_sample_ppm" => i.unanchored_sample_ppm = v,
                 _ => {}
             }
         }

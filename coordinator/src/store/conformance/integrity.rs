@@ -358,3 +358,114 @@ pub(crate) fn probation_caps_leave_work_for_newcomers_and_answering_workers<S: B
     s.set_integrity(&Integrity::default()).unwrap();
     assert_eq!(fetch(second[1].0, &second[1].1).len(), 4);
 }
+
+/// `serve`'s rule for agreements nothing anchors ([`crate::integrity::anchoring`]), with trust
+/// after two checks 100 ms apart: the first result of each untrusted worker is checked (its
+/// trust check), a later agreement waits while another worker is at work, the sweep asks the
+/// next trust checks once they are due, and once the workers are trusted their waiting
+/// agreement is anchored, with no further check and no further replica.
+pub(crate) fn unanchored_agreements_wait_for_their_workers_trust<S: Backend>(s: &S) {
+    s.set_integrity(&Integrity {
+        trust_after_checks: 2,
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        trust_check_spacing_ms: 100,
+        unanchored_sample_ppm: 0,
+        ..Integrity::default()
+    })
+    .unwrap();
+    let c = unknown_campaign(s, vec![0, 1, 2, 3]);
+    // X is at work (registered just now) and could audit: the crowd.
+    let [a, b, _x] = ["a", "b", "x"].map(|n| s.register_worker(n, b"h", "e", 0).unwrap());
+    let agree = |now: i64, tag: u8| {
+        let la = s.assign(a, &ALL, now, 10_000).unwrap().unwrap();
+        let lb = s.assign(b, &ALL, now, 10_000).unwrap().unwrap();
+        assert_eq!(la.workunit_id, lb.workunit_id);
+        s.submit(a, la.lease_id, &sub(u64::from(tag), tag), now + 1)
+            .unwrap();
+        s.submit(b, lb.lease_id, &sub(u64::from(tag), tag), now + 1)
+            .unwrap();
+        la.workunit_id
+    };
+    let wanted = || -> Vec<u64> {
+        s.checks_wanted(10)
+            .unwrap()
+            .iter()
+            .map(|r| r.workunit_id)
+            .collect()
+    };
+    let check = |wu: u64, tag: u8, now: i64| {
+        s.record_check(
+            wu,
+            &CheckOutcome::Verified {
+                digest: [tag; 32],
+                nodes: u64::from(tag),
+            },
+            now,
+        )
+        .unwrap()
+    };
+    let status = |i: usize| s.table(c.id).unwrap().1[i].status;
+    // The first agreement: A's trust check (B's rides on it).
+    let w1 = agree(1, 7);
+    assert_eq!(wanted(), vec![w1]);
+    check(w1, 7, 3);
+    assert_eq!(status(0), RowStatus::Valid);
+    // The next two wait: no check is due, another worker is at work.
+    let w2 = agree(4, 8);
+    let w3 = agree(6, 9);
+    assert_eq!(wanted(), Vec::<u64>::new(), "nothing checked at once");
+    assert_eq!((status(1), status(2)), (RowStatus::Open, RowStatus::Open));
+    let swept = s.sweep_waiting_agreements(50).unwrap();
+    assert_eq!((swept.anchored, swept.asked), (0, 0), "not due yet");
+    // Due: one check asked for both workers, on the oldest waiting agreement.
+    let swept = s.sweep_waiting_agreements(103).unwrap();
+    assert_eq!((swept.anchored, swept.asked), (0, 1));
+    assert_eq!(wanted(), vec![w2]);
+    assert_eq!(s.sweep_waiting_agreements(104).unwrap().asked, 0, "asked");
+    check(w2, 8, 105);
+    for w in [a, b] {
+        assert_eq!(s.worker(w).unwrap().unwrap().trust, TrustLevel::Earned);
+    }
+    // Trusted now: the agreement that waited is anchored by them, uncounted by the coordinator.
+    assert_eq!(status(2), RowStatus::Open);
+    let swept = s.sweep_waiting_agreements(106).unwrap();
+    assert_eq!((swept.anchored, swept.asked), (1, 0));
+    let (_, rows) = s.table(c.id).unwrap();
+    assert_eq!((rows[2].status, rows[2].nodes), (RowStatus::Valid, Some(9)));
+    assert!(!wanted().contains(&w3));
+    assert_eq!(s.check_cost().unwrap().checks_run, 2);
+}
+
+/// Without another worker at work nothing could audit a waiting agreement, and the coordinator
+/// would audit it anyway: two workers alone have it checked at once.
+pub(crate) fn without_a_crowd_an_unanchored_agreement_is_checked_at_once<S: Backend>(s: &S) {
+    s.set_integrity(&Integrity {
+        check_rate_untrusted_ppm: 0,
+        check_rate_trusted_ppm: 0,
+        trust_check_spacing_ms: 100,
+        unanchored_sample_ppm: 0,
+        ..Integrity::default()
+    })
+    .unwrap();
+    let _ = unknown_campaign(s, vec![0, 1]);
+    let [a, b] = ["a", "b"].map(|n| s.register_worker(n, b"h", "e", 0).unwrap());
+    let mut units = Vec::new();
+    for now in [1, 4] {
+        let la = s.assign(a, &ALL, now, 10_000).unwrap().unwrap();
+        let lb = s.assign(b, &ALL, now, 10_000).unwrap().unwrap();
+        s.submit(a, la.lease_id, &sub(5, 5), now + 1).unwrap();
+        s.submit(b, lb.lease_id, &sub(5, 5), now + 1).unwrap();
+        units.push(la.workunit_id);
+    }
+    let wanted: Vec<u64> = s
+        .checks_wanted(10)
+        .unwrap()
+        .iter()
+        .map(|r| r.workunit_id)
+        .collect();
+    assert_eq!(
+        wanted, units,
+        "the trust check, then the one without a crowd"
+    );
+}

@@ -46,6 +46,8 @@ pub(crate) use integrity::{
     griefing_untrusted_results_at_the_cap_never_fail_a_workunit,
     probation_caps_leave_work_for_newcomers_and_answering_workers,
     trust_takes_time_and_giving_work_back_costs_it,
+    unanchored_agreements_wait_for_their_workers_trust,
+    without_a_crowd_an_unanchored_agreement_is_checked_at_once,
 };
 pub(crate) use quarantine::{
     a_recount_of_a_value_reopened_meanwhile_overturns_nothing,
@@ -751,6 +753,8 @@ conformance!(
     progress_counters_are_exact_for_node_counts_of_2_to_the_63_and_more,
     a_batch_assign_respects_the_lease_cap_in_its_transaction,
     unanchored_agreement_waits_for_a_trusted_worker_or_a_check,
+    unanchored_agreements_wait_for_their_workers_trust,
+    without_a_crowd_an_unanchored_agreement_is_checked_at_once,
     trust_is_earned_by_checks_and_lost_with_the_standing_on_a_failed_one,
     untrusted_lease_cap_block_separation_and_block_cap,
     local_blocks_pair_by_default,

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::cascade::{self, expire, retransition, retransition_many, write_decided};
 use super::transition::{Known, bump_setting, decide_many, fail_check, integrity_in};
-use crate::integrity::trust;
+use crate::integrity::{anchoring, trust};
 use crate::model::disputes::challenge_of;
 use crate::model::{
     Digest, LeaseInfo, ReplicaState, Settlement, StoreError, StoreResult, Submission,
@@ -122,7 +122,7 @@ fn store_results_in(
         return Ok(outcomes);
     }
     // Picked before the transitioner reads the workunits (it only marks them).
-    pick_secret_checks(tx, worker_id, &workunits)?;
+    pick_secret_checks(tx, worker_id, &workunits, now_ms)?;
     // An implausibly fast result (a cache hit, or made up) is checked by the coordinator.
     let fast: Vec<u64> = batch
         .iter()
@@ -185,24 +185,29 @@ fn store_results_in(
 }
 
 /// Picks workunits for a secret check, each at the rate for the submitter's trust (untrusted
-/// workers are checked far more often). Only perft workunits without a public answer are
+/// workers are checked far more often), and for an untrusted worker whose trust check is due
+/// ([`anchoring::trust_check_due`]) one more. Only perft workunits without a public answer are
 /// picked: a public answer is checked on receipt anyway, and must not earn trust.
-fn pick_secret_checks(tx: Tx, worker_id: u64, workunits: &[u64]) -> StoreResult<()> {
-    let level = tx
-        .query_one(
-            "SELECT trusted FROM workers WHERE id = ?1",
-            params![u64_to_db(worker_id)],
-        )?
-        .i64(0)?;
+fn pick_secret_checks(tx: Tx, worker_id: u64, workunits: &[u64], now_ms: i64) -> StoreResult<()> {
+    let row = tx.query_one(
+        "SELECT trusted, trust_check_asked_ms FROM workers WHERE id = ?1",
+        params![u64_to_db(worker_id)],
+    )?;
+    let level = trust_level(row.i64(0)?);
     let integrity = integrity_in(tx)?;
-    let picked: Vec<u64> = workunits
+    let mut picked: Vec<u64> = workunits
         .iter()
         .copied()
         .filter(|_| {
             let draw = rand::random::<u64>() % 1_000_000;
-            trust::picks_check(trust_level(level), draw, &integrity)
+            trust::picks_check(level, draw, &integrity)
         })
         .collect();
+    if picked.is_empty()
+        && anchoring::trust_check_due(level.is_trusted(), row.opt_i64(1)?, now_ms, &integrity)
+    {
+        picked.extend(workunits.first());
+    }
     if !picked.is_empty() {
         let mut b = Batch::new(tx.dialect());
         let in_ids = b.in_ids(&picked);
@@ -210,6 +215,23 @@ fn pick_secret_checks(tx: Tx, worker_id: u64, workunits: &[u64]) -> StoreResult<
             &format!("UPDATE workunits SET check_state = {CHECK_WANTED} WHERE id {in_ids} AND check_state = {CHECK_NONE} AND kind IN ({KIND_PERFT}, {KIND_BUILTIN_ANALYSIS}) AND known_nodes IS NULL"),
             &b.params(),
         )?;
+        // A check is coming that grades this worker (asked now, or by its partner before).
+        let coming = || -> StoreResult<bool> {
+            let mut b = Batch::new(tx.dialect());
+            let in_ids = b.in_ids(&picked);
+            Ok(tx
+                .query_opt(
+                    &format!("SELECT 1 FROM workunits WHERE id {in_ids} AND check_state = {CHECK_WANTED} LIMIT 1"),
+                    &b.params(),
+                )?
+                .is_some())
+        };
+        if !level.is_trusted() && coming()? {
+            tx.exec(
+                "UPDATE workers SET trust_check_asked_ms = ?2 WHERE id = ?1",
+                params![u64_to_db(worker_id), now_ms],
+            )?;
+        }
     }
     Ok(())
 }

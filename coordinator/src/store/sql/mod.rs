@@ -18,6 +18,7 @@
 //! workunits picked (`FOR UPDATE SKIP LOCKED`), a workunit's row before the transitioner
 //! runs, a lease's row before it is answered.
 
+mod anchoring;
 mod assign;
 mod bisection;
 mod boinc_hosts;
@@ -219,6 +220,16 @@ impl<B: Backend> Store for B {
         self.with_tx(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
             deferring(tx, |tx| cascade::release_stranded_audits(tx, now_ms))
+        })
+    }
+
+    fn sweep_waiting_agreements(
+        &self,
+        now_ms: i64,
+    ) -> StoreResult<crate::integrity::anchoring::Swept> {
+        self.with_tx(&mut |tx| {
+            let now_ms = tx.now_ms(now_ms)?;
+            deferring(tx, |tx| anchoring::sweep(tx, now_ms))
         })
     }
 

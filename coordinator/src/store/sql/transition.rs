@@ -2,7 +2,7 @@
 
 use super::Tx;
 pub(super) use super::{bump_setting, integrity_in};
-use crate::integrity::audit;
+use crate::integrity::{anchoring, audit};
 use crate::model::{Digest, ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{
     CHECK_AUDIT_REPLICA, CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_OVER_BUDGET, CHECK_RESPLIT_WANTED,
@@ -365,13 +365,19 @@ fn decide(
                     }
                     // Contested or agreed without an anchor: the coordinator looks itself (a
                     // contested built-in analysis too: its search is deterministic).
+                    // An agreement nothing anchors may wait for its workers' trust instead
+                    // (crate::integrity::anchoring).
                     let checkable = anchor.required || kind == KIND_BUILTIN_ANALYSIS;
-                    if checkable
-                        && verified.is_none()
-                        && (trusted_only || digests.len() > 1)
-                        && check_state == CHECK_NONE
-                    {
-                        v.want_check.push(id);
+                    if checkable && verified.is_none() && check_state == CHECK_NONE {
+                        let contested = digests.len() > 1;
+                        if contested
+                            || (trusted_only
+                                && unanchored_checked_at_once(
+                                    tx, reps, integrity, at_work, now_ms,
+                                )?)
+                        {
+                            v.want_check.push(id);
+                        }
                     }
                     // Contested where no count of the coordinator's is coming (over its
                     // budget, or audited by a replica): bisection decides who is wrong.
@@ -665,6 +671,37 @@ pub(super) fn release_stranded_audits(tx: Tx, now_ms: i64) -> StoreResult<Failed
         failed.extend(retransition(tx, wu, now_ms)?);
     }
     Ok(failed)
+}
+
+/// Whether the coordinator checks an agreement nothing anchors at once
+/// ([`anchoring::checked_at_once`]: its sample, or no other worker at work than the agreeing
+/// ones), reading the settings and the workers at work once per batch.
+fn unanchored_checked_at_once(
+    tx: Tx,
+    reps: &[ReplicaView],
+    integrity: &mut Option<Integrity>,
+    at_work: &mut Option<u64>,
+    now_ms: i64,
+) -> StoreResult<bool> {
+    if integrity.is_none() {
+        *integrity = Some(integrity_in(tx)?);
+    }
+    let integrity = integrity.as_ref().expect("just read");
+    if !anchoring::waits_for_trust(integrity) {
+        return Ok(true);
+    }
+    if at_work.is_none() {
+        *at_work = Some(workers_at_work(tx, now_ms)?);
+    }
+    let agreeing = reps
+        .iter()
+        .filter(|r| r.state == ReplicaState::Returned && r.digest.is_some())
+        .map(|r| r.worker_id)
+        .collect::<std::collections::BTreeSet<u64>>()
+        .len() as u64;
+    let crowd = at_work.expect("just read") > agreeing;
+    let draw = rand::random::<u64>() % 1_000_000;
+    Ok(anchoring::checked_at_once(crowd, draw, integrity))
 }
 
 /// The workers at work: a request in the last two minutes, in good standing.

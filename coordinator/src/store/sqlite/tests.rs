@@ -46,7 +46,8 @@ fn counters_survive_reopening_and_migration_5_fills_them_in() {
     s.lock()
         .unwrap()
         .execute_batch(
-            "DROP TRIGGER result_minute; DROP TABLE worker_minutes; DROP TABLE program_versions; DROP INDEX workunits_numbers;
+            "DROP INDEX workunits_waiting; ALTER TABLE workers DROP COLUMN trust_check_asked_ms;
+             DROP TRIGGER result_minute; DROP TABLE worker_minutes; DROP TABLE program_versions; DROP INDEX workunits_numbers;
              DROP INDEX workunits_audit_replicas;
              DROP TRIGGER workunit_counts; DROP TRIGGER result_issued; DROP TRIGGER result_counts;
              DROP TABLE campaign_counts;
@@ -92,7 +93,8 @@ fn migration_7_recounts_node_sums_of_2_to_the_63_and_more() {
     s.lock()
         .unwrap()
         .execute_batch(
-            "DROP TRIGGER result_minute; DROP TABLE worker_minutes; DROP TABLE program_versions; DROP INDEX workunits_numbers;
+            "DROP INDEX workunits_waiting; ALTER TABLE workers DROP COLUMN trust_check_asked_ms;
+             DROP TRIGGER result_minute; DROP TABLE worker_minutes; DROP TABLE program_versions; DROP INDEX workunits_numbers;
              DROP INDEX workunits_audit_replicas;
              UPDATE campaign_counts SET nodes_valid_hi = -7, nodes_computed_hi = -7;
              ALTER TABLE campaign_counts DROP COLUMN shard;
@@ -131,7 +133,8 @@ fn migration_12_fills_in_the_credit_columns() {
     s.lock()
         .unwrap()
         .execute_batch(
-            "DROP TRIGGER result_minute; DROP TABLE worker_minutes; DROP TABLE program_versions; DROP INDEX workunits_numbers;
+            "DROP INDEX workunits_waiting; ALTER TABLE workers DROP COLUMN trust_check_asked_ms;
+             DROP TRIGGER result_minute; DROP TABLE worker_minutes; DROP TABLE program_versions; DROP INDEX workunits_numbers;
              DROP INDEX workunits_audit_replicas;
              DROP TRIGGER result_credit; DROP INDEX workers_credit;
              ALTER TABLE workers DROP COLUMN credit_results; ALTER TABLE workers DROP COLUMN credit_nodes_hi;
