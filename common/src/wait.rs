@@ -92,7 +92,7 @@ impl WaitCause {
                 "they need a UCI engine that the workers connected do not have"
             }
             WaitCause::TrustAnchor => {
-                "they are kept for trusted workers, whose results anchor the value"
+                "they are kept for trusted workers, whose results anchor the value (an agreement of untrusted workers waits until one of them has earned trust: the coordinator checks one of each newcomer's results every `serve --trust-check-spacing-secs`, 20 s by default, and trust takes `--trust-after` passed checks, 3)"
             }
             WaitCause::LeaseCap => "the worker holds as many open leases as its standing allows",
             WaitCause::BlockLeaseCap => {

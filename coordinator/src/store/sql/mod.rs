@@ -18,7 +18,6 @@
 //! workunits picked (`FOR UPDATE SKIP LOCKED`), a workunit's row before the transitioner
 //! runs, a lease's row before it is answered.
 
-mod anchoring;
 mod assign;
 mod bisection;
 mod boinc_hosts;
@@ -33,6 +32,7 @@ mod reopen;
 mod roster;
 mod spare;
 mod transition;
+mod unanchored;
 mod waiting;
 
 pub(crate) use campaigns::SUMMED_COUNTS;
@@ -229,7 +229,7 @@ impl<B: Backend> Store for B {
     ) -> StoreResult<crate::integrity::anchoring::Swept> {
         self.with_tx(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
-            deferring(tx, |tx| anchoring::sweep(tx, now_ms))
+            deferring(tx, |tx| unanchored::sweep(tx, now_ms))
         })
     }
 

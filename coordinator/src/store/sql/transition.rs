@@ -2,7 +2,7 @@
 
 use super::Tx;
 pub(super) use super::{bump_setting, integrity_in};
-use crate::integrity::{anchoring, audit};
+use crate::integrity::audit;
 use crate::model::{Digest, ReplicaState, StoreError, StoreResult};
 use crate::store::codes::{
     CHECK_AUDIT_REPLICA, CHECK_AUDIT_WANTED, CHECK_NONE, CHECK_OVER_BUDGET, CHECK_RESPLIT_WANTED,
@@ -372,7 +372,7 @@ fn decide(
                         let contested = digests.len() > 1;
                         if contested
                             || (trusted_only
-                                && unanchored_checked_at_once(
+                                && super::unanchored::checked_at_once(
                                     tx, reps, integrity, at_work, now_ms,
                                 )?)
                         {
@@ -671,37 +671,6 @@ pub(super) fn release_stranded_audits(tx: Tx, now_ms: i64) -> StoreResult<Failed
         failed.extend(retransition(tx, wu, now_ms)?);
     }
     Ok(failed)
-}
-
-/// Whether the coordinator checks an agreement nothing anchors at once
-/// ([`anchoring::checked_at_once`]: its sample, or no other worker at work than the agreeing
-/// ones), reading the settings and the workers at work once per batch.
-fn unanchored_checked_at_once(
-    tx: Tx,
-    reps: &[ReplicaView],
-    integrity: &mut Option<Integrity>,
-    at_work: &mut Option<u64>,
-    now_ms: i64,
-) -> StoreResult<bool> {
-    if integrity.is_none() {
-        *integrity = Some(integrity_in(tx)?);
-    }
-    let integrity = integrity.as_ref().expect("just read");
-    if !anchoring::waits_for_trust(integrity) {
-        return Ok(true);
-    }
-    if at_work.is_none() {
-        *at_work = Some(workers_at_work(tx, now_ms)?);
-    }
-    let agreeing = reps
-        .iter()
-        .filter(|r| r.state == ReplicaState::Returned && r.digest.is_some())
-        .map(|r| r.worker_id)
-        .collect::<std::collections::BTreeSet<u64>>()
-        .len() as u64;
-    let crowd = at_work.expect("just read") > agreeing;
-    let draw = rand::random::<u64>() % 1_000_000;
-    Ok(anchoring::checked_at_once(crowd, draw, integrity))
 }
 
 /// The workers at work: a request in the last two minutes, in good standing.

@@ -89,8 +89,9 @@ pub(super) fn scenario_integrity() -> Integrity {
 
 /// `serve`'s integrity defaults on top of [`scenario_integrity`]: every value not vouched for by
 /// the coordinator or the operator audited (by another worker's hidden replica where one is at
-/// work, by the coordinator for its 1 % sample or where none is; secret checks of 1 % of trusted
-/// workers' results), replicas drawn from a pool of
+/// work, by the coordinator for its 1 % sample or where none is; secret checks of 1 % of
+/// workers' results; agreements nothing anchors waiting for their workers' trust while others
+/// work), replicas drawn from a pool of
 /// 64. (Trust from
 /// checks at any pace: the colluders earn it as fast as they can.)
 pub(super) fn serve_integrity() -> Integrity {
@@ -98,6 +99,8 @@ pub(super) fn serve_integrity() -> Integrity {
         audit_rate_ppm: 1_000_000,
         audit_sample_ppm: 10_000,
         check_rate_trusted_ppm: 10_000,
+        check_rate_untrusted_ppm: 10_000,
+        unanchored_sample_ppm: 0,
         idle_reverify_upto: 4,
         draw_pool: c960_coordinator::work::transitioner::DRAW_POOL,
         ..scenario_integrity()

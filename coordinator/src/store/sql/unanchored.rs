@@ -1,7 +1,8 @@
-//! Agreements waiting for their workers' trust ([`crate::integrity::anchoring`]): the sweep that
-//! anchors them once one of their workers is trusted, asks for the checks that grow an untrusted
-//! worker's trust while it has nothing to submit, and hands them to the coordinator's check when
-//! no other worker is at work any more.
+//! Agreements nothing anchors ([`crate::integrity::anchoring`]) in the store: whether the
+//! transitioner has one checked at once, and the sweep of those waiting for their workers'
+//! trust, which anchors them once one of their workers is trusted, asks for the checks that grow
+//! an untrusted worker's trust while it has nothing to submit, and hands them to the
+//! coordinator's check when no other worker is at work any more.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,12 +10,15 @@ use super::Tx;
 use super::cascade::retransition_many;
 use super::transition::{integrity_in, workers_at_work};
 use crate::integrity::anchoring::{self, Swept};
+use crate::integrity::trust::Integrity;
+use crate::model::ReplicaState;
 use crate::model::StoreResult;
 use crate::store::codes::{
     CHECK_NONE, CHECK_WANTED, KIND_PERFT, REPLICA_RETURNED, TRUST_UNTRUSTED, WORKUNIT_OPEN,
     trust_level,
 };
 use crate::store::db::Batch;
+use crate::work::transitioner::ReplicaView;
 
 /// Waiting workunits one sweep looks at, oldest first.
 const SWEEP_ROWS: u64 = 256;
@@ -129,4 +133,35 @@ pub(super) fn sweep(tx: Tx, now_ms: i64) -> StoreResult<Swept> {
         anchored: settled,
         asked,
     })
+}
+
+/// Whether the coordinator checks an agreement nothing anchors at once
+/// ([`anchoring::checked_at_once`]: its sample, or no other worker at work than the agreeing
+/// ones), reading the settings and the workers at work once per batch.
+pub(super) fn checked_at_once(
+    tx: Tx,
+    reps: &[ReplicaView],
+    integrity: &mut Option<Integrity>,
+    at_work: &mut Option<u64>,
+    now_ms: i64,
+) -> StoreResult<bool> {
+    if integrity.is_none() {
+        *integrity = Some(integrity_in(tx)?);
+    }
+    let integrity = integrity.as_ref().expect("just read");
+    if !anchoring::waits_for_trust(integrity) {
+        return Ok(true);
+    }
+    if at_work.is_none() {
+        *at_work = Some(workers_at_work(tx, now_ms)?);
+    }
+    let agreeing = reps
+        .iter()
+        .filter(|r| r.state == ReplicaState::Returned && r.digest.is_some())
+        .map(|r| r.worker_id)
+        .collect::<std::collections::BTreeSet<u64>>()
+        .len() as u64;
+    let crowd = at_work.expect("just read") > agreeing;
+    let draw = rand::random::<u64>() % 1_000_000;
+    Ok(anchoring::checked_at_once(crowd, draw, integrity))
 }
