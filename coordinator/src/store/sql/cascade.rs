@@ -106,6 +106,16 @@ pub(super) fn convict(tx: Tx, workunit_id: u64, losers: &[u64], now_ms: i64) -> 
     run(tx, steps, now_ms)
 }
 
+/// [`super::unanchored::sweep`], each anchored agreement's verdict followed through.
+pub(super) fn sweep_unanchored(
+    tx: Tx,
+    now_ms: i64,
+) -> StoreResult<crate::integrity::anchoring::Swept> {
+    super::unanchored::sweep(tx, now_ms, |tx, workunits| {
+        retransition_many(tx, workunits, now_ms)
+    })
+}
+
 /// [`transition::release_stranded_audits`], and what follows.
 pub(super) fn release_stranded_audits(tx: Tx, now_ms: i64) -> StoreResult<()> {
     let failed = transition::release_stranded_audits(tx, now_ms)?;

@@ -19,6 +19,7 @@
 //! runs, a lease's row before it is answered.
 
 mod assign;
+mod at_work;
 mod bisection;
 mod boinc_hosts;
 mod campaigns;
@@ -229,7 +230,7 @@ impl<B: Backend> Store for B {
     ) -> StoreResult<crate::integrity::anchoring::Swept> {
         self.with_tx(&mut |tx| {
             let now_ms = tx.now_ms(now_ms)?;
-            deferring(tx, |tx| unanchored::sweep(tx, now_ms))
+            deferring(tx, |tx| cascade::sweep_unanchored(tx, now_ms))
         })
     }
 

@@ -296,7 +296,7 @@ fn record_audit(
             }
         }
         CheckOutcome::OverBudget => {
-            let crowd = super::transition::someone_else_at_work(tx, workunit_id, now_ms)?;
+            let crowd = super::at_work::someone_else_at_work(tx, workunit_id, now_ms)?;
             match audit::unaffordable(crowd) {
                 AuditPath::Replica if state == WORKUNIT_VALID => {
                     bump_setting(tx, "audit_replicas", 1)?;

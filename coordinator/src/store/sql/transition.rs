@@ -1,6 +1,7 @@
 //! The transitioner inside a transaction: replicas, check grading, expiry.
 
 use super::Tx;
+use super::at_work::{AT_WORK_MS, workers_at_work};
 pub(super) use super::{bump_setting, integrity_in};
 use crate::integrity::audit;
 use crate::model::{Digest, ReplicaState, StoreError, StoreResult};
@@ -630,22 +631,6 @@ fn write_verdicts(tx: Tx, v: Verdicts, now_ms: i64) -> StoreResult<Failed> {
     Ok(failed)
 }
 
-/// How long a worker counts as at work after its last request (a fetch, a submission or a
-/// heartbeat: four heartbeats, `c960_common::wire::HEARTBEAT_SECS`).
-const AT_WORK_MS: i64 = 2 * 60 * 1000;
-
-/// Whether a worker in good standing that holds no replica of `workunit_id` is at work: one
-/// that could take an audit replica of it.
-pub(super) fn someone_else_at_work(tx: Tx, workunit_id: u64, now_ms: i64) -> StoreResult<bool> {
-    Ok(tx
-        .query_opt(
-            "SELECT 1 FROM workers w WHERE w.last_seen_ms >= ?1 AND w.quarantined_ms IS NULL AND w.banned = 0
-             AND NOT EXISTS (SELECT 1 FROM results r WHERE r.workunit_id = ?2 AND r.worker_id = w.id) LIMIT 1",
-            params![now_ms.saturating_sub(AT_WORK_MS), u64_to_db(workunit_id)],
-        )?
-        .is_some())
-}
-
 /// Values waiting for an audit replica that nobody at work can take any more (the workers that
 /// could have left): their audit goes to the coordinator instead (which records them
 /// `unaudited` where it cannot compute them), so that a campaign whose crowd left completes.
@@ -671,15 +656,6 @@ pub(super) fn release_stranded_audits(tx: Tx, now_ms: i64) -> StoreResult<Failed
         failed.extend(retransition(tx, wu, now_ms)?);
     }
     Ok(failed)
-}
-
-/// The workers at work: a request in the last two minutes, in good standing.
-pub(super) fn workers_at_work(tx: Tx, now_ms: i64) -> StoreResult<u64> {
-    tx.query_one(
-        "SELECT COUNT(*) FROM workers WHERE last_seen_ms >= ?1 AND quarantined_ms IS NULL AND banned = 0",
-        params![now_ms.saturating_sub(AT_WORK_MS)],
-    )?
-    .u64(0)
 }
 
 /// The known totals check split campaigns: once every workunit of a start position is valid,

@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Tx;
-use super::cascade::retransition_many;
-use super::transition::{integrity_in, workers_at_work};
+use super::at_work::workers_at_work;
+use super::integrity_in;
 use crate::integrity::anchoring::{self, Swept};
 use crate::integrity::trust::Integrity;
 use crate::model::ReplicaState;
@@ -23,9 +23,14 @@ use crate::work::transitioner::ReplicaView;
 /// Waiting workunits one sweep looks at, oldest first.
 const SWEEP_ROWS: u64 = 256;
 
-/// One sweep: at most [`SWEEP_ROWS`] waiting workunits anchored, and as many looked at for the
-/// checks to ask, the transitioner's verdicts settled (a quarantine they lead to included).
-pub(super) fn sweep(tx: Tx, now_ms: i64) -> StoreResult<Swept> {
+/// One sweep: at most [`SWEEP_ROWS`] waiting workunits anchored (`retransition`: the
+/// transitioner with what follows, [`super::cascade::sweep_unanchored`]), and as many looked at
+/// for the checks to ask.
+pub(super) fn sweep(
+    tx: Tx,
+    now_ms: i64,
+    retransition: impl Fn(Tx, &[u64]) -> StoreResult<()>,
+) -> StoreResult<Swept> {
     let integrity = integrity_in(tx)?;
     if !anchoring::waits_for_trust(&integrity) {
         return Ok(Swept::default());
@@ -50,7 +55,7 @@ pub(super) fn sweep(tx: Tx, now_ms: i64) -> StoreResult<Swept> {
         .collect::<StoreResult<_>>()?;
     let mut settled = 0;
     if !anchored.is_empty() {
-        retransition_many(tx, &anchored, now_ms)?;
+        retransition(tx, &anchored)?;
         let mut b = Batch::new(tx.dialect());
         let in_ids = b.in_ids(&anchored);
         let waiting = tx
