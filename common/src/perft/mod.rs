@@ -143,7 +143,8 @@ macro_rules! count_leaf_parent {
     ($pos:expr, $pext:literal) => {{
         let pos: &Position = $pos;
         let mut nodes = 0;
-        let counter = ChildMoveCounter::new::<$pext>(pos);
+        let mut slot = std::mem::MaybeUninit::uninit();
+        let counter = ChildMoveCounter::new_in::<$pext>(&mut slot, pos);
         pos.generate_with::<$pext>(&mut |batch| {
             if batch.is_normal() {
                 // The moves that change nothing the counter watches are counted with one
