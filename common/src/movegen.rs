@@ -100,20 +100,19 @@ impl MoveBatch {
         self.special == 0 && (self.role != Role::Pawn || self.to & PROMOTION_RANKS == 0)
     }
 
-    /// Calls `f` with the origin and target of each move of a batch whose moves are all
-    /// normal ([`MoveBatch::is_normal`]); `PAWN` says whether it is a batch of pawns.
+    /// The origin of the move to `to` in a batch of normal moves ([`MoveBatch::is_normal`]);
+    /// `PAWN` says whether it is a batch of pawns. For loops written where the moves are
+    /// counted: a closure per move (as `for_each` takes) is a function of its own wherever the
+    /// compiler chooses not to inline it, and the leaves' parents paid for each such call.
     #[inline(always)]
-    pub(crate) fn for_each_normal<const PAWN: bool>(&self, mut f: impl FnMut(u8, u8)) {
+    pub(crate) fn normal_origin<const PAWN: bool>(&self, to: u8) -> u8 {
         debug_assert!(self.is_normal());
         debug_assert_eq!(PAWN, self.role == Role::Pawn);
-        for to in bb::squares(self.to) {
-            // Only pawns come in batches of several pieces.
-            let from = if !PAWN || self.pawn_step == 0 {
-                self.from
-            } else {
-                (to as i8 - self.pawn_step) as u8
-            };
-            f(from, to);
+        // Only pawns come in batches of several pieces.
+        if !PAWN || self.pawn_step == 0 {
+            self.from
+        } else {
+            (to as i8 - self.pawn_step) as u8
         }
     }
 

@@ -153,13 +153,10 @@ macro_rules! count_leaf_parent {
                     ($role:expr, $pawn:literal) => {{
                         let quiet = counter.quiet_targets::<$pawn>(&batch);
                         nodes += u64::from(quiet.count_ones()) * counter.unchanged();
-                        let rest = crate::movegen::MoveBatch {
-                            to: batch.to & !quiet,
-                            ..batch
-                        };
-                        rest.for_each_normal::<$pawn>(|from, to| {
-                            nodes += counter.count_normal_move::<$pext>(pos, $role, from, to)
-                        })
+                        for to in crate::types::bb::squares(batch.to & !quiet) {
+                            let from = batch.normal_origin::<$pawn>(to);
+                            nodes += counter.count_normal_move::<$pext>(pos, $role, from, to);
+                        }
                     }};
                 }
                 match batch.role {
