@@ -327,12 +327,13 @@ impl ChildMoveCounter {
     ) -> u32 {
         let [_, ours, occ] = squares;
         let king = self.king;
-        let mut again = 0;
-        for (i, x) in bb::squares(king_attacks(king)).enumerate() {
-            if self.step_watch[i] & key != 0 {
-                again |= 1u64 << x;
-            }
+        // The watches touched, as bits in the order of the king's neighbours (the unused
+        // watches are empty), then spread onto those squares: a loop without branches.
+        let mut touched = 0u64;
+        for (i, w) in self.step_watch.iter().enumerate() {
+            touched |= u64::from(w & key != 0) << i;
         }
+        let again = deposit::<PEXT>(touched, king_attacks(king));
         // The mover's pieces in the child, by role (the counted side's piece it took, if
         // any, is no longer among them).
         let theirs = self.occupied & !self.own;
@@ -637,4 +638,20 @@ impl ChildMoveCounter {
         }
         u64::from(n + rest)
     }
+}
+
+/// The low bits of `bits` placed, in order, on the squares of `mask` (BMI2's PDEP).
+#[inline(always)]
+fn deposit<const PEXT: bool>(bits: u64, mask: Bitboard) -> Bitboard {
+    #[cfg(target_arch = "x86_64")]
+    if PEXT {
+        // SAFETY: `PEXT` is true only in code compiled for, and run on, CPUs with BMI2 (see
+        // `attacks::slider_index`).
+        return unsafe { std::arch::x86_64::_pdep_u64(bits, mask) };
+    }
+    let mut out = 0;
+    for (i, sq) in bb::squares(mask).enumerate() {
+        out |= ((bits >> i) & 1) << sq;
+    }
+    out
 }
