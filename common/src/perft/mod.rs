@@ -202,10 +202,32 @@ macro_rules! define_perft_bulk {
             if depth == 2 {
                 nodes = count_leaf_parent!(pos, $pext);
             } else {
+                // Normal moves made with their kind and piece known (no `Move` encoded and
+                // decoded, the make's branches on them folded away), as at the leaves' parents.
                 pos.generate_with::<$pext>(&mut |batch| {
-                    batch.for_each(|m| {
-                        nodes += $name(&pos.play_unhashed::<$pext>(m, batch.role), depth - 1)
-                    });
+                    if batch.is_normal() {
+                        macro_rules! each {
+                            ($role:expr, $pawn:literal) => {{
+                                for to in crate::types::bb::squares(batch.to) {
+                                    let from = batch.normal_origin::<$pawn>(to);
+                                    let child = pos.play_normal_unhashed::<$pext>($role, from, to);
+                                    nodes += $name(&child, depth - 1);
+                                }
+                            }};
+                        }
+                        match batch.role {
+                            Role::Pawn => each!(Role::Pawn, true),
+                            Role::Knight => each!(Role::Knight, false),
+                            Role::Bishop => each!(Role::Bishop, false),
+                            Role::Rook => each!(Role::Rook, false),
+                            Role::Queen => each!(Role::Queen, false),
+                            Role::King => each!(Role::King, false),
+                        }
+                    } else {
+                        batch.for_each(|m| {
+                            nodes += $name(&pos.play_unhashed::<$pext>(m, batch.role), depth - 1)
+                        });
+                    }
                 });
             }
             nodes
