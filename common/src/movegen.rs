@@ -524,6 +524,18 @@ impl PawnBoard {
     /// (one batch per direction), pinned pawns one by one along their pin line.
     #[inline(always)]
     pub(crate) fn generate(&self, sink: &mut impl FnMut(MoveBatch), target: Bitboard) {
+        self.generate_as::<0>(sink, target)
+    }
+
+    /// [`PawnBoard::generate`] with its colour known at compile time (`COLOR`: 1 for White, 2
+    /// for Black; 0 when it is not known): then its shifts are constants (`shift` by a
+    /// direction known only at run time branches on its sign).
+    #[inline(always)]
+    pub(crate) fn generate_as<const COLOR: u8>(
+        &self,
+        sink: &mut impl FnMut(MoveBatch),
+        target: Bitboard,
+    ) {
         let PawnBoard {
             us,
             pawns,
@@ -532,6 +544,11 @@ impl PawnBoard {
             pinned,
             king,
         } = *self;
+        let us = match COLOR {
+            1 => Color::White,
+            2 => Color::Black,
+            _ => us,
+        };
         let empty = !occupied;
         let free = pawns & !pinned;
         // Shifts toward the opponent: `up` squares forward, and the two diagonal captures.
