@@ -100,20 +100,19 @@ impl MoveBatch {
         self.special == 0 && (self.role != Role::Pawn || self.to & PROMOTION_RANKS == 0)
     }
 
-    /// Calls `f` with the origin and target of each move of a batch whose moves are all
-    /// normal ([`MoveBatch::is_normal`]); `PAWN` says whether it is a batch of pawns.
+    /// The origin of the move to `to` in a batch of normal moves ([`MoveBatch::is_normal`]);
+    /// `PAWN` says whether it is a batch of pawns. For loops written where the moves are
+    /// counted: a closure per move (as `for_each` takes) is a function of its own wherever the
+    /// compiler chooses not to inline it, and the leaves' parents paid for each such call.
     #[inline(always)]
-    pub(crate) fn for_each_normal<const PAWN: bool>(&self, mut f: impl FnMut(u8, u8)) {
+    pub(crate) fn normal_origin<const PAWN: bool>(&self, to: u8) -> u8 {
         debug_assert!(self.is_normal());
         debug_assert_eq!(PAWN, self.role == Role::Pawn);
-        for to in bb::squares(self.to) {
-            // Only pawns come in batches of several pieces.
-            let from = if !PAWN || self.pawn_step == 0 {
-                self.from
-            } else {
-                (to as i8 - self.pawn_step) as u8
-            };
-            f(from, to);
+        // Only pawns come in batches of several pieces.
+        if !PAWN || self.pawn_step == 0 {
+            self.from
+        } else {
+            (to as i8 - self.pawn_step) as u8
         }
     }
 
@@ -525,6 +524,18 @@ impl PawnBoard {
     /// (one batch per direction), pinned pawns one by one along their pin line.
     #[inline(always)]
     pub(crate) fn generate(&self, sink: &mut impl FnMut(MoveBatch), target: Bitboard) {
+        self.generate_as::<0>(sink, target)
+    }
+
+    /// [`PawnBoard::generate`] with its colour known at compile time (`COLOR`: 1 for White, 2
+    /// for Black; 0 when it is not known): then its shifts are constants (`shift` by a
+    /// direction known only at run time branches on its sign).
+    #[inline(always)]
+    pub(crate) fn generate_as<const COLOR: u8>(
+        &self,
+        sink: &mut impl FnMut(MoveBatch),
+        target: Bitboard,
+    ) {
         let PawnBoard {
             us,
             pawns,
@@ -533,6 +544,11 @@ impl PawnBoard {
             pinned,
             king,
         } = *self;
+        let us = match COLOR {
+            1 => Color::White,
+            2 => Color::Black,
+            _ => us,
+        };
         let empty = !occupied;
         let free = pawns & !pinned;
         // Shifts toward the opponent: `up` squares forward, and the two diagonal captures.

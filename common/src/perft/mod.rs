@@ -143,7 +143,8 @@ macro_rules! count_leaf_parent {
     ($pos:expr, $pext:literal) => {{
         let pos: &Position = $pos;
         let mut nodes = 0;
-        let counter = ChildMoveCounter::new::<$pext>(pos);
+        let mut slot = std::mem::MaybeUninit::uninit();
+        let counter = ChildMoveCounter::new_in::<$pext>(&mut slot, pos);
         pos.generate_with::<$pext>(&mut |batch| {
             if batch.is_normal() {
                 // The moves that change nothing the counter watches are counted with one
@@ -152,13 +153,10 @@ macro_rules! count_leaf_parent {
                     ($role:expr, $pawn:literal) => {{
                         let quiet = counter.quiet_targets::<$pawn>(&batch);
                         nodes += u64::from(quiet.count_ones()) * counter.unchanged();
-                        let rest = crate::movegen::MoveBatch {
-                            to: batch.to & !quiet,
-                            ..batch
-                        };
-                        rest.for_each_normal::<$pawn>(|from, to| {
-                            nodes += counter.count_normal_move::<$pext>(pos, $role, from, to)
-                        })
+                        for to in crate::types::bb::squares(batch.to & !quiet) {
+                            let from = batch.normal_origin::<$pawn>(to);
+                            nodes += counter.count_normal_move::<$pext>(pos, $role, from, to);
+                        }
                     }};
                 }
                 match batch.role {
@@ -204,10 +202,32 @@ macro_rules! define_perft_bulk {
             if depth == 2 {
                 nodes = count_leaf_parent!(pos, $pext);
             } else {
+                // Normal moves made with their kind and piece known (no `Move` encoded and
+                // decoded, the make's branches on them folded away), as at the leaves' parents.
                 pos.generate_with::<$pext>(&mut |batch| {
-                    batch.for_each(|m| {
-                        nodes += $name(&pos.play_unhashed::<$pext>(m, batch.role), depth - 1)
-                    });
+                    if batch.is_normal() {
+                        macro_rules! each {
+                            ($role:expr, $pawn:literal) => {{
+                                for to in crate::types::bb::squares(batch.to) {
+                                    let from = batch.normal_origin::<$pawn>(to);
+                                    let child = pos.play_normal_unhashed::<$pext>($role, from, to);
+                                    nodes += $name(&child, depth - 1);
+                                }
+                            }};
+                        }
+                        match batch.role {
+                            Role::Pawn => each!(Role::Pawn, true),
+                            Role::Knight => each!(Role::Knight, false),
+                            Role::Bishop => each!(Role::Bishop, false),
+                            Role::Rook => each!(Role::Rook, false),
+                            Role::Queen => each!(Role::Queen, false),
+                            Role::King => each!(Role::King, false),
+                        }
+                    } else {
+                        batch.for_each(|m| {
+                            nodes += $name(&pos.play_unhashed::<$pext>(m, batch.role), depth - 1)
+                        });
+                    }
                 });
             }
             nodes

@@ -135,7 +135,8 @@ mod tests {
     /// Checks every quiet target of `parent` against its made child's own move count, and
     /// returns how many it checked.
     fn check_quiet_targets(parent: &Position) -> usize {
-        let counter = ChildMoveCounter::new::<false>(parent);
+        let mut slot = std::mem::MaybeUninit::uninit();
+        let counter = ChildMoveCounter::new_in::<false>(&mut slot, parent);
         let mut checked = 0;
         parent.generate(&mut |batch| {
             if !batch.is_normal() {
