@@ -94,7 +94,7 @@ impl MoveBatch {
         }
     }
     /// True when every move of the batch is a normal move (no castling, en passant or
-    /// promotion), so that [`MoveBatch::for_each_normal`] may be used.
+    /// promotion), so that [`MoveBatch::normal_origin`] may be used.
     #[inline(always)]
     pub(crate) fn is_normal(&self) -> bool {
         self.special == 0 && (self.role != Role::Pawn || self.to & PROMOTION_RANKS == 0)
