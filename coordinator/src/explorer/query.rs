@@ -257,11 +257,17 @@ fn words(text: &str) -> Result<[Option<Role>; 8], String> {
 /// The starts a search names, sorted by a column (ties by number), as indices into
 /// [`published`].
 pub fn select(search: &Search, column: Column, order: Order, overlay: &Overlay) -> Vec<u16> {
-    let mut keyed: Vec<(f64, u16)> = published()
+    let keyed: Vec<(f64, u16)> = published()
         .iter()
         .filter(|p| search.matches(p))
         .map(|p| (column.value(p, overlay).unwrap_or(f64::NAN), p.sp))
         .collect();
+    in_order(keyed, order)
+}
+
+/// Start numbers keyed by a column's value, sorted by it in `order`, ties by number (both
+/// families' indexes).
+pub fn in_order(mut keyed: Vec<(f64, u16)>, order: Order) -> Vec<u16> {
     keyed.sort_by(|a, b| {
         let by_value = match order {
             Order::Asc => a.0.total_cmp(&b.0),
@@ -269,7 +275,7 @@ pub fn select(search: &Search, column: Column, order: Order, overlay: &Overlay) 
         };
         by_value.then(a.1.cmp(&b.1))
     });
-    keyed.into_iter().map(|(_, sp)| sp).collect()
+    keyed.into_iter().map(|(_, n)| n).collect()
 }
 
 #[cfg(test)]

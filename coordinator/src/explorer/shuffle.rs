@@ -95,20 +95,13 @@ fn value(number: usize, column: Column) -> f64 {
 
 /// The starts a search names, sorted (ties by number).
 pub fn select(search: &Search, column: Column, order: Order) -> Vec<u16> {
-    let mut keyed: Vec<(f64, u16)> = starts()
+    let keyed: Vec<(f64, u16)> = starts()
         .iter()
         .enumerate()
         .filter(|(n, (arr, _))| search.matches_start(*n as u32, arr))
         .map(|(n, _)| (value(n, column), n as u16))
         .collect();
-    keyed.sort_by(|a, b| {
-        let by_value = match order {
-            Order::Asc => a.0.total_cmp(&b.0),
-            Order::Desc => b.0.total_cmp(&a.0),
-        };
-        by_value.then(a.1.cmp(&b.1))
-    });
-    keyed.into_iter().map(|(_, n)| n).collect()
+    super::query::in_order(keyed, order)
 }
 
 /// The values of the listed starts in a column (the index's histogram: perft d6 when sorted by
