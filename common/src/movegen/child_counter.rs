@@ -621,10 +621,15 @@ impl ChildMoveCounter {
             rest += self.king_moves;
         } else {
             let may_castle = self.castle_open || (changed | captured) & self.castle_watch != 0;
-            child.generate_king::<PEXT>(&mut |b| rest += b.len(), may_castle);
+            child.generate_king::<PEXT>(&mut |b: super::MoveBatch| rest += b.len(), may_castle);
         }
         if (changed | captured) & self.pawn_squares != 0 || child.ep_square != NO_SQUARE {
-            child.generate_pawns::<PEXT>(&mut |b| rest += b.len(), !ours, pinned, king);
+            child.generate_pawns::<PEXT>(
+                &mut |b: super::MoveBatch| rest += b.len(),
+                !ours,
+                pinned,
+                king,
+            );
         } else {
             rest += self.pawn_moves;
         }

@@ -381,7 +381,7 @@ macro_rules! define_perft_hashed {
 macro_rules! collect_moves {
     ($pos:expr, $buffer:ident, $pext:literal) => {{
         let mut count = 0;
-        $pos.generate_with::<$pext>(&mut |batch| {
+        $pos.generate_with::<$pext>(&mut |batch: crate::movegen::MoveBatch| {
             batch.for_each(|m| {
                 $buffer[count].write((m, batch.role));
                 count += 1;

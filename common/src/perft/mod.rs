@@ -142,38 +142,43 @@ fn slow_pext() -> bool {
 macro_rules! count_leaf_parent {
     ($pos:expr, $pext:literal) => {{
         let pos: &Position = $pos;
-        let mut nodes = 0;
+        let nodes = std::cell::Cell::new(0u64);
         let mut slot = std::mem::MaybeUninit::uninit();
         let counter = ChildMoveCounter::new_in::<$pext>(&mut slot, pos);
-        pos.generate_with::<$pext>(&mut |batch| {
-            if batch.is_normal() {
-                // The moves that change nothing the counter watches are counted with one
-                // popcount; the rest one by one.
-                macro_rules! each {
-                    ($role:expr, $pawn:literal) => {{
+        // One closure per role (`SinkByRole`): the generator calls each directly. Only pawns
+        // (promotions, en passant) and the king (castling) have batches with special moves.
+        macro_rules! each {
+            ($role:expr, $pawn:literal, $specials:literal) => {
+                |batch: crate::movegen::MoveBatch| {
+                    let mut n = 0;
+                    if !$specials || batch.is_normal() {
+                        debug_assert!(batch.is_normal());
+                        // The moves that change nothing the counter watches are counted with
+                        // one popcount; the rest one by one.
                         let quiet = counter.quiet_targets::<$pawn>(&batch);
-                        nodes += u64::from(quiet.count_ones()) * counter.unchanged();
+                        n += u64::from(quiet.count_ones()) * counter.unchanged();
                         for to in crate::types::bb::squares(batch.to & !quiet) {
                             let from = batch.normal_origin::<$pawn>(to);
-                            nodes += counter.count_normal_move::<$pext>(pos, $role, from, to);
+                            n += counter.count_normal_move::<$pext>(pos, $role, from, to);
                         }
-                    }};
+                    } else {
+                        batch.for_each(|m| {
+                            n += counter.count::<$pext>(&pos.play_unhashed::<$pext>(m, $role))
+                        });
+                    }
+                    nodes.set(nodes.get() + n);
                 }
-                match batch.role {
-                    Role::Pawn => each!(Role::Pawn, true),
-                    Role::Knight => each!(Role::Knight, false),
-                    Role::Bishop => each!(Role::Bishop, false),
-                    Role::Rook => each!(Role::Rook, false),
-                    Role::Queen => each!(Role::Queen, false),
-                    Role::King => each!(Role::King, false),
-                }
-            } else {
-                batch.for_each(|m| {
-                    nodes += counter.count::<$pext>(&pos.play_unhashed::<$pext>(m, batch.role))
-                });
-            }
+            };
+        }
+        pos.generate_with::<$pext>(&mut crate::movegen::SinkByRole {
+            pawn: each!(Role::Pawn, true, true),
+            knight: each!(Role::Knight, false, false),
+            bishop: each!(Role::Bishop, false, false),
+            rook: each!(Role::Rook, false, false),
+            queen: each!(Role::Queen, false, false),
+            king: each!(Role::King, false, true),
         });
-        nodes
+        nodes.get()
     }};
 }
 
@@ -204,7 +209,7 @@ macro_rules! define_perft_bulk {
             } else {
                 // Normal moves made with their kind and piece known (no `Move` encoded and
                 // decoded, the make's branches on them folded away), as at the leaves' parents.
-                pos.generate_with::<$pext>(&mut |batch| {
+                pos.generate_with::<$pext>(&mut |batch: crate::movegen::MoveBatch| {
                     if batch.is_normal() {
                         macro_rules! each {
                             ($role:expr, $pawn:literal) => {{
