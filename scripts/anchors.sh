@@ -26,6 +26,11 @@
 # (a disagreement is marked in the table and makes the script exit 1).
 # MPerft silently caps its table at 90 % of the *free* memory (page cache not counted): the
 # script prints the size MPerft reports when it is smaller than asked.
+# Two tables: the medians over the rounds, and the fastest round of each engine (its least CPU
+# time). On a shared VM whose other tenants slow a whole run down by up to 2x, the fastest of
+# several alternated rounds is the figure least disturbed; the medians show the spread.
+# ANCHORS_BEFORE=PATH adds a second c960 deep_perft (an older build) as its own column: before
+# and after, side by side in the same rounds.
 # ANCHORS_SMOKE=1 runs every case 3 plies shallower with 16 MiB tables: it checks this script
 # and the binaries, and measures nothing.
 set -euo pipefail
@@ -112,6 +117,7 @@ run() {
     local cmd=()
     case $e in
         c960) cmd=("$dir/deep_perft" "$cpos" "$depth" "$threads" "$hash") ;;
+        before) cmd=("$ANCHORS_BEFORE" "$cpos" "$depth" "$threads" "$hash") ;;
         mperft)
             [[ -x $dir/mperft && -n $mpos ]] || return 1
             (( threads == 1 || mperft_threads )) || { note[$c,$e]="— (no -t in this build)"; return 1; }
@@ -129,7 +135,7 @@ run() {
     /usr/bin/time -f '%e %U %S' -o "$timing" "${cmd[@]}" >"$output" 2>&1 ||
         die "$e failed on '$name': $(tail -1 "$output")"
     case $e in
-        c960) nodes=$(sed -n 's/^nodes=\([0-9]*\).*/\1/p' "$output") ;;
+        c960 | before) nodes=$(sed -n 's/^nodes=\([0-9]*\).*/\1/p' "$output") ;;
         mperft)
             nodes=$(sed -nE 's/^perft +[0-9]+ *: +([0-9,]+).*/\1/p' "$output" | tail -1 | tr -d ,)
             local got
@@ -144,9 +150,17 @@ run() {
 }
 
 engines=(c960 mperft motors)
+if [[ -n ${ANCHORS_BEFORE:-} ]]; then
+    [[ -x $ANCHORS_BEFORE ]] || die "ANCHORS_BEFORE=$ANCHORS_BEFORE is not an executable"
+    engines+=(before)
+    echo "before:  $ANCHORS_BEFORE (an older c960 deep_perft)"
+fi
 for ((r = 1; r <= rounds; r++)); do
     order=("${engines[@]}")
-    (( r % 2 == 0 )) && order=(motors mperft c960)
+    if (( r % 2 == 0 )); then
+        order=()
+        for ((i = ${#engines[@]} - 1; i >= 0; i--)); do order+=("${engines[$i]}"); done
+    fi
     for c in "${!cases[@]}"; do
         for e in "${order[@]}"; do
             run "$c" "$e" || true
@@ -154,35 +168,48 @@ for ((r = 1; r <= rounds; r++)); do
     done
 done
 
+fastest() { sort -g | head -1; }
 median() { sort -g | awk '{a[NR] = $1} END {if (NR == 0) exit; print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 field() { awk -v c="$1" -v e="$2" -v f="$3" '$1 == c && $2 == e {print $f}' "$results"; }
 group() { sed -E ':a; s/^([0-9]+)([0-9]{3})/\1,\2/; ta' <<<"$1"; }
 
 bad=0
-printf '%s rounds, medians of wall and CPU (user+sys) seconds; "÷ c960" is the anchor'"'"'s CPU time over c960'"'"'s (above 1: c960 is faster)%s\n\n' \
-    "$rounds" "$( ((smoke)) && echo '; SMOKE RUN: 3 plies shallower, 16 MiB tables, no measurement')"
-echo "| case | nodes | c960 wall / CPU | MPerft $mperft_version (${mperft_flags[*]}) wall / CPU | ÷ c960 | motors wall / CPU | ÷ c960 |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-for c in "${!cases[@]}"; do
-    IFS='|' read -r name _ <<<"${cases[$c]}"
-    ref_nodes=$(field "$c" c960 3 | head -1)
-    ref_cpu=$(field "$c" c960 5 | median)
-    row="| $name | $(group "$ref_nodes") | $(field "$c" c960 4 | median) s / $ref_cpu s"
-    for e in mperft motors; do
-        if [[ -z $(field "$c" "$e" 3) ]]; then
-            cell=${note[$c,$e]:-—}
-            [[ $cell == — && ! -x $dir/$e ]] && cell="not built"
-            row+=" | $cell | "
-            continue
-        fi
-        cpu=$(field "$c" "$e" 5 | median)
-        row+=" | $(field "$c" "$e" 4 | median) s / $cpu s"
-        [[ -n ${note[$c,$e]:-} ]] && row+=" (${note[$c,$e]})"
-        while read -r n; do
-            [[ $n == "$ref_nodes" ]] || { row+=" **nodes $(group "$n")!**"; bad=1; break; }
-        done < <(field "$c" "$e" 3 | sort -u)
-        row+=" | $(awk -v a="$cpu" -v b="$ref_cpu" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')"
+columns=(mperft motors)
+[[ -n ${ANCHORS_BEFORE:-} ]] && columns+=(before)
+# table STAT TITLE: one row per case, STAT (median or fastest) of each engine's times.
+table() {
+    local stat=$1
+    printf '%s\n\n' "$2"
+    local head="| case | nodes | c960 wall / CPU | MPerft $mperft_version (${mperft_flags[*]}) wall / CPU | ÷ c960 | motors wall / CPU | ÷ c960 |"
+    local rule="| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    [[ -n ${ANCHORS_BEFORE:-} ]] && head+=" c960 before wall / CPU | ÷ c960 |" rule+=" ---: | ---: |"
+    echo "$head"
+    echo "$rule"
+    for c in "${!cases[@]}"; do
+        IFS='|' read -r name _ <<<"${cases[$c]}"
+        ref_nodes=$(field "$c" c960 3 | head -1)
+        ref_cpu=$(field "$c" c960 5 | $stat)
+        row="| $name | $(group "$ref_nodes") | $(field "$c" c960 4 | $stat) s / $ref_cpu s"
+        for e in "${columns[@]}"; do
+            if [[ -z $(field "$c" "$e" 3) ]]; then
+                cell=${note[$c,$e]:-—}
+                [[ $cell == — && $e != before && ! -x $dir/$e ]] && cell="not built"
+                row+=" | $cell | "
+                continue
+            fi
+            cpu=$(field "$c" "$e" 5 | $stat)
+            row+=" | $(field "$c" "$e" 4 | $stat) s / $cpu s"
+            [[ -n ${note[$c,$e]:-} ]] && row+=" (${note[$c,$e]})"
+            while read -r n; do
+                [[ $n == "$ref_nodes" ]] || { row+=" **nodes $(group "$n")!**"; bad=1; break; }
+            done < <(field "$c" "$e" 3 | sort -u)
+            row+=" | $(awk -v a="$cpu" -v b="$ref_cpu" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')"
+        done
+        echo "$row |"
     done
-    echo "$row |"
-done
+    echo
+}
+smoke_note=$( ((smoke)) && echo '; SMOKE RUN: 3 plies shallower, 16 MiB tables, no measurement')
+table median "$rounds rounds, medians of wall and CPU (user+sys) seconds; \"÷ c960\" is the anchor's CPU time over c960's (above 1: c960 is faster)$smoke_note"
+table fastest "The same rounds, each engine's fastest (least CPU time; wall of that statistic on its own)$smoke_note"
 exit $bad
