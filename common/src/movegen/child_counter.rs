@@ -182,26 +182,30 @@ impl ChildMoveCounter {
         // of them changes a slider's moves (a knight's moves change only when one of its
         // pieces is captured).
         let mut slider_reach = 0;
-        for sq in bb::squares((knights | diag | ortho) & own) {
-            let bit = 1u64 << sq;
-            let reach = if knights & bit != 0 {
-                // A pinned knight never moves.
-                if pinned & bit != 0 {
-                    0
-                } else {
-                    knight_attacks(sq)
-                }
-            } else {
-                let attacks =
-                    slider_attacks::<PEXT>(sq, diag & bit != 0, ortho & bit != 0, occupied);
-                if pinned & bit != 0 {
-                    attacks & line(king, sq)
-                } else {
-                    attacks
-                }
-            };
+        let mut record = |sq: u8, reach: Bitboard| {
             let moves = (reach & !own).count_ones();
-            if knights & bit == 0 && moves != 0 {
+            for s in bb::squares(reach) {
+                counter.seen_by[s as usize] |= 1u64 << sq;
+            }
+            counter.moves[sq as usize] = moves as u8;
+            counter.total += moves;
+            moves
+        };
+        // Knights, then sliders: one loop over both branched on the piece at every square.
+        for sq in bb::squares(knights & own) {
+            // A pinned knight never moves.
+            let free = ((pinned >> sq) & 1).wrapping_sub(1);
+            record(sq, knight_attacks(sq) & free);
+        }
+        for sq in bb::squares((diag | ortho) & own) {
+            let bit = 1u64 << sq;
+            let attacks = slider_attacks::<PEXT>(sq, diag & bit != 0, ortho & bit != 0, occupied);
+            let reach = if pinned & bit != 0 {
+                attacks & line(king, sq)
+            } else {
+                attacks
+            };
+            if record(sq, reach) != 0 {
                 let ends = quiet::far_ends(
                     sq,
                     [diag & bit != 0, ortho & bit != 0],
@@ -211,11 +215,6 @@ impl ChildMoveCounter {
                 );
                 slider_reach |= reach & !ends;
             }
-            for s in bb::squares(reach) {
-                counter.seen_by[s as usize] |= bit;
-            }
-            counter.moves[sq as usize] = moves as u8;
-            counter.total += moves;
         }
         // Pins and slider checks change only through a square between its king and a slider
         // of the other side that moves along that line, or that slider's own square (or a
