@@ -212,5 +212,5 @@ table() {
 smoke_note=""
 if ((smoke)); then smoke_note='; SMOKE RUN: 3 plies shallower, 16 MiB tables, no measurement'; fi
 table median "$rounds rounds, medians of wall and CPU (user+sys) seconds; \"÷ c960\" is the anchor's CPU time over c960's (above 1: c960 is faster)$smoke_note"
-table fastest "The same rounds, each engine's fastest (least CPU time; wall of that statistic on its own)$smoke_note"
+table fastest "The same rounds, each engine's fastest: its least CPU time and, on its own, its least wall time$smoke_note"
 exit $bad

@@ -49,7 +49,8 @@ impl<F: FnMut(MoveBatch)> BatchSink for F {
 /// A sink with a closure for each role. The leaves' parents count each batch with code
 /// specialised by role; behind one closure, that code sat behind an indirect jump on the role
 /// (a jump table), which callgrind's branch model mispredicts on two batches in three (0.89 M
-/// of the 1.35 M jumps of the start position's perft(6); 31 k indirect misses are left).
+/// of the 1.35 M jumps of the start position's perft(6); 31 k indirect misses are left). The
+/// Xeon's own predictor did better: no wall-clock change was measurable (BENCHMARKS.md).
 pub(crate) struct SinkByRole<P, N, B, R, Q, K> {
     pub pawn: P,
     pub knight: N,

@@ -191,7 +191,8 @@ impl ChildMoveCounter {
             counter.total += moves;
             moves
         };
-        // Knights, then sliders: one loop over both branched on the piece at every square.
+        // Knights, then sliders, each in a loop of its own: one loop over both would branch on
+        // the piece at every square, a branch callgrind's model mispredicts often.
         for sq in bb::squares(knights & own) {
             // A pinned knight never moves.
             let free = ((pinned >> sq) & 1).wrapping_sub(1);
